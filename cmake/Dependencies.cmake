@@ -1,0 +1,11 @@
+# System packages (Debian 12): gRPC 1.51, protobuf 3.21, abseil 20220623, spdlog 1.10, GoogleTest 1.12.
+# scripts/setup.sh installs them.
+find_package(Threads REQUIRED)
+find_package(Protobuf REQUIRED)
+find_package(gRPC CONFIG REQUIRED)
+find_package(absl CONFIG REQUIRED)
+find_package(spdlog CONFIG REQUIRED)
+if(GPUREDUCE_BUILD_TESTS)
+  find_package(GTest CONFIG REQUIRED)
+endif()
+find_program(GRPC_CPP_PLUGIN grpc_cpp_plugin REQUIRED)

@@ -1,0 +1,89 @@
+#include "kernels/kernel_registry.h"
+
+#include <algorithm>
+#include <bit>
+#include <iterator>
+
+#include "absl/strings/str_cat.h"
+#include "absl/strings/str_join.h"
+
+namespace gpureduce::kernels {
+namespace {
+
+std::vector<Op> EveryOp() { return std::vector<Op>(std::begin(kAllOps), std::end(kAllOps)); }
+
+std::vector<KernelInfo> MakeCatalogue() {
+  return {
+      {.name = "cpu",
+       .description = "Multi-threaded CPU reduction: 64Ki-element tasks accumulated in float64 "
+                      "and combined in order",
+       .lineage = "",
+       .backend = BackendKind::kCpu,
+       .ops = EveryOp(),
+       .deterministic = true,
+       .default_block_size = 0,
+       .min_block_size = 0,
+       .max_block_size = 0},
+      {.name = "cub",
+       .description = "CUB DeviceReduce (Reduce, ArgMin/ArgMax, TransformReduce)",
+       .lineage = "",
+       .backend = BackendKind::kCuda,
+       .ops = EveryOp(),
+       .deterministic = true,
+       .default_block_size = 0,
+       .min_block_size = 0,
+       .max_block_size = 0},
+  };
+}
+
+}  // namespace
+
+absl::string_view BackendName(BackendKind backend) {
+  return backend == BackendKind::kCpu ? "cpu" : "cuda";
+}
+
+const std::vector<KernelInfo>& AllKernels() {
+  static const std::vector<KernelInfo>* catalogue = new std::vector<KernelInfo>(MakeCatalogue());
+  return *catalogue;
+}
+
+const KernelInfo* FindKernel(absl::string_view name) {
+  for (const KernelInfo& kernel : AllKernels()) {
+    if (kernel.name == name) return &kernel;
+  }
+  return nullptr;
+}
+
+absl::Status ValidateBlockSize(const KernelInfo& kernel, uint32_t block_size) {
+  if (block_size == 0) return absl::OkStatus();
+  if (kernel.max_block_size == 0) {
+    return absl::InvalidArgumentError(absl::StrCat("kernel '", kernel.name,
+                                                   "' takes no block size; send 0 (got ",
+                                                   block_size, ")"));
+  }
+  if (!std::has_single_bit(block_size) || block_size < kernel.min_block_size ||
+      block_size > kernel.max_block_size) {
+    return absl::InvalidArgumentError(absl::StrCat(
+        "block size ", block_size, " is not valid for kernel '", kernel.name,
+        "': use 0 (default ", kernel.default_block_size, ") or a power of two from ",
+        kernel.min_block_size, " to ", kernel.max_block_size));
+  }
+  return absl::OkStatus();
+}
+
+absl::Status ValidateOp(const KernelInfo& kernel, Op op) {
+  if (std::find(kernel.ops.begin(), kernel.ops.end(), op) != kernel.ops.end()) {
+    return absl::OkStatus();
+  }
+  std::vector<std::string> with_op;
+  for (const KernelInfo& other : AllKernels()) {
+    if (std::find(other.ops.begin(), other.ops.end(), op) != other.ops.end()) {
+      with_op.push_back(other.name);
+    }
+  }
+  return absl::InvalidArgumentError(absl::StrCat("kernel '", kernel.name, "' does not support ",
+                                                 OpName(op), "; kernels that do: ",
+                                                 absl::StrJoin(with_op, ", ")));
+}
+
+}  // namespace gpureduce::kernels

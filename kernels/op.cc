@@ -1,0 +1,33 @@
+#include "kernels/op.h"
+
+#include "absl/strings/ascii.h"
+
+namespace gpureduce::kernels {
+
+absl::string_view OpName(Op op) {
+  switch (op) {
+    case Op::kSum: return "sum";
+    case Op::kProd: return "prod";
+    case Op::kMin: return "min";
+    case Op::kMax: return "max";
+    case Op::kMean: return "mean";
+    case Op::kSumSquares: return "sum_squares";
+    case Op::kArgMin: return "argmin";
+    case Op::kArgMax: return "argmax";
+  }
+  return "unknown";
+}
+
+std::optional<Op> ParseOp(absl::string_view name) {
+  const std::string lower = absl::AsciiStrToLower(name);
+  for (Op op : kAllOps) {
+    if (OpName(op) == lower) return op;
+  }
+  return std::nullopt;
+}
+
+bool OpHasIdentity(Op op) { return op == Op::kSum || op == Op::kProd; }
+
+bool OpReturnsIndex(Op op) { return op == Op::kArgMin || op == Op::kArgMax; }
+
+}  // namespace gpureduce::kernels
