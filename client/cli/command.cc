@@ -1,0 +1,48 @@
+#include "client/cli/command.h"
+
+#include <cstdio>
+
+namespace gpureduce::cli {
+
+void AddConnectionFlags(FlagSet& flags, ConnectionOptions* options) {
+  flags.AddString("target", &options->target, "server address", "HOST:PORT");
+  flags.AddDuration("timeout", &options->timeout, "deadline for the call; 0 means none");
+  flags.AddBool("json", &options->json, "print one JSON object instead of text");
+}
+
+absl::Duration CallTimeout(const ConnectionOptions& options) {
+  return options.timeout == absl::ZeroDuration() ? absl::InfiniteDuration() : options.timeout;
+}
+
+int ParseFlags(FlagSet& flags, int argc, char** argv, size_t max_positional) {
+  if (absl::Status parsed = flags.Parse(argc, argv, 2); !parsed.ok()) {
+    std::fprintf(stderr, "%s: %s\nRun '%s --help' for usage.\n", flags.name().c_str(),
+                 std::string(parsed.message()).c_str(), flags.name().c_str());
+    return kExitUsage;
+  }
+  if (flags.help_requested()) {
+    std::fputs(flags.Help().c_str(), stdout);
+    return kExitOk;
+  }
+  if (flags.positional().size() > max_positional) {
+    std::fprintf(stderr, "%s: unexpected argument '%s'\nRun '%s --help' for usage.\n",
+                 flags.name().c_str(), flags.positional()[max_positional].c_str(),
+                 flags.name().c_str());
+    return kExitUsage;
+  }
+  return -1;
+}
+
+int ReportServerError(const char* command, const absl::Status& status) {
+  std::fprintf(stderr, "gpureduce %s: the server refused: %s: %s\n", command,
+               absl::StatusCodeToString(status.code()).c_str(),
+               std::string(status.message()).c_str());
+  return kExitServerRefused;
+}
+
+int ReportUsageError(const char* command, const std::string& message) {
+  std::fprintf(stderr, "gpureduce %s: %s\n", command, message.c_str());
+  return kExitUsage;
+}
+
+}  // namespace gpureduce::cli

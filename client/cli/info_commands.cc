@@ -1,0 +1,172 @@
+#include "client/cli/info_commands.h"
+
+#include <cstdio>
+#include <string>
+#include <vector>
+
+#include "absl/strings/ascii.h"
+#include "absl/strings/str_cat.h"
+#include "absl/strings/str_format.h"
+#include "absl/strings/str_join.h"
+#include "client/cli/command.h"
+#include "client/cli/json.h"
+#include "client/reducer_client.h"
+#include "common/byte_size.h"
+
+namespace gpureduce::cli {
+namespace {
+
+std::string OpList(const v1::KernelInfo& kernel) {
+  std::vector<std::string> names;
+  for (int op : kernel.ops()) names.push_back(absl::AsciiStrToLower(v1::Op_Name(v1::Op(op))));
+  return absl::StrJoin(names, ",");
+}
+
+std::string BlockSizes(const v1::KernelInfo& kernel) {
+  if (kernel.max_block_size() == 0) return "-";
+  return absl::StrFormat("%d (%d-%d)", kernel.default_block_size(), kernel.min_block_size(),
+                         kernel.max_block_size());
+}
+
+std::string KernelsText(const v1::ListKernelsResponse& response) {
+  std::string out = absl::StrFormat("%-24s %-7s %-13s %-16s %s\n", "KERNEL", "BACKEND",
+                                    "DETERMINISTIC", "BLOCK", "OPS");
+  for (const v1::KernelInfo& kernel : response.kernels()) {
+    absl::StrAppendFormat(&out, "%-24s %-7s %-13s %-16s %s\n", kernel.name(), kernel.backend(),
+                          kernel.deterministic() ? "yes" : "no", BlockSizes(kernel),
+                          OpList(kernel));
+    absl::StrAppendFormat(&out, "    %s\n", kernel.description());
+    if (!kernel.lineage().empty()) absl::StrAppendFormat(&out, "    seeds: %s\n", kernel.lineage());
+  }
+  absl::StrAppendFormat(&out, "auto -> %s\n", response.default_kernel());
+  return out;
+}
+
+std::string KernelsJson(const v1::ListKernelsResponse& response) {
+  std::vector<std::string> kernels;
+  for (const v1::KernelInfo& kernel : response.kernels()) {
+    std::vector<std::string> ops;
+    for (int op : kernel.ops()) ops.push_back(JsonString(absl::AsciiStrToLower(v1::Op_Name(v1::Op(op)))));
+    JsonObject json;
+    json.Add("name", kernel.name()).Add("backend", kernel.backend())
+        .Add("description", kernel.description()).Add("lineage", kernel.lineage())
+        .AddRaw("ops", absl::StrCat("[", absl::StrJoin(ops, ","), "]"))
+        .Add("deterministic", kernel.deterministic())
+        .Add("default_block_size", kernel.default_block_size())
+        .Add("min_block_size", kernel.min_block_size())
+        .Add("max_block_size", kernel.max_block_size());
+    kernels.push_back(json.str());
+  }
+  JsonObject out;
+  out.AddRaw("kernels", absl::StrCat("[", absl::StrJoin(kernels, ","), "]"))
+      .Add("default_kernel", response.default_kernel());
+  return out.str() + "\n";
+}
+
+std::string InfoText(const v1::ServerInfo& info, const std::string& target) {
+  std::string out = absl::StrFormat("server %s at %s: %s, backend %s\n", info.version(), target,
+                                    info.serving() ? "SERVING" : "NOT SERVING", info.backend());
+  for (const v1::DeviceInfo& device : info.devices()) {
+    absl::StrAppendFormat(&out, "device %d: %s, %s memory, %d %s", device.index(), device.name(),
+                          FormatByteSize(device.memory_bytes()), device.multiprocessors(),
+                          info.backend() == "cpu" ? "threads" : "SMs");
+    if (device.peak_bandwidth_gbps() > 0) {
+      absl::StrAppendFormat(&out, ", %.0f GB/s peak", device.peak_bandwidth_gbps());
+    }
+    out += "\n";
+  }
+  absl::StrAppendFormat(&out,
+                        "limits: unary %s, stream chunk %s, %d concurrent requests, %d workers\n",
+                        FormatByteSize(info.max_request_bytes()),
+                        FormatByteSize(info.max_chunk_bytes()), info.max_concurrent_requests(),
+                        info.worker_threads());
+  return out;
+}
+
+std::string InfoJson(const v1::ServerInfo& info) {
+  std::vector<std::string> devices;
+  for (const v1::DeviceInfo& device : info.devices()) {
+    JsonObject json;
+    json.Add("index", int64_t{device.index()}).Add("name", device.name())
+        .Add("memory_bytes", device.memory_bytes())
+        .Add("multiprocessors", int64_t{device.multiprocessors()})
+        .Add("peak_bandwidth_gbps", device.peak_bandwidth_gbps());
+    devices.push_back(json.str());
+  }
+  JsonObject out;
+  out.Add("version", info.version()).Add("backend", info.backend()).Add("serving", info.serving())
+      .AddRaw("devices", absl::StrCat("[", absl::StrJoin(devices, ","), "]"))
+      .Add("max_request_bytes", info.max_request_bytes())
+      .Add("max_chunk_bytes", info.max_chunk_bytes())
+      .Add("max_concurrent_requests", info.max_concurrent_requests())
+      .Add("worker_threads", info.worker_threads());
+  return out.str() + "\n";
+}
+
+}  // namespace
+
+int RunKernels(int argc, char** argv) {
+  ConnectionOptions connection;
+  FlagSet flags("gpureduce kernels", "gpureduce kernels [flags]",
+                "Lists the kernels the server can run now: ops, determinism, block sizes.");
+  AddConnectionFlags(flags, &connection);
+  if (int exit = ParseFlags(flags, argc, argv, 0); exit >= 0) return exit;
+  client::CallOptions options;
+  options.timeout = CallTimeout(connection);
+  absl::StatusOr<v1::ListKernelsResponse> response =
+      client::ReducerClient::Connect(connection.target)->ListKernels(options);
+  if (!response.ok()) return ReportServerError("kernels", response.status());
+  std::fputs((connection.json ? KernelsJson(*response) : KernelsText(*response)).c_str(), stdout);
+  return kExitOk;
+}
+
+int RunInfo(int argc, char** argv) {
+  ConnectionOptions connection;
+  FlagSet flags("gpureduce info", "gpureduce info [flags]",
+                "Shows the server's version, backend, devices and limits.");
+  AddConnectionFlags(flags, &connection);
+  if (int exit = ParseFlags(flags, argc, argv, 0); exit >= 0) return exit;
+  client::CallOptions options;
+  options.timeout = CallTimeout(connection);
+  absl::StatusOr<v1::ServerInfo> info =
+      client::ReducerClient::Connect(connection.target)->GetServerInfo(options);
+  if (!info.ok()) return ReportServerError("info", info.status());
+  std::fputs((connection.json ? InfoJson(*info) : InfoText(*info, connection.target)).c_str(),
+             stdout);
+  return kExitOk;
+}
+
+int RunHealth(int argc, char** argv) {
+  ConnectionOptions connection;
+  std::string service;
+  absl::Duration wait = absl::ZeroDuration();
+  FlagSet flags("gpureduce health", "gpureduce health [flags]",
+                "Asks grpc.health.v1 whether the server is SERVING. Exits 0 when it is, 1 when "
+                "it is not (or cannot be reached).");
+  flags.AddString("service", &service, "service to ask about; empty means the whole server",
+                  "NAME");
+  flags.AddDuration("wait", &wait, "keep asking until SERVING or this much time has passed");
+  AddConnectionFlags(flags, &connection);
+  if (int exit = ParseFlags(flags, argc, argv, 0); exit >= 0) return exit;
+
+  std::unique_ptr<client::ReducerClient> reducer = client::ReducerClient::Connect(connection.target);
+  client::CallOptions options;
+  options.timeout = connection.timeout == absl::ZeroDuration() ? absl::Seconds(5) : connection.timeout;
+  const absl::Time give_up = absl::Now() + wait;
+  absl::StatusOr<bool> serving;
+  while (true) {
+    serving = reducer->IsServing(service, options);
+    if ((serving.ok() && *serving) || absl::Now() >= give_up) break;
+    absl::SleepFor(absl::Milliseconds(100));
+  }
+  if (!serving.ok()) return ReportServerError("health", serving.status());
+  const char* state = *serving ? "SERVING" : "NOT_SERVING";
+  if (connection.json) {
+    std::fputs((JsonObject().Add("status", state).Add("target", connection.target).str() + "\n").c_str(), stdout);
+  } else {
+    std::printf("%s %s\n", connection.target.c_str(), state);
+  }
+  return *serving ? kExitOk : kExitServerRefused;
+}
+
+}  // namespace gpureduce::cli

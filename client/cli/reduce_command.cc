@@ -1,0 +1,164 @@
+#include "client/cli/reduce_command.h"
+
+#include <cstdio>
+#include <optional>
+#include <string>
+#include <vector>
+
+#include "absl/strings/ascii.h"
+#include "absl/strings/str_cat.h"
+#include "client/cli/command.h"
+#include "client/cli/progress_bar.h"
+#include "client/cli/reduce_output.h"
+#include "client/cli/running_reference.h"
+#include "client/input/open_source.h"
+#include "client/reducer_client.h"
+#include "common/byte_size.h"
+
+namespace gpureduce::cli {
+namespace {
+
+constexpr char kCommand[] = "reduce";
+
+struct ReduceFlags {
+  ConnectionOptions connection;
+  std::string op = "sum";
+  std::string kernel = "auto";
+  uint32_t block_size = 0;
+  uint64_t chunk_bytes = uint64_t{1} << 20;
+  std::string format = "auto";
+  int64_t random = -1;
+  uint64_t seed = 1;
+  bool values = false;
+  bool verify = false;
+};
+
+void Register(FlagSet& flags, ReduceFlags* f) {
+  flags.AddChoice("op", &f->op,
+                  {"sum", "prod", "min", "max", "mean", "sum_squares", "argmin", "argmax"},
+                  "the reduction");
+  flags.AddString("kernel", &f->kernel, "kernel variant ('gpureduce kernels' lists them)", "NAME");
+  flags.AddUint32("block-size", &f->block_size, "threads per block; 0 is the kernel's default");
+  flags.AddByteSize("chunk-size", &f->chunk_bytes,
+                    "payload per stream message; larger inputs stream in chunks of this size");
+  flags.AddChoice("format", &f->format, {"auto", "npy", "raw", "text"},
+                  "input format; auto: .npy by its header, .raw/.bin/.f32 raw little-endian "
+                  "float32, .txt/.csv/.tsv and stdin text");
+  flags.AddInt64("random", &f->random, "reduce N random floats, uniform in [-1, 1), instead of "
+                 "a file; -1 means read a file", "N");
+  flags.AddUint64("seed", &f->seed, "seed for --random", "S");
+  flags.AddBool("values", &f->values, "send `repeated float values` instead of bytes");
+  flags.AddBool("verify", &f->verify,
+                "also compute a float64 reference on the client and report the difference");
+  AddConnectionFlags(flags, &f->connection);
+}
+
+// Reads the next chunk from the source, feeding the optional running reference.
+absl::StatusOr<size_t> ReadChunk(client::FloatSource& source, absl::Span<float> out,
+                                 RunningReference* reference) {
+  absl::StatusOr<size_t> filled = source.Read(out);
+  if (filled.ok() && reference != nullptr) reference->Add(out.first(*filled));
+  return filled;
+}
+
+}  // namespace
+
+int RunReduce(int argc, char** argv) {
+  ReduceFlags f;
+  FlagSet flags("gpureduce reduce", "gpureduce reduce [flags] [FILE|-]",
+                "Reduces a float32 array on the server and prints the result with its timing. "
+                "FILE is a .npy float32 array, a raw little-endian float32 file or a text file "
+                "of numbers; '-' reads stdin. Inputs larger than one chunk are streamed, so any "
+                "size runs in fixed memory on both sides.");
+  Register(flags, &f);
+  if (int exit = ParseFlags(flags, argc, argv, 1); exit >= 0) return exit;
+
+  client::SourceOptions source_options;
+  source_options.format = f.format;
+  if (f.random >= 0) {
+    if (!flags.positional().empty()) {
+      return ReportUsageError(kCommand, "give either FILE or --random N, not both");
+    }
+    source_options.random = true;
+    source_options.random_count = static_cast<uint64_t>(f.random);
+    source_options.random_seed = f.seed;
+  } else if (flags.positional().empty()) {
+    return ReportUsageError(kCommand, "no input: give FILE, '-' for stdin, or --random N");
+  } else {
+    source_options.path = flags.positional().front();
+  }
+  const size_t chunk_elements = f.chunk_bytes / sizeof(float);
+  if (chunk_elements == 0) return ReportUsageError(kCommand, "--chunk-size must be at least 4B");
+  absl::StatusOr<std::unique_ptr<client::FloatSource>> source = client::OpenSource(source_options);
+  if (!source.ok()) return ReportUsageError(kCommand, std::string(source.status().message()));
+
+  v1::ReduceSpec spec;
+  v1::Op op = v1::OP_UNSPECIFIED;
+  v1::Op_Parse(absl::AsciiStrToUpper(f.op), &op);  // --op is a choice: always parses
+  spec.set_op(op);
+  spec.set_kernel(f.kernel);
+  spec.set_block_size(f.block_size);
+  // A declared count lets the server refuse an input that was cut short on the way.
+  if (std::optional<uint64_t> total = (*source)->total_count()) spec.set_expected_count(*total);
+
+  std::optional<RunningReference> reference;
+  if (f.verify) reference.emplace(op);
+  RunningReference* ref = reference.has_value() ? &*reference : nullptr;
+
+  std::unique_ptr<client::ReducerClient> reducer = client::ReducerClient::Connect(f.connection.target);
+  client::StreamOptions options;
+  options.timeout = CallTimeout(f.connection);
+  options.use_values_field = f.values;
+  options.chunk_elements = chunk_elements;
+
+  // The first chunk decides: an input that fits in it goes in one unary message.
+  std::vector<float> first(chunk_elements);
+  absl::StatusOr<size_t> first_filled = ReadChunk(**source, absl::MakeSpan(first), ref);
+  if (!first_filled.ok()) return ReportUsageError(kCommand, std::string(first_filled.status().message()));
+  const bool streamed = *first_filled == chunk_elements;
+
+  const absl::Time start = absl::Now();
+  absl::StatusOr<v1::ReduceResponse> response;
+  if (!streamed) {
+    response = reducer->Reduce(spec, absl::MakeConstSpan(first.data(), *first_filled), options);
+  } else {
+    const uint64_t total_bytes = (*source)->total_count().value_or(0) * sizeof(float);
+    ProgressBar progress(total_bytes);
+    options.on_progress = [&progress](uint64_t bytes) { progress.Update(bytes); };
+    bool first_sent = false;
+    absl::Status input_error;
+    response = reducer->ReduceStream(
+        spec,
+        [&](absl::Span<float> out) -> absl::StatusOr<size_t> {
+          if (!first_sent) {
+            first_sent = true;
+            std::copy(first.begin(), first.end(), out.begin());
+            return first.size();
+          }
+          absl::StatusOr<size_t> filled = ReadChunk(**source, out, ref);
+          if (!filled.ok()) input_error = filled.status();
+          return filled;
+        },
+        options);
+    progress.Finish();
+    if (!input_error.ok()) {
+      return ReportUsageError(kCommand, absl::StrCat((*source)->Describe(), ": ",
+                                                     input_error.message()));
+    }
+  }
+  const absl::Duration wall = absl::Now() - start;
+  if (!response.ok()) return ReportServerError(kCommand, response.status());
+
+  ClientSide client_side{wall, streamed, (*source)->Describe()};
+  std::optional<Verification> verification;
+  if (reference.has_value()) {
+    verification = Verification{reference->value(), reference->index(), reference->scale()};
+  }
+  const std::string text =
+      f.connection.json ? FormatReduceJson(op, *response, client_side, verification)
+                        : FormatReduceText(op, *response, client_side, verification);
+  std::fputs(text.c_str(), stdout);
+  return kExitOk;
+}
+
+}  // namespace gpureduce::cli

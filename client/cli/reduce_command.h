@@ -1,0 +1,8 @@
+#pragma once
+
+namespace gpureduce::cli {
+
+// gpureduce reduce [flags] [FILE|-]
+int RunReduce(int argc, char** argv);
+
+}  // namespace gpureduce::cli

@@ -1,0 +1,96 @@
+#include "client/cli/reduce_output.h"
+
+#include <cmath>
+
+#include "absl/strings/ascii.h"
+#include "absl/strings/str_format.h"
+#include "client/cli/json.h"
+
+namespace gpureduce::cli {
+namespace {
+
+std::string OpName(v1::Op op) { return absl::AsciiStrToLower(v1::Op_Name(op)); }
+
+double Millis(double micros) { return micros / 1e3; }
+
+// GB/s of the payload over the client's wall time.
+double ClientGbps(const v1::ReduceResponse& response, const ClientSide& client) {
+  const double seconds = absl::ToDoubleSeconds(client.wall);
+  return seconds > 0 ? response.timing().bytes() / seconds / 1e9 : 0;
+}
+
+double RelativeError(const v1::ReduceResponse& response, const Verification& check) {
+  const double error = std::fabs(response.value() - check.reference);
+  if (error == 0 || std::isnan(error)) return error == 0 ? 0 : error;
+  return check.scale > 0 ? error / check.scale : error;
+}
+
+bool Agrees(const v1::ReduceResponse& response, const Verification& check) {
+  if (std::isnan(check.reference)) return std::isnan(response.value());
+  if (response.index() != check.reference_index) return false;
+  if (std::isinf(check.reference)) return response.value() == check.reference;
+  return RelativeError(response, check) <= 1e-6;
+}
+
+}  // namespace
+
+std::string FormatReduceText(v1::Op op, const v1::ReduceResponse& response,
+                             const ClientSide& client,
+                             const std::optional<Verification>& verification) {
+  const v1::Timing& t = response.timing();
+  std::string out = absl::StrFormat("%s = %.17g", OpName(op), response.value());
+  if (response.index() >= 0) absl::StrAppendFormat(&out, " at index %d", response.index());
+  absl::StrAppendFormat(&out, "   (%d floats, %s)\n", response.count(), client.input);
+  absl::StrAppendFormat(&out, "kernel %s, backend %s, device %s\n", response.kernel(),
+                        response.backend(), response.device());
+  absl::StrAppendFormat(&out,
+                        "server: %.3f ms in all; compute %.3f ms (%.2f GB/s), queue %.3f ms, "
+                        "h2d %.3f ms, d2h %.3f ms; %d bytes in %d chunk%s\n",
+                        Millis(t.server_us()), Millis(t.kernel_us()), t.kernel_gbps(),
+                        Millis(t.queue_us()), Millis(t.h2d_us()), Millis(t.d2h_us()), t.bytes(),
+                        t.chunks(), t.chunks() == 1 ? "" : "s");
+  absl::StrAppendFormat(&out, "client: %.3f ms wall, %.2f GB/s end to end (%s)\n",
+                        absl::ToDoubleMilliseconds(client.wall), ClientGbps(response, client),
+                        client.streamed ? "streamed" : "one message");
+  if (verification.has_value()) {
+    absl::StrAppendFormat(&out, "verify: client float64 reference %.17g", verification->reference);
+    if (verification->reference_index >= 0) {
+      absl::StrAppendFormat(&out, " at index %d", verification->reference_index);
+    }
+    absl::StrAppendFormat(&out, "; relative error %.2e: %s\n",
+                          RelativeError(response, *verification),
+                          Agrees(response, *verification) ? "OK" : "MISMATCH");
+  }
+  return out;
+}
+
+std::string FormatReduceJson(v1::Op op, const v1::ReduceResponse& response,
+                             const ClientSide& client,
+                             const std::optional<Verification>& verification) {
+  const v1::Timing& t = response.timing();
+  JsonObject timing;
+  timing.Add("queue_us", t.queue_us()).Add("h2d_us", t.h2d_us()).Add("kernel_us", t.kernel_us())
+      .Add("d2h_us", t.d2h_us()).Add("server_us", t.server_us()).Add("bytes", t.bytes())
+      .Add("chunks", t.chunks()).Add("kernel_gbps", t.kernel_gbps())
+      .Add("server_gbps", t.server_gbps());
+  JsonObject client_json;
+  client_json.Add("wall_us", absl::ToDoubleMicroseconds(client.wall))
+      .Add("gbps", ClientGbps(response, client)).Add("streamed", client.streamed)
+      .Add("input", client.input);
+  JsonObject out;
+  out.Add("op", OpName(op)).Add("value", response.value()).Add("index", response.index())
+      .Add("count", response.count()).Add("kernel", response.kernel())
+      .Add("backend", response.backend()).Add("device", response.device())
+      .Add("timing", timing).Add("client", client_json);
+  if (verification.has_value()) {
+    JsonObject verify;
+    verify.Add("reference", verification->reference)
+        .Add("reference_index", verification->reference_index)
+        .Add("relative_error", RelativeError(response, *verification))
+        .Add("ok", Agrees(response, *verification));
+    out.Add("verify", verify);
+  }
+  return out.str() + "\n";
+}
+
+}  // namespace gpureduce::cli

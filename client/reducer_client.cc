@@ -1,0 +1,148 @@
+#include "client/reducer_client.h"
+
+#include <cstring>
+#include <vector>
+
+#include "absl/strings/str_cat.h"
+#include "grpc/health/v1/health.grpc.pb.h"
+#include "grpcpp/client_context.h"
+#include "grpcpp/create_channel.h"
+#include "grpcpp/security/credentials.h"
+#include "grpcpp/support/channel_arguments.h"
+
+namespace gpureduce::client {
+namespace {
+
+void ApplyOptions(const CallOptions& options, grpc::ClientContext* context) {
+  if (options.timeout != absl::InfiniteDuration()) {
+    context->set_deadline(absl::ToChronoTime(absl::Now() + options.timeout));
+  }
+}
+
+}  // namespace
+
+absl::Status FromGrpcStatus(const grpc::Status& status) {
+  if (status.ok()) return absl::OkStatus();
+  return absl::Status(static_cast<absl::StatusCode>(status.error_code()),
+                      status.error_message());
+}
+
+void SetPayload(absl::Span<const float> data, bool use_values_field, std::string* bytes,
+                google::protobuf::RepeatedField<float>* values) {
+  if (use_values_field) {
+    bytes->clear();
+    values->Resize(static_cast<int>(data.size()), 0.0f);
+    if (!data.empty()) std::memcpy(values->mutable_data(), data.data(), data.size() * sizeof(float));
+  } else {
+    values->Clear();
+    bytes->assign(reinterpret_cast<const char*>(data.data()), data.size() * sizeof(float));
+  }
+}
+
+ReducerClient::ReducerClient(std::shared_ptr<grpc::Channel> channel)
+    : channel_(std::move(channel)), stub_(v1::Reducer::NewStub(channel_)) {}
+
+std::unique_ptr<ReducerClient> ReducerClient::Connect(const std::string& target) {
+  grpc::ChannelArguments args;
+  args.SetMaxReceiveMessageSize(-1);
+  args.SetMaxSendMessageSize(-1);
+  return std::make_unique<ReducerClient>(
+      grpc::CreateCustomChannel(target, grpc::InsecureChannelCredentials(), args));
+}
+
+absl::StatusOr<v1::ReduceResponse> ReducerClient::Reduce(const v1::ReduceSpec& spec,
+                                                         absl::Span<const float> data,
+                                                         const CallOptions& options) {
+  v1::ReduceRequest request;
+  *request.mutable_spec() = spec;
+  SetPayload(data, options.use_values_field, request.mutable_data(), request.mutable_values());
+  grpc::ClientContext context;
+  ApplyOptions(options, &context);
+  v1::ReduceResponse response;
+  if (grpc::Status status = stub_->Reduce(&context, request, &response); !status.ok()) {
+    return FromGrpcStatus(status);
+  }
+  return response;
+}
+
+absl::StatusOr<v1::ReduceResponse> ReducerClient::ReduceStream(const v1::ReduceSpec& spec,
+                                                               ChunkFiller fill,
+                                                               const StreamOptions& options) {
+  if (options.chunk_elements == 0) {
+    return absl::InvalidArgumentError("chunk_elements must be positive");
+  }
+  grpc::ClientContext context;
+  ApplyOptions(options, &context);
+  v1::ReduceResponse response;
+  std::unique_ptr<grpc::ClientWriter<v1::ReduceChunk>> writer =
+      stub_->ReduceStream(&context, &response);
+
+  std::vector<float> buffer(options.chunk_elements);
+  v1::ReduceChunk chunk;
+  *chunk.mutable_spec() = spec;
+  uint64_t bytes_sent = 0;
+  absl::Status input_status;
+  bool first = true;
+  while (true) {
+    absl::StatusOr<size_t> filled = fill(absl::MakeSpan(buffer));
+    if (!filled.ok()) {
+      input_status = filled.status();
+      break;
+    }
+    if (*filled == 0 && !first) break;
+    SetPayload(absl::MakeConstSpan(buffer.data(), *filled), options.use_values_field,
+               chunk.mutable_data(), chunk.mutable_values());
+    if (!writer->Write(chunk)) break;  // the server ended the call; Finish says why
+    bytes_sent += *filled * sizeof(float);
+    if (options.on_progress) options.on_progress(bytes_sent);
+    if (first) {
+      chunk.clear_spec();
+      first = false;
+    }
+    if (*filled == 0) break;  // an empty input still sends the spec
+  }
+  if (!input_status.ok()) {
+    // Never let a partial input produce a result.
+    context.TryCancel();
+    writer->Finish();
+    return absl::Status(input_status.code(),
+                        absl::StrCat("reading the input failed after ", bytes_sent,
+                                     " bytes were sent: ", input_status.message()));
+  }
+  writer->WritesDone();
+  if (grpc::Status status = writer->Finish(); !status.ok()) return FromGrpcStatus(status);
+  return response;
+}
+
+absl::StatusOr<v1::ListKernelsResponse> ReducerClient::ListKernels(const CallOptions& options) {
+  grpc::ClientContext context;
+  ApplyOptions(options, &context);
+  v1::ListKernelsResponse response;
+  grpc::Status status = stub_->ListKernels(&context, v1::ListKernelsRequest(), &response);
+  if (!status.ok()) return FromGrpcStatus(status);
+  return response;
+}
+
+absl::StatusOr<v1::ServerInfo> ReducerClient::GetServerInfo(const CallOptions& options) {
+  grpc::ClientContext context;
+  ApplyOptions(options, &context);
+  v1::ServerInfo response;
+  grpc::Status status = stub_->GetServerInfo(&context, v1::GetServerInfoRequest(), &response);
+  if (!status.ok()) return FromGrpcStatus(status);
+  return response;
+}
+
+absl::StatusOr<bool> ReducerClient::IsServing(const std::string& service,
+                                              const CallOptions& options) {
+  grpc::ClientContext context;
+  ApplyOptions(options, &context);
+  ::grpc::health::v1::HealthCheckRequest request;
+  request.set_service(service);
+  ::grpc::health::v1::HealthCheckResponse response;
+  grpc::Status status =
+      ::grpc::health::v1::Health::NewStub(channel_)->Check(&context, request, &response);
+  if (!status.ok()) return FromGrpcStatus(status);
+  return response.status() == ::grpc::health::v1::HealthCheckResponse::SERVING;
+}
+
+}  // namespace gpureduce::client

@@ -1,0 +1,79 @@
+#pragma once
+
+// The C++ client library for gpureduce.v1.Reducer: unary and streamed reductions, kernel and
+// server listings, and the standard health check. Errors come back as absl::Status carrying
+// the server's gRPC code and message.
+
+#include <cstdint>
+#include <functional>
+#include <memory>
+#include <string>
+
+#include "absl/functional/function_ref.h"
+#include "absl/status/statusor.h"
+#include "absl/time/time.h"
+#include "absl/types/span.h"
+#include "gpureduce/v1/reduce.grpc.pb.h"
+#include "grpcpp/channel.h"
+
+namespace gpureduce::client {
+
+inline constexpr char kDefaultTarget[] = "127.0.0.1:50051";
+inline constexpr size_t kDefaultChunkElements = 256 * 1024;  // 1 MiB of floats per message
+
+struct CallOptions {
+  absl::Duration timeout = absl::InfiniteDuration();
+  // Send `repeated float values` instead of little-endian `bytes` (what JSON tools do).
+  bool use_values_field = false;
+};
+
+struct StreamOptions : CallOptions {
+  size_t chunk_elements = kDefaultChunkElements;
+  // Called after each message is handed to gRPC, with the payload bytes sent so far.
+  std::function<void(uint64_t bytes_sent)> on_progress;
+};
+
+// Fills `out` from the input and returns how many floats it wrote; 0 means the input ended.
+using ChunkFiller = absl::FunctionRef<absl::StatusOr<size_t>(absl::Span<float> out)>;
+
+class ReducerClient {
+ public:
+  explicit ReducerClient(std::shared_ptr<grpc::Channel> channel);
+
+  // An insecure channel to `target` (HOST:PORT) with no message-size cap on the client side.
+  static std::unique_ptr<ReducerClient> Connect(const std::string& target);
+
+  // The whole array in one message; the server refuses more than its unary limit.
+  absl::StatusOr<v1::ReduceResponse> Reduce(const v1::ReduceSpec& spec,
+                                            absl::Span<const float> data,
+                                            const CallOptions& options = {});
+
+  // Any size: the spec rides in the first message, then chunks of options.chunk_elements until
+  // `fill` returns 0. Memory stays at one chunk whatever the input's length.
+  absl::StatusOr<v1::ReduceResponse> ReduceStream(const v1::ReduceSpec& spec, ChunkFiller fill,
+                                                  const StreamOptions& options = {});
+
+  absl::StatusOr<v1::ListKernelsResponse> ListKernels(const CallOptions& options = {});
+  absl::StatusOr<v1::ServerInfo> GetServerInfo(const CallOptions& options = {});
+
+  // grpc.health.v1 Check; `service` empty means the whole server. True when SERVING.
+  absl::StatusOr<bool> IsServing(const std::string& service = "",
+                                 const CallOptions& options = {});
+
+  // For calls the helpers above do not cover (tests of malformed requests, cancellation).
+  v1::Reducer::Stub& stub() { return *stub_; }
+  const std::shared_ptr<grpc::Channel>& channel() const { return channel_; }
+
+ private:
+  std::shared_ptr<grpc::Channel> channel_;
+  std::unique_ptr<v1::Reducer::Stub> stub_;
+};
+
+// The absl::Status equivalent of a gRPC status (codes share their numbers).
+absl::Status FromGrpcStatus(const grpc::Status& status);
+
+// Sets `data` (or `values`) of a request or chunk from floats.
+void SetPayload(absl::Span<const float> data, bool use_values_field, std::string* bytes,
+                google::protobuf::RepeatedField<float>* values);
+
+}  // namespace gpureduce::client

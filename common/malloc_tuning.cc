@@ -1,0 +1,13 @@
+#include "common/malloc_tuning.h"
+
+#include <malloc.h>
+
+namespace gpureduce {
+
+void TuneMallocForLargeMessages() {
+  mallopt(M_MMAP_THRESHOLD, 32 << 20);   // glibc's maximum on 64-bit
+  mallopt(M_TRIM_THRESHOLD, 256 << 20);  // give memory back only when this much is free
+  mallopt(M_TOP_PAD, 64 << 20);
+}
+
+}  // namespace gpureduce

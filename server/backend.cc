@@ -1,0 +1,13 @@
+#include "server/backend.h"
+
+namespace gpureduce::server {
+
+std::vector<const kernels::KernelInfo*> Backend::Kernels() const {
+  std::vector<const kernels::KernelInfo*> kernels;
+  for (const kernels::KernelInfo& kernel : kernels::AllKernels()) {
+    if (kernel.backend == kind()) kernels.push_back(&kernel);
+  }
+  return kernels;
+}
+
+}  // namespace gpureduce::server

@@ -1,0 +1,62 @@
+// gpureduce-server: serves gpureduce.v1.Reducer on the CPU or a GPU.
+
+#include <cstdio>
+#include <string>
+
+#include "common/flags.h"
+#include "common/malloc_tuning.h"
+#include "server/server_app.h"
+#include "server/server_config.h"
+#include "spdlog/spdlog.h"
+
+int main(int argc, char** argv) {
+  gpureduce::TuneMallocForLargeMessages();
+  gpureduce::server::ServerConfig config;
+  gpureduce::FlagSet flags(
+      "gpureduce-server", "gpureduce-server [flags]",
+      "Serves reductions of float32 arrays over gRPC (gpureduce.v1.Reducer, grpc.health.v1, "
+      "server reflection). Stops on SIGINT or SIGTERM after in-flight requests finish.");
+  flags.AddString("listen", &config.listen,
+                  "address to listen on; port 0 picks a free port (see --port-file)", "HOST:PORT");
+  flags.AddChoice("backend", &config.backend, {"auto", "cpu", "cuda"},
+                  "compute backend: auto takes the GPU when there is one, else the CPU");
+  flags.AddUint32("worker-threads", &config.worker_threads,
+                  "CPU backend threads; 0 means one per hardware thread");
+  flags.AddByteSize("max-request-bytes", &config.limits.max_request_bytes,
+                    "largest payload of a unary Reduce; larger arrays must use ReduceStream");
+  flags.AddByteSize("max-chunk-bytes", &config.limits.max_chunk_bytes,
+                    "largest payload of one ReduceStream message");
+  flags.AddUint32("max-concurrent-requests", &config.limits.max_concurrent_requests,
+                  "requests in progress at once; beyond it RESOURCE_EXHAUSTED");
+  flags.AddChoice("log-level", &config.log_level,
+                  {"trace", "debug", "info", "warn", "error", "critical", "off"},
+                  "log verbosity; debug logs one line per request");
+  flags.AddDuration("grace-period", &config.grace_period,
+                    "how long in-flight requests may run on after SIGINT/SIGTERM");
+  flags.AddString("port-file", &config.port_file,
+                  "write the bound port to this file once listening", "PATH");
+  flags.AddDuration("ready-delay", &config.ready_delay,
+                    "stay NOT_SERVING this long before the self-check (to test readiness probes)");
+
+  if (absl::Status parsed = flags.Parse(argc, argv); !parsed.ok()) {
+    std::fprintf(stderr, "gpureduce-server: %s\nRun gpureduce-server --help for usage.\n",
+                 std::string(parsed.message()).c_str());
+    return 2;
+  }
+  if (flags.help_requested()) {
+    std::fputs(flags.Help().c_str(), stdout);
+    return 0;
+  }
+  if (!flags.positional().empty()) {
+    std::fprintf(stderr, "gpureduce-server: unexpected argument '%s'\n",
+                 flags.positional().front().c_str());
+    return 2;
+  }
+  if (config.limits.max_concurrent_requests == 0 || config.limits.max_request_bytes == 0 ||
+      config.limits.max_chunk_bytes == 0) {
+    std::fprintf(stderr, "gpureduce-server: limits must be positive\n");
+    return 2;
+  }
+  spdlog::set_level(spdlog::level::from_str(config.log_level));
+  return gpureduce::server::RunServer(config);
+}

@@ -1,0 +1,117 @@
+#include "server/reduce_call.h"
+
+#include <utility>
+
+#include "absl/strings/str_cat.h"
+#include "server/grpc_status.h"
+#include "server/request_spec.h"
+#include "common/fmt_absl.h"
+#include "spdlog/spdlog.h"
+
+namespace gpureduce::server {
+namespace {
+
+double Micros(std::chrono::nanoseconds duration) { return duration.count() / 1e3; }
+
+}  // namespace
+
+ReduceCall::ReduceCall(ServiceState& state, const char* method, std::string peer)
+    : state_(state), method_(method), peer_(std::move(peer)),
+      start_(std::chrono::steady_clock::now()) {}
+
+absl::Status ReduceCall::Admit() {
+  if (!state_.ready.load(std::memory_order_acquire)) {
+    return absl::UnavailableError(
+        "the server is starting: its backend self-check has not passed yet; retry shortly");
+  }
+  slot_ = state_.admission.TryAcquire();
+  if (!slot_.has_value()) {
+    return absl::ResourceExhaustedError(absl::StrCat(
+        "the server is full: ", state_.admission.limit(),
+        " requests are in progress (--max-concurrent-requests); retry with backoff"));
+  }
+  return absl::OkStatus();
+}
+
+absl::Status ReduceCall::Open(const v1::ReduceSpec& spec) {
+  absl::StatusOr<RequestSpec> resolved = ResolveSpec(spec, state_.backend);
+  if (!resolved.ok()) return resolved.status();
+  absl::StatusOr<std::unique_ptr<ReduceSession>> session = state_.backend.Open(*resolved);
+  if (!session.ok()) return session.status();
+  spec_ = *resolved;
+  session_ = std::move(*session);
+  return absl::OkStatus();
+}
+
+absl::Status ReduceCall::Count(size_t elements) {
+  elements_ += elements;
+  ++chunks_;
+  if (spec_->expected_count != 0 && elements_ > spec_->expected_count) {
+    return absl::InvalidArgumentError(absl::StrCat(
+        "the request carries more elements than expected_count=", spec_->expected_count,
+        " (", elements_, " so far); send exactly expected_count elements or leave it 0"));
+  }
+  return absl::OkStatus();
+}
+
+void ReduceCall::Consume(std::span<const float> data, ConsumeDone done) {
+  session_->Consume(data, std::move(done));
+}
+
+grpc::Status ReduceCall::Complete(absl::Status status, v1::ReduceResponse* response) {
+  if (status.ok() && !spec_.has_value()) {
+    status = absl::InvalidArgumentError("the request ended before it carried a spec");
+  }
+  if (status.ok() && spec_->expected_count != 0 && elements_ != spec_->expected_count) {
+    status = absl::InvalidArgumentError(absl::StrCat(
+        "the request ended after ", elements_, " elements but declared expected_count=",
+        spec_->expected_count, "; no result is given for a partial array"));
+  }
+  if (status.ok()) {
+    absl::StatusOr<kernels::ReduceResult> result =
+        kernels::Finalize(spec_->op, session_->partial());
+    if (result.ok()) {
+      FillResponse(*result, response);
+    } else {
+      status = result.status();
+    }
+  }
+  if (status.ok()) {
+    spdlog::debug("{} op={} kernel={} count={} chunks={} server_us={:.1f} peer={}", method_,
+                  kernels::OpName(spec_->op), spec_->kernel->name, elements_, chunks_,
+                  response->timing().server_us(), peer_);
+  } else {
+    spdlog::warn("{} failed: {}: {} (peer {}, {} elements in {} chunks)", method_,
+                 absl::StatusCodeToString(status.code()), status.message(), peer_, elements_,
+                 chunks_);
+  }
+  slot_.reset();
+  return ToGrpcStatus(status);
+}
+
+void ReduceCall::FillResponse(const kernels::ReduceResult& result,
+                              v1::ReduceResponse* response) const {
+  response->set_value(result.value);
+  response->set_index(result.index);
+  response->set_count(result.count);
+  response->set_kernel(spec_->kernel->name);
+  response->set_backend(std::string(kernels::BackendName(state_.backend.kind())));
+  response->set_device(state_.backend.device_name());
+
+  const BackendTiming backend = session_->timing();
+  const auto server = std::chrono::steady_clock::now() - start_;
+  const uint64_t bytes = elements_ * sizeof(float);
+  v1::Timing* timing = response->mutable_timing();
+  timing->set_queue_us(Micros(backend.queue));
+  timing->set_h2d_us(Micros(backend.h2d));
+  timing->set_kernel_us(Micros(backend.kernel));
+  timing->set_d2h_us(Micros(backend.d2h));
+  timing->set_server_us(Micros(server));
+  timing->set_bytes(bytes);
+  timing->set_chunks(chunks_);
+  // bytes per microsecond / 1e3 = GB/s
+  if (backend.kernel.count() > 0) timing->set_kernel_gbps(bytes / Micros(backend.kernel) / 1e3);
+  if (server.count() > 0) timing->set_server_gbps(bytes / Micros(server) / 1e3);
+}
+
+}  // namespace gpureduce::server

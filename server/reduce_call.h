@@ -1,0 +1,70 @@
+#pragma once
+
+// The part of a Reduce or ReduceStream call that does not depend on the RPC's shape: admission,
+// the spec, payload checks, counting, the backend session, timing, the response and the log line.
+
+#include <chrono>
+#include <memory>
+#include <optional>
+#include <span>
+#include <string>
+#include <vector>
+
+#include "absl/status/status.h"
+#include "absl/status/statusor.h"
+#include "gpureduce/v1/reduce.pb.h"
+#include "grpcpp/support/status.h"
+#include "server/admission.h"
+#include "server/backend.h"
+#include "server/payload.h"
+#include "server/service_state.h"
+
+namespace gpureduce::server {
+
+class ReduceCall {
+ public:
+  ReduceCall(ServiceState& state, const char* method, std::string peer);
+
+  // UNAVAILABLE before the self-check has passed; RESOURCE_EXHAUSTED when the server is full.
+  absl::Status Admit();
+
+  // Resolves the spec and opens a backend session.
+  absl::Status Open(const v1::ReduceSpec& spec);
+
+  // The message's floats, checked against `max_bytes` and the declared expected_count. `slot`
+  // (0 or 1) picks the scratch buffer used for unaligned bytes, one per message in flight.
+  template <typename MessageT>
+  absl::StatusOr<std::span<const float>> Payload(const MessageT& message, uint64_t max_bytes,
+                                                 const char* too_big, int slot) {
+    auto payload = ExtractPayload(message, max_bytes, too_big, &scratch_[slot]);
+    if (!payload.ok()) return payload.status();
+    if (absl::Status status = Count(payload->size()); !status.ok()) return status;
+    return payload;
+  }
+
+  // Hands the payload to the backend session (see ReduceSession::Consume).
+  void Consume(std::span<const float> data, ConsumeDone done);
+
+  // Ends the call: on OK, finalizes the result into `response`. Logs the outcome and returns
+  // the gRPC status to finish with. Call once, with no Consume in flight.
+  grpc::Status Complete(absl::Status status, v1::ReduceResponse* response);
+
+  const ServiceLimits& limits() const { return state_.limits; }
+
+ private:
+  absl::Status Count(size_t elements);
+  void FillResponse(const kernels::ReduceResult& result, v1::ReduceResponse* response) const;
+
+  ServiceState& state_;
+  const char* method_;
+  std::string peer_;
+  const std::chrono::steady_clock::time_point start_;
+  std::optional<Admission::Slot> slot_;
+  std::optional<RequestSpec> spec_;
+  std::unique_ptr<ReduceSession> session_;
+  uint64_t elements_ = 0;
+  uint64_t chunks_ = 0;
+  std::vector<float> scratch_[2];
+};
+
+}  // namespace gpureduce::server

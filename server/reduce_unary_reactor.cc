@@ -1,0 +1,37 @@
+#include "server/reduce_unary_reactor.h"
+
+#include <utility>
+
+namespace gpureduce::server {
+
+ReduceUnaryReactor::ReduceUnaryReactor(ServiceState& state, grpc::CallbackServerContext* context,
+                                       const v1::ReduceRequest* request,
+                                       v1::ReduceResponse* response)
+    : call_(state, "Reduce", context->peer()), response_(response) {
+  if (absl::Status started = Start(*request); !started.ok()) {
+    Finish(call_.Complete(std::move(started), response_));
+  }
+}
+
+absl::Status ReduceUnaryReactor::Start(const v1::ReduceRequest& request) {
+  if (absl::Status admitted = call_.Admit(); !admitted.ok()) return admitted;
+  if (!request.has_spec()) {
+    return absl::InvalidArgumentError("the request has no spec: set spec.op (and optionally "
+                                      "spec.kernel, spec.block_size, spec.expected_count)");
+  }
+  if (absl::Status opened = call_.Open(request.spec()); !opened.ok()) return opened;
+  absl::StatusOr<std::span<const float>> payload =
+      call_.Payload(request, call_.limits().max_request_bytes,
+                    "send arrays this large with ReduceStream (the CLI streams automatically)", 0);
+  if (!payload.ok()) return payload.status();
+  if (payload->empty()) {
+    Finish(call_.Complete(absl::OkStatus(), response_));
+    return absl::OkStatus();
+  }
+  call_.Consume(*payload, [this](absl::Status status) {
+    Finish(call_.Complete(std::move(status), response_));
+  });
+  return absl::OkStatus();
+}
+
+}  // namespace gpureduce::server

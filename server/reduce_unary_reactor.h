@@ -1,0 +1,28 @@
+#pragma once
+
+// Reduce: the whole array in one message, up to the unary limit; larger arrays must stream.
+
+#include "gpureduce/v1/reduce.grpc.pb.h"
+#include "grpcpp/support/server_callback.h"
+#include "server/reduce_call.h"
+#include "server/service_state.h"
+
+namespace gpureduce::server {
+
+class ReduceUnaryReactor final : public grpc::ServerUnaryReactor {
+ public:
+  ReduceUnaryReactor(ServiceState& state, grpc::CallbackServerContext* context,
+                     const v1::ReduceRequest* request, v1::ReduceResponse* response);
+
+  // A cancelled call still finishes once the backend is done with the request's memory.
+  void OnCancel() override {}
+  void OnDone() override { delete this; }
+
+ private:
+  absl::Status Start(const v1::ReduceRequest& request);
+
+  ReduceCall call_;
+  v1::ReduceResponse* response_;
+};
+
+}  // namespace gpureduce::server

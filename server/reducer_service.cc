@@ -1,0 +1,72 @@
+#include "server/reducer_service.h"
+
+#include <string>
+
+#include "gpureduce/version.h"
+#include "server/reduce_stream_reactor.h"
+#include "server/reduce_unary_reactor.h"
+
+namespace gpureduce::server {
+namespace {
+
+void ToProto(const kernels::KernelInfo& kernel, v1::KernelInfo* out) {
+  out->set_name(kernel.name);
+  out->set_description(kernel.description);
+  out->set_lineage(kernel.lineage);
+  out->set_backend(std::string(kernels::BackendName(kernel.backend)));
+  for (kernels::Op op : kernel.ops) out->add_ops(static_cast<v1::Op>(op));
+  out->set_deterministic(kernel.deterministic);
+  out->set_default_block_size(kernel.default_block_size);
+  out->set_min_block_size(kernel.min_block_size);
+  out->set_max_block_size(kernel.max_block_size);
+}
+
+}  // namespace
+
+grpc::ServerUnaryReactor* ReducerService::Reduce(grpc::CallbackServerContext* context,
+                                                 const v1::ReduceRequest* request,
+                                                 v1::ReduceResponse* response) {
+  return new ReduceUnaryReactor(state_, context, request, response);
+}
+
+grpc::ServerReadReactor<v1::ReduceChunk>* ReducerService::ReduceStream(
+    grpc::CallbackServerContext* context, v1::ReduceResponse* response) {
+  return new ReduceStreamReactor(state_, context, response);
+}
+
+grpc::ServerUnaryReactor* ReducerService::ListKernels(grpc::CallbackServerContext* context,
+                                                      const v1::ListKernelsRequest*,
+                                                      v1::ListKernelsResponse* response) {
+  for (const kernels::KernelInfo* kernel : state_.backend.Kernels()) {
+    ToProto(*kernel, response->add_kernels());
+  }
+  response->set_default_kernel(state_.backend.default_kernel().name);
+  grpc::ServerUnaryReactor* reactor = context->DefaultReactor();
+  reactor->Finish(grpc::Status::OK);
+  return reactor;
+}
+
+grpc::ServerUnaryReactor* ReducerService::GetServerInfo(grpc::CallbackServerContext* context,
+                                                        const v1::GetServerInfoRequest*,
+                                                        v1::ServerInfo* response) {
+  response->set_version(std::string(kVersion) + "+" + kGitCommit);
+  response->set_backend(std::string(kernels::BackendName(state_.backend.kind())));
+  for (const DeviceDescription& device : state_.backend.devices()) {
+    v1::DeviceInfo* out = response->add_devices();
+    out->set_index(device.index);
+    out->set_name(device.name);
+    out->set_memory_bytes(device.memory_bytes);
+    out->set_multiprocessors(device.multiprocessors);
+    out->set_peak_bandwidth_gbps(device.peak_bandwidth_gbps);
+  }
+  response->set_max_request_bytes(state_.limits.max_request_bytes);
+  response->set_max_chunk_bytes(state_.limits.max_chunk_bytes);
+  response->set_max_concurrent_requests(state_.limits.max_concurrent_requests);
+  response->set_worker_threads(state_.backend.workers());
+  response->set_serving(state_.ready.load(std::memory_order_acquire));
+  grpc::ServerUnaryReactor* reactor = context->DefaultReactor();
+  reactor->Finish(grpc::Status::OK);
+  return reactor;
+}
+
+}  // namespace gpureduce::server

@@ -1,0 +1,63 @@
+#include "server/request_spec.h"
+
+#include <string>
+#include <vector>
+
+#include "absl/strings/str_cat.h"
+#include "absl/strings/str_join.h"
+
+namespace gpureduce::server {
+namespace {
+
+std::string OpChoices() {
+  std::vector<std::string> names;
+  for (kernels::Op op : kernels::kAllOps) names.push_back(v1::Op_Name(static_cast<v1::Op>(op)));
+  return absl::StrJoin(names, ", ");
+}
+
+std::string KernelChoices(const Backend& backend) {
+  std::vector<std::string> names = {std::string(kernels::kAutoKernel)};
+  for (const kernels::KernelInfo* kernel : backend.Kernels()) names.push_back(kernel->name);
+  return absl::StrJoin(names, ", ");
+}
+
+}  // namespace
+
+absl::StatusOr<RequestSpec> ResolveSpec(const v1::ReduceSpec& spec, const Backend& backend) {
+  const int op_value = static_cast<int>(spec.op());
+  if (op_value < static_cast<int>(kernels::Op::kSum) ||
+      op_value > static_cast<int>(kernels::Op::kArgMax)) {
+    return absl::InvalidArgumentError(absl::StrCat(
+        op_value == 0 ? "op is not set" : absl::StrCat("unknown op ", op_value),
+        "; use one of ", OpChoices()));
+  }
+  RequestSpec out;
+  out.op = static_cast<kernels::Op>(op_value);
+  out.block_size = spec.block_size();
+  out.expected_count = spec.expected_count();
+
+  if (spec.kernel().empty() || spec.kernel() == kernels::kAutoKernel) {
+    out.kernel = &backend.default_kernel();
+  } else {
+    out.kernel = kernels::FindKernel(spec.kernel());
+    if (out.kernel == nullptr) {
+      return absl::InvalidArgumentError(absl::StrCat("unknown kernel '", spec.kernel(),
+                                                     "'; this server runs: ",
+                                                     KernelChoices(backend)));
+    }
+    if (out.kernel->backend != backend.kind()) {
+      return absl::FailedPreconditionError(absl::StrCat(
+          "kernel '", spec.kernel(), "' needs the ", kernels::BackendName(out.kernel->backend),
+          " backend, but this server runs the ", kernels::BackendName(backend.kind()),
+          " backend; kernels available here: ", KernelChoices(backend)));
+    }
+  }
+  if (absl::Status status = kernels::ValidateOp(*out.kernel, out.op); !status.ok()) return status;
+  if (absl::Status status = kernels::ValidateBlockSize(*out.kernel, out.block_size);
+      !status.ok()) {
+    return status;
+  }
+  return out;
+}
+
+}  // namespace gpureduce::server

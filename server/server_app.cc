@@ -1,0 +1,119 @@
+#include "server/server_app.h"
+
+#include <signal.h>
+
+#include <fstream>
+#include <memory>
+#include <string>
+#include <thread>
+
+#include "absl/strings/str_cat.h"
+#include "absl/synchronization/notification.h"
+#include "gpureduce/version.h"
+#include "grpcpp/ext/proto_server_reflection_plugin.h"
+#include "grpcpp/grpcpp.h"
+#include "grpcpp/health_check_service_interface.h"
+#include "server/backend_factory.h"
+#include "server/reducer_service.h"
+#include "common/fmt_absl.h"
+#include "spdlog/spdlog.h"
+
+namespace gpureduce::server {
+namespace {
+
+constexpr char kServiceName[] = "gpureduce.v1.Reducer";
+
+// Messages up to twice the payload limits are received whole so the service can answer them
+// with a precise RESOURCE_EXHAUSTED; beyond that gRPC's own limit rejects them unread.
+int TransportLimit(const ServiceLimits& limits) {
+  const uint64_t largest = std::max(limits.max_request_bytes, limits.max_chunk_bytes);
+  const uint64_t limit = 2 * largest + (uint64_t{1} << 20);
+  return static_cast<int>(std::min<uint64_t>(limit, INT32_MAX));
+}
+
+void SetHealth(grpc::Server& server, bool serving) {
+  grpc::HealthCheckServiceInterface* health = server.GetHealthCheckService();
+  health->SetServingStatus(serving);
+  health->SetServingStatus(kServiceName, serving);
+}
+
+bool WritePortFile(const std::string& path, int port) {
+  std::ofstream out(path + ".tmp");
+  out << port << "\n";
+  out.close();
+  return out && std::rename((path + ".tmp").c_str(), path.c_str()) == 0;
+}
+
+}  // namespace
+
+int RunServer(const ServerConfig& config) {
+  sigset_t signals;
+  sigemptyset(&signals);
+  sigaddset(&signals, SIGINT);
+  sigaddset(&signals, SIGTERM);
+  pthread_sigmask(SIG_BLOCK, &signals, nullptr);
+
+  absl::StatusOr<std::unique_ptr<Backend>> backend =
+      CreateBackend(config.backend, config.worker_threads);
+  if (!backend.ok()) {
+    spdlog::critical("cannot start: {}", backend.status().message());
+    return 1;
+  }
+  ServiceState state(**backend, config.limits);
+  ReducerService service(state);
+
+  grpc::EnableDefaultHealthCheckService(true);
+  grpc::reflection::InitProtoReflectionServerBuilderPlugin();
+  grpc::ServerBuilder builder;
+  int port = 0;
+  builder.AddListeningPort(config.listen, grpc::InsecureServerCredentials(), &port);
+  builder.SetMaxReceiveMessageSize(TransportLimit(config.limits));
+  builder.RegisterService(&service);
+  std::unique_ptr<grpc::Server> server = builder.BuildAndStart();
+  if (server == nullptr || port == 0) {
+    spdlog::critical("cannot listen on {} (address in use, or not HOST:PORT?)", config.listen);
+    return 1;
+  }
+  SetHealth(*server, false);
+  if (!config.port_file.empty() && !WritePortFile(config.port_file, port)) {
+    spdlog::critical("cannot write the port file {}", config.port_file);
+    return 1;
+  }
+
+  const std::string host = config.listen.substr(0, config.listen.rfind(':'));
+  spdlog::info("gpureduce-server {}+{} listening on {}:{}", kVersion, kGitCommit, host, port);
+  spdlog::info("backend {} on {}; {} worker threads; default kernel {}",
+               kernels::BackendName(state.backend.kind()), state.backend.device_name(),
+               state.backend.workers(), state.backend.default_kernel().name);
+  spdlog::info("limits: unary {} bytes, stream chunk {} bytes, {} concurrent requests",
+               config.limits.max_request_bytes, config.limits.max_chunk_bytes,
+               config.limits.max_concurrent_requests);
+
+  // Readiness runs beside the signal wait so that a signal during --ready-delay is not delayed.
+  absl::Notification stopping;
+  std::thread readiness([&] {
+    if (stopping.WaitForNotificationWithTimeout(config.ready_delay)) return;
+    if (absl::Status check = state.backend.SelfCheck(); !check.ok()) {
+      spdlog::error("self-check failed, staying NOT_SERVING: {}", check.message());
+      return;
+    }
+    state.ready.store(true, std::memory_order_release);
+    SetHealth(*server, true);
+    spdlog::info("self-check passed: SERVING");
+  });
+
+  int signal_number = 0;
+  sigwait(&signals, &signal_number);
+  spdlog::info("{} received: no new requests; draining in-flight ones for up to {}",
+               strsignal(signal_number), absl::FormatDuration(config.grace_period));
+  stopping.Notify();
+  readiness.join();
+  state.ready.store(false, std::memory_order_release);
+  SetHealth(*server, false);
+  server->Shutdown(std::chrono::system_clock::now() +
+                   absl::ToChronoNanoseconds(config.grace_period));
+  spdlog::info("stopped");
+  return 0;
+}
+
+}  // namespace gpureduce::server

@@ -1,0 +1,22 @@
+#pragma once
+
+#include <cstdint>
+#include <string>
+
+#include "absl/time/time.h"
+#include "server/service_state.h"
+
+namespace gpureduce::server {
+
+struct ServerConfig {
+  std::string listen = "127.0.0.1:50051";
+  std::string backend = "auto";
+  uint32_t worker_threads = 0;  // 0: one per hardware thread
+  ServiceLimits limits;
+  std::string log_level = "info";
+  absl::Duration grace_period = absl::Seconds(10);
+  std::string port_file;           // where to write the bound port (useful with --listen=...:0)
+  absl::Duration ready_delay = absl::ZeroDuration();  // hold NOT_SERVING this long after start
+};
+
+}  // namespace gpureduce::server

@@ -1,0 +1,159 @@
+// Every op at awkward sizes through the real server, unary and streamed, against the float64
+// reference on fresh random mixed-sign data.
+
+#include <cmath>
+#include <limits>
+#include <memory>
+#include <vector>
+
+#include "gtest/gtest.h"
+#include "kernels/op.h"
+#include "tests/integration/server_process.h"
+#include "tests/support/random_data.h"
+#include "tests/support/reference.h"
+
+namespace gpureduce::testing {
+namespace {
+
+using kernels::Op;
+
+constexpr double kTolerance = 1e-9;  // the default kernels accumulate in float64
+constexpr size_t kStreamChunk = 1 << 18;
+
+v1::ReduceSpec SpecFor(Op op) {
+  v1::ReduceSpec spec;
+  spec.set_op(static_cast<v1::Op>(op));
+  return spec;
+}
+
+std::vector<float> DataFor(Op op, size_t n, uint64_t seed) {
+  return op == Op::kProd ? NearOneData(n, seed) : MixedSignData(n, seed);
+}
+
+absl::StatusOr<v1::ReduceResponse> Stream(client::ReducerClient& reducer, const v1::ReduceSpec& spec,
+                                          const std::vector<float>& data, size_t chunk) {
+  size_t sent = 0;
+  client::StreamOptions options;
+  options.chunk_elements = chunk;
+  return reducer.ReduceStream(
+      spec,
+      [&](absl::Span<float> out) -> absl::StatusOr<size_t> {
+        const size_t n = std::min(out.size(), data.size() - sent);
+        std::copy(data.begin() + sent, data.begin() + sent + n, out.begin());
+        sent += n;
+        return n;
+      },
+      options);
+}
+
+class ReduceOpsTest : public ::testing::TestWithParam<Op> {
+ protected:
+  static void SetUpTestSuite() {
+    auto server = ServerProcess::Start({});
+    ASSERT_TRUE(server.ok()) << server.status();
+    server_ = server->release();
+  }
+  static void TearDownTestSuite() {
+    delete server_;
+    server_ = nullptr;
+  }
+
+  void ExpectCorrect(const std::vector<float>& data, const absl::StatusOr<v1::ReduceResponse>& got,
+                     const char* how) {
+    const Op op = GetParam();
+    if (data.empty() && !kernels::OpHasIdentity(op)) {
+      EXPECT_EQ(got.status().code(), absl::StatusCode::kInvalidArgument) << how;
+      return;
+    }
+    ASSERT_TRUE(got.ok()) << how << ": " << got.status();
+    EXPECT_EQ(got->count(), data.size()) << how;
+    EXPECT_EQ(got->kernel(), "cpu") << how;
+    EXPECT_EQ(got->backend(), "cpu") << how;
+    EXPECT_EQ(got->timing().bytes(), data.size() * sizeof(float)) << how;
+    EXPECT_EQ(CheckAgainstReference(op, ComputeReference(op, data), got->value(), got->index(),
+                                    kTolerance),
+              "")
+        << how;
+  }
+
+  static ServerProcess* server_;
+};
+
+ServerProcess* ReduceOpsTest::server_ = nullptr;
+
+TEST_P(ReduceOpsTest, UnaryAndStreamMatchTheReferenceAtEverySize) {
+  const Op op = GetParam();
+  auto reducer = server_->Connect();
+  for (size_t n : {size_t{0}, size_t{1}, size_t{2}, size_t{31}, size_t{4097}, size_t{1000003},
+                   size_t{1} << 24}) {
+    const uint64_t seed = FreshSeed();
+    SCOPED_TRACE(SeedTrace(seed) + " n=" + std::to_string(n));
+    const std::vector<float> data = DataFor(op, n, seed);
+    const auto unary = reducer->Reduce(SpecFor(op), data);
+    ExpectCorrect(data, unary, "unary");
+    const auto streamed = Stream(*reducer, SpecFor(op), data, kStreamChunk);
+    ExpectCorrect(data, streamed, "stream");
+    if (unary.ok() && streamed.ok()) {
+      EXPECT_EQ(unary->index(), streamed->index());
+      if (!std::isnan(unary->value())) {
+        EXPECT_NEAR(unary->value(), streamed->value(),
+                    kTolerance * std::fabs(double(ComputeReference(op, data).scale)));
+      }
+      if (n > 0) {
+        EXPECT_GT(streamed->timing().chunks(), (n - 1) / kStreamChunk);
+      }
+    }
+  }
+}
+
+TEST_P(ReduceOpsTest, OddChunkSizesAndTheValuesField) {
+  const Op op = GetParam();
+  auto reducer = server_->Connect();
+  const uint64_t seed = FreshSeed();
+  SCOPED_TRACE(SeedTrace(seed));
+  const std::vector<float> data = DataFor(op, 100003, seed);
+  for (size_t chunk : {size_t{1} << 14, size_t{4099}, size_t{77777}}) {
+    ExpectCorrect(data, Stream(*reducer, SpecFor(op), data, chunk), "odd chunks");
+  }
+  client::CallOptions values;
+  values.use_values_field = true;
+  ExpectCorrect(data, reducer->Reduce(SpecFor(op), data, values), "repeated float values");
+  const std::vector<float> tiny = DataFor(op, 257, seed);
+  ExpectCorrect(tiny, Stream(*reducer, SpecFor(op), tiny, 1), "one float per chunk");
+}
+
+TEST_P(ReduceOpsTest, NaNInfinityAndTies) {
+  const Op op = GetParam();
+  auto reducer = server_->Connect();
+  const uint64_t seed = FreshSeed();
+  SCOPED_TRACE(SeedTrace(seed));
+  std::vector<float> data = DataFor(op, 500009, seed);
+  for (float& x : data) x = std::fmod(x, 100.0f);
+  const bool is_min = op == Op::kMin || op == Op::kArgMin;
+  data[300001] = data[400003] = is_min ? -500.0f : 500.0f;  // a tie, in two stream chunks
+  ExpectCorrect(data, reducer->Reduce(SpecFor(op), data), "tie unary");
+  ExpectCorrect(data, Stream(*reducer, SpecFor(op), data, 65537), "tie stream");
+
+  data[123457] = std::numeric_limits<float>::infinity();
+  ExpectCorrect(data, reducer->Reduce(SpecFor(op), data), "+inf");
+  data[7] = -std::numeric_limits<float>::infinity();
+  ExpectCorrect(data, Stream(*reducer, SpecFor(op), data, 65537), "+inf and -inf");
+
+  data[450000] = std::numeric_limits<float>::quiet_NaN();
+  data[200000] = std::numeric_limits<float>::quiet_NaN();
+  for (bool stream : {false, true}) {
+    const auto got = stream ? Stream(*reducer, SpecFor(op), data, 65537)
+                            : reducer->Reduce(SpecFor(op), data);
+    ASSERT_TRUE(got.ok()) << got.status();
+    EXPECT_TRUE(std::isnan(got->value())) << "stream=" << stream;
+    EXPECT_EQ(got->index(), kernels::OpReturnsIndex(op) ? 200000 : -1) << "stream=" << stream;
+  }
+}
+
+INSTANTIATE_TEST_SUITE_P(AllOps, ReduceOpsTest, ::testing::ValuesIn(kernels::kAllOps),
+                         [](const ::testing::TestParamInfo<Op>& info) {
+                           return std::string(kernels::OpName(info.param));
+                         });
+
+}  // namespace
+}  // namespace gpureduce::testing

@@ -1,0 +1,131 @@
+#include "tests/integration/server_process.h"
+
+#include <fcntl.h>
+#include <signal.h>
+#include <sys/wait.h>
+#include <unistd.h>
+
+#include <cerrno>
+#include <cstdlib>
+#include <cstring>
+#include <fstream>
+#include <sstream>
+#include <thread>
+
+#include "absl/strings/str_cat.h"
+#include "absl/time/clock.h"
+#include "absl/time/time.h"
+
+namespace gpureduce::testing {
+namespace {
+
+constexpr absl::Duration kStartTimeout = absl::Seconds(30);
+
+std::string ReadFile(const std::string& path) {
+  std::ifstream in(path);
+  std::stringstream text;
+  text << in.rdbuf();
+  return text.str();
+}
+
+}  // namespace
+
+std::string ServerBinary() { return GPUREDUCE_SERVER_BINARY; }
+std::string CliBinary() { return GPUREDUCE_CLI_BINARY; }
+
+absl::StatusOr<std::unique_ptr<ServerProcess>> ServerProcess::Start(std::vector<std::string> flags,
+                                                                    bool wait_until_serving) {
+  std::unique_ptr<ServerProcess> server(new ServerProcess());
+  char dir_template[] = "/tmp/gpureduce-test-XXXXXX";
+  if (mkdtemp(dir_template) == nullptr) return absl::InternalError("mkdtemp failed");
+  server->dir_ = dir_template;
+  const std::string port_file = server->dir_ + "/port";
+  const std::string log_file = server->dir_ + "/server.log";
+
+  std::vector<std::string> args = {ServerBinary(), "--listen=127.0.0.1:0",
+                                   "--port-file=" + port_file, "--log-level=debug"};
+  args.insert(args.end(), flags.begin(), flags.end());
+  std::vector<char*> argv;
+  for (std::string& arg : args) argv.push_back(arg.data());
+  argv.push_back(nullptr);
+
+  server->pid_ = fork();
+  if (server->pid_ < 0) return absl::InternalError(absl::StrCat("fork: ", std::strerror(errno)));
+  if (server->pid_ == 0) {
+    // Only async-signal-safe calls between fork and exec: the parent has threads.
+    const int log = open(log_file.c_str(), O_WRONLY | O_CREAT | O_TRUNC, 0644);
+    if (log >= 0) {
+      dup2(log, STDOUT_FILENO);
+      dup2(log, STDERR_FILENO);
+    }
+    execv(argv[0], argv.data());
+    _exit(127);
+  }
+
+  const absl::Time give_up = absl::Now() + kStartTimeout;
+  while (ReadFile(port_file).empty()) {
+    int status = 0;
+    if (waitpid(server->pid_, &status, WNOHANG) == server->pid_) {
+      server->pid_ = -1;
+      return absl::InternalError(absl::StrCat("the server exited at start (status ", status,
+                                              "): ", ReadFile(log_file)));
+    }
+    if (absl::Now() > give_up) return absl::DeadlineExceededError("no port file from the server");
+    absl::SleepFor(absl::Milliseconds(20));
+  }
+  server->target_ = absl::StrCat("127.0.0.1:", std::atoi(ReadFile(port_file).c_str()));
+  if (wait_until_serving) {
+    std::unique_ptr<client::ReducerClient> reducer = server->Connect();
+    while (true) {
+      absl::StatusOr<bool> serving = reducer->IsServing();
+      if (serving.ok() && *serving) break;
+      if (absl::Now() > give_up) return absl::DeadlineExceededError("server never SERVING");
+      absl::SleepFor(absl::Milliseconds(20));
+    }
+  }
+  return server;
+}
+
+ServerProcess::~ServerProcess() {
+  Stop();
+  if (!dir_.empty()) {
+    std::remove((dir_ + "/port").c_str());
+    std::remove((dir_ + "/server.log").c_str());
+    rmdir(dir_.c_str());
+  }
+}
+
+std::unique_ptr<client::ReducerClient> ServerProcess::Connect() const {
+  return client::ReducerClient::Connect(target_);
+}
+
+int ServerProcess::Stop() {
+  if (pid_ <= 0) return -1000;
+  kill(pid_, SIGTERM);
+  const absl::Time give_up = absl::Now() + absl::Seconds(30);
+  int status = 0;
+  while (waitpid(pid_, &status, WNOHANG) == 0) {
+    if (absl::Now() > give_up) {
+      kill(pid_, SIGKILL);
+      waitpid(pid_, &status, 0);
+      pid_ = -1;
+      return -1000;
+    }
+    absl::SleepFor(absl::Milliseconds(10));
+  }
+  pid_ = -1;
+  return WIFEXITED(status) ? WEXITSTATUS(status) : -WTERMSIG(status);
+}
+
+absl::StatusOr<uint64_t> ServerProcess::PeakResidentBytes() const {
+  std::ifstream status(absl::StrCat("/proc/", pid_, "/status"));
+  std::string line;
+  while (std::getline(status, line)) {
+    if (line.rfind("VmHWM:", 0) == 0) return std::strtoull(line.c_str() + 6, nullptr, 10) * 1024;
+  }
+  return absl::NotFoundError("no VmHWM in /proc/<pid>/status");
+}
+
+std::string ServerProcess::Log() const { return ReadFile(dir_ + "/server.log"); }
+
+}  // namespace gpureduce::testing
