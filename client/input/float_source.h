@@ -1,0 +1,33 @@
+#pragma once
+
+// The CLI's view of an input: a stream of float32 values delivered in caller-sized chunks, so
+// inputs of any size are reduced in fixed memory.
+
+#include <cstddef>
+#include <cstdint>
+#include <optional>
+#include <string>
+
+#include "absl/status/statusor.h"
+#include "absl/types/span.h"
+
+namespace gpureduce::client {
+
+class FloatSource {
+ public:
+  virtual ~FloatSource() = default;
+
+  // Fills up to out.size() floats and returns how many it wrote. Returns fewer than out.size()
+  // only when the input ends, and 0 only at the end of the input (or for an empty `out`).
+  // Malformed input (a truncated file, an invalid text token) is an error, never a short count.
+  virtual absl::StatusOr<size_t> Read(absl::Span<float> out) = 0;
+
+  // The number of values the source will deliver, when known before reading (file size, npy
+  // shape, random count); std::nullopt for text and for streams of unknown length.
+  virtual std::optional<uint64_t> total_count() const = 0;
+
+  // One line for logs and errors, e.g. "data.npy (npy v1.0 <f4, shape (1000003,), 1000003 floats)".
+  virtual std::string Describe() const = 0;
+};
+
+}  // namespace gpureduce::client

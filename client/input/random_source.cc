@@ -1,0 +1,66 @@
+#include "client/input/random_source.h"
+
+#include <algorithm>
+
+#include "absl/strings/str_cat.h"
+
+namespace gpureduce::client {
+namespace {
+
+// SplitMix64 (Steele, Lea, Flood 2014): a Weyl sequence through a 64-bit finalizer.
+constexpr uint64_t kGamma = 0x9E3779B97F4A7C15ull;
+
+inline uint64_t Mix(uint64_t z) {
+  z = (z ^ (z >> 30)) * 0xBF58476D1CE4E5B9ull;
+  z = (z ^ (z >> 27)) * 0x94D049BB133111EBull;
+  return z ^ (z >> 31);
+}
+
+inline uint64_t Word(uint64_t key, uint64_t word_index) {
+  return Mix(key + (word_index + 1) * kGamma);
+}
+
+// The top 24 bits of a 32-bit half, centred: exact in float, uniform over [-1, 1).
+inline float ToFloat(uint32_t bits) {
+  return static_cast<float>(static_cast<int32_t>(bits >> 8) - (int32_t{1} << 23)) * 0x1p-23f;
+}
+
+}  // namespace
+
+RandomSource::RandomSource(uint64_t count, uint64_t seed)
+    : count_(count), seed_(seed), key_(Mix(seed)) {}
+
+float RandomSource::ValueAt(uint64_t seed, uint64_t index) {
+  const uint64_t word = Word(Mix(seed), index / 2);
+  return ToFloat(static_cast<uint32_t>(index % 2 == 0 ? word : word >> 32));
+}
+
+absl::StatusOr<size_t> RandomSource::Read(absl::Span<float> out) {
+  const size_t n = static_cast<size_t>(std::min<uint64_t>(out.size(), count_ - position_));
+  float* dst = out.data();
+  size_t i = 0;
+  uint64_t index = position_;
+  if (n > 0 && index % 2 == 1) {
+    // Finish the word the previous Read() started.
+    dst[i++] = ToFloat(static_cast<uint32_t>(Word(key_, index / 2) >> 32));
+    ++index;
+  }
+  const uint64_t first_word = index / 2;
+  const size_t pairs = (n - i) / 2;
+  float* pair_dst = dst + i;
+  for (size_t p = 0; p < pairs; ++p) {
+    const uint64_t word = Word(key_, first_word + p);
+    pair_dst[2 * p] = ToFloat(static_cast<uint32_t>(word));
+    pair_dst[2 * p + 1] = ToFloat(static_cast<uint32_t>(word >> 32));
+  }
+  i += 2 * pairs;
+  if (i < n) dst[i] = ToFloat(static_cast<uint32_t>(Word(key_, first_word + pairs)));
+  position_ += n;
+  return n;
+}
+
+std::string RandomSource::Describe() const {
+  return absl::StrCat("random (", count_, " floats uniform in [-1, 1), seed ", seed_, ")");
+}
+
+}  // namespace gpureduce::client

@@ -1,0 +1,37 @@
+#pragma once
+
+// Streams a headerless file or pipe of little-endian float32 values (what numpy's
+// arr.astype('<f4').tofile() writes) in caller-sized chunks.
+
+#include <cstddef>
+#include <cstdint>
+#include <memory>
+#include <optional>
+#include <string>
+
+#include "absl/status/statusor.h"
+#include "absl/types/span.h"
+#include "client/input/byte_reader.h"
+#include "client/input/float_source.h"
+
+namespace gpureduce::client {
+
+class RawSource final : public FloatSource {
+ public:
+  // Rejects an input of known size that is not a multiple of 4 bytes. For streams the same
+  // check happens at the end: a trailing partial value is an error, never silently dropped.
+  static absl::StatusOr<std::unique_ptr<RawSource>> Open(std::unique_ptr<ByteReader> reader);
+
+  absl::StatusOr<size_t> Read(absl::Span<float> out) override;
+  // Known for regular files (including a file redirected to stdin); std::nullopt for pipes.
+  std::optional<uint64_t> total_count() const override;
+  std::string Describe() const override;
+
+ private:
+  explicit RawSource(std::unique_ptr<ByteReader> reader);
+
+  std::unique_ptr<ByteReader> reader_;
+  uint64_t delivered_ = 0;
+};
+
+}  // namespace gpureduce::client
