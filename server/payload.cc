@@ -11,7 +11,7 @@ static_assert(std::endian::native == std::endian::little,
               "the wire format is little-endian float32; a big-endian host must byte-swap");
 
 absl::StatusOr<std::span<const float>> ExtractPayload(
-    const std::string& data, const google::protobuf::RepeatedField<float>& values,
+    absl::string_view data, const google::protobuf::RepeatedField<float>& values,
     uint64_t max_bytes, const char* too_big, std::vector<float>* scratch) {
   if (!data.empty() && !values.empty()) {
     return absl::InvalidArgumentError(absl::StrCat(

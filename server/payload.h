@@ -8,6 +8,7 @@
 #include <vector>
 
 #include "absl/status/statusor.h"
+#include "absl/strings/string_view.h"
 #include "google/protobuf/repeated_field.h"
 
 namespace gpureduce::server {
@@ -17,7 +18,7 @@ namespace gpureduce::server {
 // appended to the message. The span points into the message, or into `scratch` when the bytes
 // are not 4-byte aligned.
 absl::StatusOr<std::span<const float>> ExtractPayload(
-    const std::string& data, const google::protobuf::RepeatedField<float>& values,
+    absl::string_view data, const google::protobuf::RepeatedField<float>& values,
     uint64_t max_bytes, const char* too_big, std::vector<float>* scratch);
 
 template <typename MessageT>

@@ -1,0 +1,140 @@
+// The gpureduce CLI as a user runs it: inputs, output formats and exit codes.
+
+#include <sys/wait.h>
+
+#include <cstdio>
+#include <cstdlib>
+#include <fstream>
+#include <sstream>
+#include <string>
+#include <vector>
+
+#include "absl/strings/str_cat.h"
+#include "gmock/gmock.h"
+#include "gtest/gtest.h"
+#include "tests/integration/server_process.h"
+#include "tests/support/random_data.h"
+#include "tests/support/reference.h"
+
+namespace gpureduce::testing {
+namespace {
+
+using ::testing::HasSubstr;
+
+struct CliRun {
+  int exit_code;
+  std::string out;
+  std::string err;
+};
+
+std::string Slurp(const std::string& path) {
+  std::ifstream in(path);
+  std::stringstream text;
+  text << in.rdbuf();
+  return text.str();
+}
+
+class CliTest : public ::testing::Test {
+ protected:
+  static void SetUpTestSuite() {
+    auto server = ServerProcess::Start({});
+    ASSERT_TRUE(server.ok()) << server.status();
+    server_ = server->release();
+  }
+  static void TearDownTestSuite() {
+    delete server_;
+    server_ = nullptr;
+  }
+
+  // Runs `gpureduce <args> --target <server>` through the shell (so `args` may redirect stdin).
+  CliRun Cli(const std::string& args, bool with_target = true) {
+    const std::string dir = ::testing::TempDir();
+    const std::string out = dir + "/cli.out", err = dir + "/cli.err";
+    const std::string command =
+        absl::StrCat(CliBinary(), " ", args, with_target ? " --target=" + server_->target() : "",
+                     " >", out, " 2>", err);
+    const int status = std::system(command.c_str());
+    return CliRun{WIFEXITED(status) ? WEXITSTATUS(status) : -1, Slurp(out), Slurp(err)};
+  }
+
+  static ServerProcess* server_;
+};
+
+ServerProcess* CliTest::server_ = nullptr;
+
+std::string WriteNpy(const std::vector<float>& data) {
+  const std::string path = ::testing::TempDir() + "/cli_input.npy";
+  std::string header = absl::StrCat("{'descr': '<f4', 'fortran_order': False, 'shape': (",
+                                    data.size(), ",), }");
+  header.append(64 - (10 + header.size() + 1) % 64, ' ');
+  header += '\n';
+  std::ofstream out(path, std::ios::binary);
+  out.write("\x93NUMPY\x01\x00", 8);
+  const uint16_t length = static_cast<uint16_t>(header.size());
+  out.write(reinterpret_cast<const char*>(&length), 2);
+  out << header;
+  out.write(reinterpret_cast<const char*>(data.data()), data.size() * sizeof(float));
+  return path;
+}
+
+TEST_F(CliTest, ReducesAnNpyFileStreamedAndMatchesTheReference) {
+  const uint64_t seed = FreshSeed();
+  SCOPED_TRACE(SeedTrace(seed));
+  const std::vector<float> data = MixedSignData(1000003, seed);
+  const CliRun run = Cli("reduce --op argmin --chunk-size=256KiB --json " + WriteNpy(data));
+  ASSERT_EQ(run.exit_code, 0) << run.err;
+  const Reference ref = ComputeReference(kernels::Op::kArgMin, data);
+  EXPECT_THAT(run.out, HasSubstr(absl::StrCat("\"index\":", ref.index)));
+  EXPECT_THAT(run.out, HasSubstr("\"count\":1000003"));
+  EXPECT_THAT(run.out, HasSubstr("\"streamed\":true"));
+}
+
+TEST_F(CliTest, RandomInputWithVerifyReportsAgreement) {
+  const CliRun run = Cli("reduce --random 3000017 --seed 11 --op sum --verify");
+  ASSERT_EQ(run.exit_code, 0) << run.err;
+  EXPECT_THAT(run.out, HasSubstr("(3000017 floats"));
+  EXPECT_THAT(run.out, HasSubstr(": OK"));
+  EXPECT_THAT(run.out, HasSubstr("kernel cpu, backend cpu"));
+}
+
+TEST_F(CliTest, TextOnStdinGoesInOneMessage) {
+  const std::string path = ::testing::TempDir() + "/cli_input.txt";
+  std::ofstream(path) << "1.5, -2.5\n4e0  # comment\n";
+  const CliRun run = Cli("reduce --op mean --json - < " + path);
+  ASSERT_EQ(run.exit_code, 0) << run.err;
+  EXPECT_THAT(run.out, HasSubstr("\"value\":1,"));
+  EXPECT_THAT(run.out, HasSubstr("\"streamed\":false"));
+}
+
+TEST_F(CliTest, ServerRefusalExitsOneWithTheGrpcCode) {
+  const CliRun run = Cli("reduce --random 10 --kernel cub");
+  EXPECT_EQ(run.exit_code, 1);
+  EXPECT_THAT(run.err, HasSubstr("FAILED_PRECONDITION"));
+}
+
+TEST_F(CliTest, UsageErrorsExitTwo) {
+  EXPECT_EQ(Cli("reduce --random 10 --op median").exit_code, 2);
+  EXPECT_EQ(Cli("reduce /no/such/file.npy").exit_code, 2);
+  EXPECT_EQ(Cli("reduce").exit_code, 2);
+  EXPECT_EQ(Cli("frobnicate", false).exit_code, 2);
+  const CliRun help = Cli("reduce --help", false);
+  EXPECT_EQ(help.exit_code, 0);
+  EXPECT_THAT(help.out, HasSubstr("--chunk-size"));
+}
+
+TEST_F(CliTest, KernelsInfoAndHealth) {
+  const CliRun kernels = Cli("kernels");
+  ASSERT_EQ(kernels.exit_code, 0) << kernels.err;
+  EXPECT_THAT(kernels.out, HasSubstr("cpu"));
+  const CliRun info = Cli("info --json");
+  ASSERT_EQ(info.exit_code, 0) << info.err;
+  EXPECT_THAT(info.out, HasSubstr("\"backend\":\"cpu\""));
+  const CliRun health = Cli("health");
+  EXPECT_EQ(health.exit_code, 0) << health.err;
+  EXPECT_THAT(health.out, HasSubstr("SERVING"));
+  const CliRun unreachable = Cli("health --target=127.0.0.1:1 --timeout=1s", false);
+  EXPECT_EQ(unreachable.exit_code, 1);
+}
+
+}  // namespace
+}  // namespace gpureduce::testing

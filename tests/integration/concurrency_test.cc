@@ -1,0 +1,74 @@
+// 16 clients at once, each on its own channel, mixing ops, sizes, unary and streams: every
+// answer must be right, and the server must keep its concurrency bookkeeping straight.
+
+#include <random>
+#include <thread>
+#include <vector>
+
+#include "gtest/gtest.h"
+#include "kernels/op.h"
+#include "tests/integration/server_process.h"
+#include "tests/support/random_data.h"
+#include "tests/support/reference.h"
+
+namespace gpureduce::testing {
+namespace {
+
+constexpr int kClients = 16;
+constexpr int kRequestsPerClient = 6;
+
+TEST(ConcurrencyTest, SixteenConcurrentClientsAllGetRightAnswers) {
+  auto server = ServerProcess::Start({});
+  ASSERT_TRUE(server.ok()) << server.status();
+  const uint64_t seed = FreshSeed();
+  SCOPED_TRACE(SeedTrace(seed));
+
+  std::vector<std::string> failures(kClients);
+  std::vector<std::thread> clients;
+  for (int c = 0; c < kClients; ++c) {
+    clients.emplace_back([&, c] {
+      auto reducer = (*server)->Connect();
+      std::mt19937_64 rng(seed + c);
+      for (int r = 0; r < kRequestsPerClient && failures[c].empty(); ++r) {
+        const kernels::Op op = kernels::kAllOps[rng() % std::size(kernels::kAllOps)];
+        const size_t n = 1 + rng() % 700001;
+        const std::vector<float> data =
+            op == kernels::Op::kProd ? NearOneData(n, rng()) : MixedSignData(n, rng());
+        v1::ReduceSpec spec;
+        spec.set_op(static_cast<v1::Op>(op));
+        absl::StatusOr<v1::ReduceResponse> got;
+        if (r % 2 == 0) {
+          got = reducer->Reduce(spec, data);
+        } else {
+          size_t sent = 0;
+          client::StreamOptions options;
+          options.chunk_elements = 1 + rng() % 100000;
+          got = reducer->ReduceStream(
+              spec,
+              [&](absl::Span<float> out) -> absl::StatusOr<size_t> {
+                const size_t k = std::min(out.size(), data.size() - sent);
+                std::copy_n(data.begin() + sent, k, out.begin());
+                sent += k;
+                return k;
+              },
+              options);
+        }
+        if (!got.ok()) {
+          failures[c] = "client " + std::to_string(c) + ": " + got.status().ToString();
+        } else {
+          const std::string why = CheckAgainstReference(op, ComputeReference(op, data),
+                                                        got->value(), got->index(), 1e-9);
+          if (!why.empty()) {
+            failures[c] = "client " + std::to_string(c) + " op " +
+                          std::string(kernels::OpName(op)) + " n=" + std::to_string(n) + ": " + why;
+          }
+        }
+      }
+    });
+  }
+  for (std::thread& client : clients) client.join();
+  for (const std::string& failure : failures) EXPECT_EQ(failure, "");
+}
+
+}  // namespace
+}  // namespace gpureduce::testing

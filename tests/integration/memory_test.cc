@@ -1,0 +1,66 @@
+// A 4 GiB stream runs in fixed server memory: the peak resident set (VmHWM) stays under 256 MiB.
+
+#include <cstdio>
+#include <vector>
+
+#include "common/malloc_tuning.h"
+#include "gtest/gtest.h"
+#include "tests/integration/server_process.h"
+#include "tests/support/random_data.h"
+
+namespace gpureduce::testing {
+namespace {
+
+constexpr uint64_t kStreamBytes = uint64_t{4} << 30;
+constexpr uint64_t kPeakLimit = uint64_t{256} << 20;
+
+TEST(MemoryTest, FourGiBStreamKeepsServerPeakResidentMemoryUnder256MiB) {
+#if defined(GPUREDUCE_SANITIZED)
+  GTEST_SKIP() << "AddressSanitizer's shadow memory and quarantine make VmHWM meaningless; "
+                  "the Release suite measures this";
+#endif
+  TuneMallocForLargeMessages();  // as the CLI does: this process is the streaming client
+  auto server = ServerProcess::Start({});
+  ASSERT_TRUE(server.ok()) << server.status();
+  auto reducer = (*server)->Connect();
+  const absl::StatusOr<uint64_t> peak_before = (*server)->PeakResidentBytes();
+  ASSERT_TRUE(peak_before.ok());
+
+  // Values k/1024 with |k| <= 1000 sum exactly in float64, so the answer is known exactly.
+  uint64_t state = FreshSeed() | 1;
+  SCOPED_TRACE(SeedTrace(state));
+  double expected = 0;
+  uint64_t remaining = kStreamBytes / sizeof(float);
+  v1::ReduceSpec spec;
+  spec.set_op(v1::SUM);
+  spec.set_expected_count(remaining);
+  client::StreamOptions options;
+  options.chunk_elements = 1 << 20;  // 4 MiB messages
+  auto got = reducer->ReduceStream(
+      spec,
+      [&](absl::Span<float> out) -> absl::StatusOr<size_t> {
+        const size_t n = std::min<uint64_t>(out.size(), remaining);
+        for (size_t i = 0; i < n; ++i) {
+          state ^= state << 13;
+          state ^= state >> 7;
+          state ^= state << 17;
+          out[i] = static_cast<float>(static_cast<int>(state % 2001) - 1000) / 1024.0f;
+          expected += out[i];
+        }
+        remaining -= n;
+        return n;
+      },
+      options);
+  ASSERT_TRUE(got.ok()) << got.status();
+  EXPECT_EQ(got->count(), kStreamBytes / sizeof(float));
+  EXPECT_EQ(got->value(), expected);
+
+  const absl::StatusOr<uint64_t> peak = (*server)->PeakResidentBytes();
+  ASSERT_TRUE(peak.ok());
+  std::printf("server VmHWM: %.1f MiB before the stream, %.1f MiB after 4 GiB (%.2f s server)\n",
+              *peak_before / 1048576.0, *peak / 1048576.0, got->timing().server_us() / 1e6);
+  EXPECT_LT(*peak, kPeakLimit);
+}
+
+}  // namespace
+}  // namespace gpureduce::testing
