@@ -6,6 +6,7 @@
 
 #include "absl/strings/str_cat.h"
 #include "absl/strings/str_join.h"
+#include "kernels/op_name.h"
 
 namespace gpureduce::kernels {
 namespace {

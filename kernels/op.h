@@ -1,9 +1,7 @@
 #pragma once
 
-// The reduction operations and the facts about them every backend shares.
-
-#include <optional>
-#include "absl/strings/string_view.h"
+// The reduction operations and the facts about them every backend shares. Plain C++ with no
+// dependencies, so CUDA sources include it too (names live in op_name.h).
 
 namespace gpureduce::kernels {
 
@@ -22,16 +20,10 @@ enum class Op : int {
 inline constexpr Op kAllOps[] = {Op::kSum,  Op::kProd,       Op::kMin,    Op::kMax,
                                  Op::kMean, Op::kSumSquares, Op::kArgMin, Op::kArgMax};
 
-// Lower-case name as the CLI spells it: "sum", "prod", ..., "sum_squares", "argmin".
-absl::string_view OpName(Op op);
-
-// Parses OpName's spelling, case-insensitively; also accepts the proto's upper-case names.
-std::optional<Op> ParseOp(absl::string_view name);
-
 // SUM (0) and PROD (1) are defined on empty input; every other op rejects it.
-bool OpHasIdentity(Op op);
+constexpr bool OpHasIdentity(Op op) { return op == Op::kSum || op == Op::kProd; }
 
 // ARGMIN and ARGMAX report an index; the others report -1.
-bool OpReturnsIndex(Op op);
+constexpr bool OpReturnsIndex(Op op) { return op == Op::kArgMin || op == Op::kArgMax; }
 
 }  // namespace gpureduce::kernels

@@ -43,19 +43,28 @@ struct DeviceDescription {
 };
 
 using ConsumeDone = absl::AnyInvocable<void(absl::Status) &&>;
+using FinishDone = absl::AnyInvocable<void(absl::StatusOr<kernels::Partial>) &&>;
 
 // One request's running reduction. Chunks arrive in order; at most one Consume is in flight.
 class ReduceSession {
  public:
   virtual ~ReduceSession() = default;
 
-  // Reduces `data`, the elements following everything consumed so far. `data` stays valid until
-  // `done` runs; `done` runs on a backend thread and must not block.
+  // Takes `data`, the elements following everything consumed so far. `done` runs, on a backend
+  // thread and without blocking, once `data` may be released: after the CPU has reduced it, or
+  // after the GPU backend has copied it into pinned staging memory (the reduction goes on).
   virtual void Consume(std::span<const float> data, ConsumeDone done) = 0;
 
-  // The combined partial of everything consumed; call only when no Consume is in flight.
-  virtual kernels::Partial partial() const = 0;
+  // Waits (asynchronously) for all work of the request, then hands over the combined partial.
+  // Call after the last Consume's `done`, also when the request failed: the backend may not
+  // release the session's resources before its work is over.
+  virtual void Finish(FinishDone done) = 0;
+
+  // Where the time went; valid once Finish's `done` ran.
   virtual BackendTiming timing() const = 0;
+
+  // The call was cancelled: a Consume waiting for resources ends with CANCELLED. Thread-safe.
+  virtual void Cancel() {}
 };
 
 class Backend {

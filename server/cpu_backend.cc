@@ -59,9 +59,13 @@ class CpuSession final : public ReduceSession {
         });
   }
 
-  kernels::Partial partial() const override {
-    std::lock_guard<std::mutex> lock(mu_);
-    return partial_;
+  void Finish(FinishDone done) override {
+    kernels::Partial partial;
+    {
+      std::lock_guard<std::mutex> lock(mu_);
+      partial = partial_;
+    }
+    std::move(done)(partial);  // the last Consume's `done` ran: nothing is in flight
   }
 
   BackendTiming timing() const override {

@@ -3,6 +3,8 @@
 #include <utility>
 
 #include "absl/strings/str_cat.h"
+#include "kernels/finalize.h"
+#include "kernels/op_name.h"
 #include "server/grpc_status.h"
 #include "server/request_spec.h"
 #include "common/fmt_absl.h"
@@ -39,6 +41,7 @@ absl::Status ReduceCall::Open(const v1::ReduceSpec& spec) {
   absl::StatusOr<std::unique_ptr<ReduceSession>> session = state_.backend.Open(*resolved);
   if (!session.ok()) return session.status();
   spec_ = *resolved;
+  std::lock_guard<std::mutex> lock(session_mu_);
   session_ = std::move(*session);
   return absl::OkStatus();
 }
@@ -58,7 +61,25 @@ void ReduceCall::Consume(std::span<const float> data, ConsumeDone done) {
   session_->Consume(data, std::move(done));
 }
 
-grpc::Status ReduceCall::Complete(absl::Status status, v1::ReduceResponse* response) {
+void ReduceCall::Complete(absl::Status status, v1::ReduceResponse* response,
+                          absl::AnyInvocable<void(grpc::Status) &&> finish) {
+  if (session_ == nullptr) {
+    std::move(finish)(Conclude(std::move(status), absl::StatusOr<kernels::Partial>(), response));
+    return;
+  }
+  session_->Finish([this, status = std::move(status), response, finish = std::move(finish)](
+                       absl::StatusOr<kernels::Partial> partial) mutable {
+    std::move(finish)(Conclude(std::move(status), std::move(partial), response));
+  });
+}
+
+void ReduceCall::Cancel() {
+  std::lock_guard<std::mutex> lock(session_mu_);
+  if (session_ != nullptr) session_->Cancel();
+}
+
+grpc::Status ReduceCall::Conclude(absl::Status status, absl::StatusOr<kernels::Partial> partial,
+                                  v1::ReduceResponse* response) {
   if (status.ok() && !spec_.has_value()) {
     status = absl::InvalidArgumentError("the request ended before it carried a spec");
   }
@@ -67,9 +88,9 @@ grpc::Status ReduceCall::Complete(absl::Status status, v1::ReduceResponse* respo
         "the request ended after ", elements_, " elements but declared expected_count=",
         spec_->expected_count, "; no result is given for a partial array"));
   }
+  if (status.ok() && !partial.ok()) status = partial.status();
   if (status.ok()) {
-    absl::StatusOr<kernels::ReduceResult> result =
-        kernels::Finalize(spec_->op, session_->partial());
+    absl::StatusOr<kernels::ReduceResult> result = kernels::Finalize(spec_->op, *partial);
     if (result.ok()) {
       FillResponse(*result, response);
     } else {

@@ -5,15 +5,18 @@
 
 #include <chrono>
 #include <memory>
+#include <mutex>
 #include <optional>
 #include <span>
 #include <string>
 #include <vector>
 
 #include "absl/status/status.h"
+#include "absl/functional/any_invocable.h"
 #include "absl/status/statusor.h"
 #include "gpureduce/v1/reduce.pb.h"
 #include "grpcpp/support/status.h"
+#include "kernels/finalize.h"
 #include "server/admission.h"
 #include "server/backend.h"
 #include "server/payload.h"
@@ -45,14 +48,21 @@ class ReduceCall {
   // Hands the payload to the backend session (see ReduceSession::Consume).
   void Consume(std::span<const float> data, ConsumeDone done);
 
-  // Ends the call: on OK, finalizes the result into `response`. Logs the outcome and returns
-  // the gRPC status to finish with. Call once, with no Consume in flight.
-  grpc::Status Complete(absl::Status status, v1::ReduceResponse* response);
+  // Ends the call: waits for the backend's work on it, then (on OK) finalizes the result into
+  // `response`, logs the outcome and hands `finish` the gRPC status to finish the RPC with.
+  // Call once, with no Consume in flight. `finish` may run on a backend thread.
+  void Complete(absl::Status status, v1::ReduceResponse* response,
+                absl::AnyInvocable<void(grpc::Status) &&> finish);
+
+  // Wakes a Consume that waits for backend resources (see ReduceSession::Cancel).
+  void Cancel();
 
   const ServiceLimits& limits() const { return state_.limits; }
 
  private:
   absl::Status Count(size_t elements);
+  grpc::Status Conclude(absl::Status status, absl::StatusOr<kernels::Partial> partial,
+                        v1::ReduceResponse* response);
   void FillResponse(const kernels::ReduceResult& result, v1::ReduceResponse* response) const;
 
   ServiceState& state_;
@@ -62,6 +72,7 @@ class ReduceCall {
   std::optional<Admission::Slot> slot_;
   std::optional<RequestSpec> spec_;
   std::unique_ptr<ReduceSession> session_;
+  std::mutex session_mu_;  // Cancel may race with Open
   uint64_t elements_ = 0;
   uint64_t chunks_ = 0;
   std::vector<float> scratch_[2];

@@ -12,7 +12,7 @@ ReduceStreamReactor::ReduceStreamReactor(ServiceState& state,
     : call_(state, "ReduceStream", context->peer()), context_(context), response_(response) {
   if (absl::Status admitted = call_.Admit(); !admitted.ok()) {
     finished_ = true;
-    Finish(call_.Complete(admitted, response_));
+    Conclude(admitted);
     return;
   }
   StartRead(&chunks_[read_buffer_]);
@@ -44,7 +44,13 @@ void ReduceStreamReactor::OnCancel() {
     cancelled_ = true;
     next = FinishIfIdleLocked();
   }
+  call_.Cancel();  // a chunk waiting for backend resources gives up
   Run(std::move(next));
+}
+
+void ReduceStreamReactor::Conclude(absl::Status status) {
+  call_.Complete(std::move(status), response_,
+                 [this](grpc::Status result) { Finish(std::move(result)); });
 }
 
 absl::Status ReduceStreamReactor::AcceptChunk(int buffer) {
@@ -128,7 +134,7 @@ void ReduceStreamReactor::Run(Next next) {
     }
     Run(std::move(after_read));
   }
-  if (next.finish) Finish(call_.Complete(std::move(next.status), response_));
+  if (next.finish) Conclude(std::move(next.status));
 }
 
 void ReduceStreamReactor::OnComputeDone(absl::Status status) {

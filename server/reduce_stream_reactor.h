@@ -39,6 +39,8 @@ class ReduceStreamReactor final : public grpc::ServerReadReactor<v1::ReduceChunk
   Next FinishIfIdleLocked();
   void Run(Next next);
   void OnComputeDone(absl::Status status);
+  // Ends the RPC once the backend has finished with the request.
+  void Conclude(absl::Status status);
 
   ReduceCall call_;
   grpc::CallbackServerContext* context_;

@@ -9,7 +9,7 @@ ReduceUnaryReactor::ReduceUnaryReactor(ServiceState& state, grpc::CallbackServer
                                        v1::ReduceResponse* response)
     : call_(state, "Reduce", context->peer()), response_(response) {
   if (absl::Status started = Start(*request); !started.ok()) {
-    Finish(call_.Complete(std::move(started), response_));
+    Conclude(std::move(started));
   }
 }
 
@@ -25,13 +25,16 @@ absl::Status ReduceUnaryReactor::Start(const v1::ReduceRequest& request) {
                     "send arrays this large with ReduceStream (the CLI streams automatically)", 0);
   if (!payload.ok()) return payload.status();
   if (payload->empty()) {
-    Finish(call_.Complete(absl::OkStatus(), response_));
+    Conclude(absl::OkStatus());
     return absl::OkStatus();
   }
-  call_.Consume(*payload, [this](absl::Status status) {
-    Finish(call_.Complete(std::move(status), response_));
-  });
+  call_.Consume(*payload, [this](absl::Status status) { Conclude(std::move(status)); });
   return absl::OkStatus();
+}
+
+void ReduceUnaryReactor::Conclude(absl::Status status) {
+  call_.Complete(std::move(status), response_,
+                 [this](grpc::Status result) { Finish(std::move(result)); });
 }
 
 }  // namespace gpureduce::server

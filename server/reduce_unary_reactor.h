@@ -15,11 +15,12 @@ class ReduceUnaryReactor final : public grpc::ServerUnaryReactor {
                      const v1::ReduceRequest* request, v1::ReduceResponse* response);
 
   // A cancelled call still finishes once the backend is done with the request's memory.
-  void OnCancel() override {}
+  void OnCancel() override { call_.Cancel(); }
   void OnDone() override { delete this; }
 
  private:
   absl::Status Start(const v1::ReduceRequest& request);
+  void Conclude(absl::Status status);
 
   ReduceCall call_;
   v1::ReduceResponse* response_;

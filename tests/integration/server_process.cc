@@ -30,8 +30,26 @@ std::string ReadFile(const std::string& path) {
 
 }  // namespace
 
-std::string ServerBinary() { return GPUREDUCE_SERVER_BINARY; }
-std::string CliBinary() { return GPUREDUCE_CLI_BINARY; }
+// A binary named by the environment, else one beside the test executable (the package's
+// layout), else the one CMake built.
+std::string FindBinary(const char* env, const char* name, const char* built) {
+  if (const char* path = std::getenv(env); path != nullptr && *path != '\0') return path;
+  char self[4096];
+  const ssize_t length = readlink("/proc/self/exe", self, sizeof(self) - 1);
+  if (length > 0) {
+    std::string beside(self, length);
+    beside = beside.substr(0, beside.rfind('/') + 1) + name;
+    if (access(beside.c_str(), X_OK) == 0) return beside;
+  }
+  return built;
+}
+
+std::string ServerBinary() {
+  return FindBinary("GPUREDUCE_SERVER_BINARY", "gpureduce-server", GPUREDUCE_SERVER_BINARY);
+}
+std::string CliBinary() {
+  return FindBinary("GPUREDUCE_CLI_BINARY", "gpureduce", GPUREDUCE_CLI_BINARY);
+}
 
 absl::StatusOr<std::unique_ptr<ServerProcess>> ServerProcess::Start(std::vector<std::string> flags,
                                                                     bool wait_until_serving) {

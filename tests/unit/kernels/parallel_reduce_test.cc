@@ -7,7 +7,8 @@
 #include <vector>
 
 #include "gtest/gtest.h"
-#include "kernels/partial.h"
+#include "kernels/finalize.h"
+#include "kernels/op_name.h"
 #include "tests/support/random_data.h"
 #include "tests/support/reference.h"
 

@@ -1,4 +1,4 @@
-#include "kernels/op.h"
+#include "kernels/op_name.h"
 
 #include "absl/strings/ascii.h"
 
@@ -25,9 +25,5 @@ std::optional<Op> ParseOp(absl::string_view name) {
   }
   return std::nullopt;
 }
-
-bool OpHasIdentity(Op op) { return op == Op::kSum || op == Op::kProd; }
-
-bool OpReturnsIndex(Op op) { return op == Op::kArgMin || op == Op::kArgMax; }
 
 }  // namespace gpureduce::kernels
