@@ -13,9 +13,10 @@ if(GPUREDUCE_WITH_CUDA)
       set(CMAKE_CUDA_ARCHITECTURES 90)
     endif()
     enable_language(CUDA)
-    set(CMAKE_CUDA_STANDARD 20)
+    set(CMAKE_CUDA_STANDARD 17)  # CMake 3.25 knows no C++20 dialect for nvcc
     set(CMAKE_CUDA_STANDARD_REQUIRED ON)
     set(GPUREDUCE_HAVE_CUDA ON)
+    find_package(CUDAToolkit REQUIRED)
     message(STATUS "gpureduce: CUDA compiler ${CMAKE_CUDA_COMPILER} "
                    "(${CMAKE_CUDA_COMPILER_VERSION}), architectures ${CMAKE_CUDA_ARCHITECTURES}")
   endif()

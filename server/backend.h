@@ -5,6 +5,7 @@
 
 #include <chrono>
 #include <cstdint>
+#include <functional>
 #include <memory>
 #include <span>
 #include <string>
@@ -40,6 +41,7 @@ struct DeviceDescription {
   uint64_t memory_bytes = 0;
   int multiprocessors = 0;
   double peak_bandwidth_gbps = 0;
+  uint64_t l2_bytes = 0;
 };
 
 using ConsumeDone = absl::AnyInvocable<void(absl::Status) &&>;
@@ -63,6 +65,9 @@ class ReduceSession {
   // Where the time went; valid once Finish's `done` ran.
   virtual BackendTiming timing() const = 0;
 
+  // The device the request runs on, as the response names it.
+  virtual std::string device_name() const = 0;
+
   // The call was cancelled: a Consume waiting for resources ends with CANCELLED. Thread-safe.
   virtual void Cancel() {}
 };
@@ -73,8 +78,6 @@ class Backend {
 
   virtual kernels::BackendKind kind() const = 0;
   virtual std::vector<DeviceDescription> devices() const = 0;
-  // The device a request runs on, as the response names it.
-  virtual std::string device_name() const = 0;
   // What "auto" resolves to.
   virtual const kernels::KernelInfo& default_kernel() const = 0;
   // Threads (CPU) or streams (GPU) that compute requests.
@@ -85,6 +88,10 @@ class Backend {
   virtual absl::Status SelfCheck() = 0;
 
   virtual absl::StatusOr<std::unique_ptr<ReduceSession>> Open(const RequestSpec& spec) = 0;
+
+  // Called (once, from any thread) when a device fails for good; the server then reports
+  // NOT_SERVING. Backends that cannot lose a device ignore it.
+  virtual void set_on_lost(std::function<void()> on_lost) { (void)on_lost; }
 
   // The catalogue entries this backend can run.
   std::vector<const kernels::KernelInfo*> Kernels() const;

@@ -40,7 +40,8 @@ uint64_t PhysicalMemoryBytes() {
 
 class CpuSession final : public ReduceSession {
  public:
-  CpuSession(kernels::cpu::ThreadPool& pool, kernels::Op op) : pool_(pool), op_(op) {}
+  CpuSession(kernels::cpu::ThreadPool& pool, kernels::Op op, std::string device)
+      : pool_(pool), op_(op), device_(std::move(device)) {}
 
   void Consume(std::span<const float> data, ConsumeDone done) override {
     const uint64_t base = consumed_;
@@ -73,9 +74,12 @@ class CpuSession final : public ReduceSession {
     return timing_;
   }
 
+  std::string device_name() const override { return device_; }
+
  private:
   kernels::cpu::ThreadPool& pool_;
   const kernels::Op op_;
+  const std::string device_;
   uint64_t consumed_ = 0;  // touched only by the caller of Consume
   mutable std::mutex mu_;  // partial_ and timing_ are written on pool threads
   kernels::Partial partial_;
@@ -93,7 +97,7 @@ CpuBackend::CpuBackend(uint32_t threads) : pool_(threads) {
 
 std::vector<DeviceDescription> CpuBackend::devices() const { return {device_}; }
 
-std::string CpuBackend::device_name() const {
+std::string CpuBackend::DeviceName() const {
   return absl::StrCat(device_.name, " (", pool_.size(), " threads)");
 }
 
@@ -120,7 +124,7 @@ absl::Status CpuBackend::SelfCheck() {
 }
 
 absl::StatusOr<std::unique_ptr<ReduceSession>> CpuBackend::Open(const RequestSpec& spec) {
-  return std::make_unique<CpuSession>(pool_, spec.op);
+  return std::make_unique<CpuSession>(pool_, spec.op, DeviceName());
 }
 
 }  // namespace gpureduce::server

@@ -17,7 +17,8 @@ class CpuBackend final : public Backend {
 
   kernels::BackendKind kind() const override { return kernels::BackendKind::kCpu; }
   std::vector<DeviceDescription> devices() const override;
-  std::string device_name() const override;
+  // "model (N threads)", as responses and the log name it.
+  std::string DeviceName() const;
   const kernels::KernelInfo& default_kernel() const override;
   uint32_t workers() const override { return static_cast<uint32_t>(pool_.size()); }
 

@@ -22,6 +22,15 @@ int main(int argc, char** argv) {
                   "compute backend: auto takes the GPU when there is one, else the CPU");
   flags.AddUint32("worker-threads", &config.worker_threads,
                   "CPU backend threads; 0 means one per hardware thread");
+  flags.AddString("devices", &config.devices, "GPUs to own: all, or indices such as 0,1",
+                  "LIST");
+  flags.AddUint32("streams", &config.streams,
+                  "CUDA streams per GPU; 0 picks twice the copy engines (at least 4)");
+  flags.AddUint32("staging-buffers", &config.staging_buffers,
+                  "pinned staging buffers per GPU; requests beyond them wait for one");
+  flags.AddByteSize("staging-buffer-bytes", &config.staging_buffer_bytes,
+                    "size of each staging buffer (pinned host and device); larger chunks are "
+                    "sent in pieces");
   flags.AddByteSize("max-request-bytes", &config.limits.max_request_bytes,
                     "largest payload of a unary Reduce; larger arrays must use ReduceStream");
   flags.AddByteSize("max-chunk-bytes", &config.limits.max_chunk_bytes,
@@ -53,8 +62,11 @@ int main(int argc, char** argv) {
     return 2;
   }
   if (config.limits.max_concurrent_requests == 0 || config.limits.max_request_bytes == 0 ||
-      config.limits.max_chunk_bytes == 0) {
-    std::fprintf(stderr, "gpureduce-server: limits must be positive\n");
+      config.limits.max_chunk_bytes == 0 || config.staging_buffers == 0 ||
+      config.staging_buffer_bytes < 4096) {
+    std::fprintf(stderr,
+                 "gpureduce-server: limits and staging buffers must be positive (staging "
+                 "buffers at least 4KiB)\n");
     return 2;
   }
   spdlog::set_level(spdlog::level::from_str(config.log_level));

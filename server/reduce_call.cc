@@ -117,7 +117,7 @@ void ReduceCall::FillResponse(const kernels::ReduceResult& result,
   response->set_count(result.count);
   response->set_kernel(spec_->kernel->name);
   response->set_backend(std::string(kernels::BackendName(state_.backend.kind())));
-  response->set_device(state_.backend.device_name());
+  response->set_device(session_->device_name());
 
   const BackendTiming backend = session_->timing();
   const auto server = std::chrono::steady_clock::now() - start_;

@@ -58,6 +58,7 @@ grpc::ServerUnaryReactor* ReducerService::GetServerInfo(grpc::CallbackServerCont
     out->set_memory_bytes(device.memory_bytes);
     out->set_multiprocessors(device.multiprocessors);
     out->set_peak_bandwidth_gbps(device.peak_bandwidth_gbps);
+    out->set_l2_bytes(device.l2_bytes);
   }
   response->set_max_request_bytes(state_.limits.max_request_bytes);
   response->set_max_chunk_bytes(state_.limits.max_chunk_bytes);

@@ -53,8 +53,7 @@ int RunServer(const ServerConfig& config) {
   sigaddset(&signals, SIGTERM);
   pthread_sigmask(SIG_BLOCK, &signals, nullptr);
 
-  absl::StatusOr<std::unique_ptr<Backend>> backend =
-      CreateBackend(config.backend, config.worker_threads);
+  absl::StatusOr<std::unique_ptr<Backend>> backend = CreateBackend(config);
   if (!backend.ok()) {
     spdlog::critical("cannot start: {}", backend.status().message());
     return 1;
@@ -75,6 +74,11 @@ int RunServer(const ServerConfig& config) {
     return 1;
   }
   SetHealth(*server, false);
+  grpc::Server* running = server.get();
+  state.backend.set_on_lost([&state, running] {
+    state.ready.store(false, std::memory_order_release);
+    SetHealth(*running, false);
+  });
   if (!config.port_file.empty() && !WritePortFile(config.port_file, port)) {
     spdlog::critical("cannot write the port file {}", config.port_file);
     return 1;
@@ -82,9 +86,15 @@ int RunServer(const ServerConfig& config) {
 
   const std::string host = config.listen.substr(0, config.listen.rfind(':'));
   spdlog::info("gpureduce-server {}+{} listening on {}:{}", kVersion, kGitCommit, host, port);
-  spdlog::info("backend {} on {}; {} worker threads; default kernel {}",
-               kernels::BackendName(state.backend.kind()), state.backend.device_name(),
-               state.backend.workers(), state.backend.default_kernel().name);
+  for (const DeviceDescription& device : state.backend.devices()) {
+    spdlog::info("device {}: {}, {:.1f} GiB, {} {}, {:.0f} GB/s peak", device.index, device.name,
+                 device.memory_bytes / 1073741824.0, device.multiprocessors,
+                 state.backend.kind() == kernels::BackendKind::kCpu ? "threads" : "SMs",
+                 device.peak_bandwidth_gbps);
+  }
+  spdlog::info("backend {}: {} workers; default kernel {}",
+               kernels::BackendName(state.backend.kind()), state.backend.workers(),
+               state.backend.default_kernel().name);
   spdlog::info("limits: unary {} bytes, stream chunk {} bytes, {} concurrent requests",
                config.limits.max_request_bytes, config.limits.max_chunk_bytes,
                config.limits.max_concurrent_requests);
@@ -112,6 +122,7 @@ int RunServer(const ServerConfig& config) {
   SetHealth(*server, false);
   server->Shutdown(std::chrono::system_clock::now() +
                    absl::ToChronoNanoseconds(config.grace_period));
+  state.backend.set_on_lost(nullptr);  // every call is over: nothing reports a device any more
   spdlog::info("stopped");
   return 0;
 }

@@ -12,6 +12,10 @@ struct ServerConfig {
   std::string listen = "127.0.0.1:50051";
   std::string backend = "auto";
   uint32_t worker_threads = 0;  // 0: one per hardware thread
+  std::string devices = "all";  // GPUs to own: "all" or a list such as "0,2"
+  uint32_t streams = 0;         // per GPU; 0: from the device (twice its copy engines, >= 4)
+  uint32_t staging_buffers = 16;                      // per GPU
+  uint64_t staging_buffer_bytes = uint64_t{4} << 20;  // each; pinned host + device
   ServiceLimits limits;
   std::string log_level = "info";
   absl::Duration grace_period = absl::Seconds(10);

@@ -1,6 +1,7 @@
 // The gpureduce CLI as a user runs it: inputs, output formats and exit codes.
 
 #include <sys/wait.h>
+#include <unistd.h>
 
 #include <cstdio>
 #include <cstdlib>
@@ -27,6 +28,11 @@ struct CliRun {
   std::string err;
 };
 
+// Every test process gets its own files: ctest runs test cases in parallel.
+std::string ScratchPath(const std::string& name) {
+  return absl::StrCat(::testing::TempDir(), "/gpureduce-cli-", getpid(), "-", name);
+}
+
 std::string Slurp(const std::string& path) {
   std::ifstream in(path);
   std::stringstream text;
@@ -36,34 +42,34 @@ std::string Slurp(const std::string& path) {
 
 class CliTest : public ::testing::Test {
  protected:
-  static void SetUpTestSuite() {
-    auto server = ServerProcess::Start({});
-    ASSERT_TRUE(server.ok()) << server.status();
-    server_ = server->release();
-  }
-  static void TearDownTestSuite() {
-    delete server_;
-    server_ = nullptr;
+  static void SetUpTestSuite() { shared_.Start({}); }
+  static void TearDownTestSuite() { shared_.Stop(); }
+  void SetUp() override {
+    REQUIRE_SHARED_SERVER(shared_);
+    server_ = shared_.get();
   }
 
   // Runs `gpureduce <args> --target <server>` through the shell (so `args` may redirect stdin).
   CliRun Cli(const std::string& args, bool with_target = true) {
-    const std::string dir = ::testing::TempDir();
-    const std::string out = dir + "/cli.out", err = dir + "/cli.err";
+    const std::string out = ScratchPath("out"), err = ScratchPath("err");
     const std::string command =
         absl::StrCat(CliBinary(), " ", args, with_target ? " --target=" + server_->target() : "",
                      " >", out, " 2>", err);
     const int status = std::system(command.c_str());
-    return CliRun{WIFEXITED(status) ? WEXITSTATUS(status) : -1, Slurp(out), Slurp(err)};
+    CliRun run{WIFEXITED(status) ? WEXITSTATUS(status) : -1, Slurp(out), Slurp(err)};
+    std::remove(out.c_str());
+    std::remove(err.c_str());
+    return run;
   }
 
-  static ServerProcess* server_;
+  static SharedServer shared_;
+  ServerProcess* server_ = nullptr;
 };
 
-ServerProcess* CliTest::server_ = nullptr;
+SharedServer CliTest::shared_;
 
 std::string WriteNpy(const std::vector<float>& data) {
-  const std::string path = ::testing::TempDir() + "/cli_input.npy";
+  const std::string path = ScratchPath("input.npy");
   std::string header = absl::StrCat("{'descr': '<f4', 'fortran_order': False, 'shape': (",
                                     data.size(), ",), }");
   header.append(64 - (10 + header.size() + 1) % 64, ' ');
@@ -81,7 +87,9 @@ TEST_F(CliTest, ReducesAnNpyFileStreamedAndMatchesTheReference) {
   const uint64_t seed = FreshSeed();
   SCOPED_TRACE(SeedTrace(seed));
   const std::vector<float> data = MixedSignData(1000003, seed);
-  const CliRun run = Cli("reduce --op argmin --chunk-size=256KiB --json " + WriteNpy(data));
+  const std::string npy = WriteNpy(data);
+  const CliRun run = Cli("reduce --op argmin --chunk-size=256KiB --json " + npy);
+  std::remove(npy.c_str());
   ASSERT_EQ(run.exit_code, 0) << run.err;
   const Reference ref = ComputeReference(kernels::Op::kArgMin, data);
   EXPECT_THAT(run.out, HasSubstr(absl::StrCat("\"index\":", ref.index)));
@@ -94,20 +102,22 @@ TEST_F(CliTest, RandomInputWithVerifyReportsAgreement) {
   ASSERT_EQ(run.exit_code, 0) << run.err;
   EXPECT_THAT(run.out, HasSubstr("(3000017 floats"));
   EXPECT_THAT(run.out, HasSubstr(": OK"));
-  EXPECT_THAT(run.out, HasSubstr("kernel cpu, backend cpu"));
+  EXPECT_THAT(run.out, HasSubstr(absl::StrCat("kernel ", TestDefaultKernel(), ", backend ",
+                                             TestBackend())));
 }
 
 TEST_F(CliTest, TextOnStdinGoesInOneMessage) {
-  const std::string path = ::testing::TempDir() + "/cli_input.txt";
+  const std::string path = ScratchPath("input.txt");
   std::ofstream(path) << "1.5, -2.5\n4e0  # comment\n";
   const CliRun run = Cli("reduce --op mean --json - < " + path);
+  std::remove(path.c_str());
   ASSERT_EQ(run.exit_code, 0) << run.err;
   EXPECT_THAT(run.out, HasSubstr("\"value\":1,"));
   EXPECT_THAT(run.out, HasSubstr("\"streamed\":false"));
 }
 
 TEST_F(CliTest, ServerRefusalExitsOneWithTheGrpcCode) {
-  const CliRun run = Cli("reduce --random 10 --kernel cub");
+  const CliRun run = Cli("reduce --random 10 --kernel " + TestForeignKernel());
   EXPECT_EQ(run.exit_code, 1);
   EXPECT_THAT(run.err, HasSubstr("FAILED_PRECONDITION"));
 }
@@ -125,10 +135,10 @@ TEST_F(CliTest, UsageErrorsExitTwo) {
 TEST_F(CliTest, KernelsInfoAndHealth) {
   const CliRun kernels = Cli("kernels");
   ASSERT_EQ(kernels.exit_code, 0) << kernels.err;
-  EXPECT_THAT(kernels.out, HasSubstr("cpu"));
+  EXPECT_THAT(kernels.out, HasSubstr(TestDefaultKernel()));
   const CliRun info = Cli("info --json");
   ASSERT_EQ(info.exit_code, 0) << info.err;
-  EXPECT_THAT(info.out, HasSubstr("\"backend\":\"cpu\""));
+  EXPECT_THAT(info.out, HasSubstr("\"backend\":\"" + TestBackend() + "\""));
   const CliRun health = Cli("health");
   EXPECT_EQ(health.exit_code, 0) << health.err;
   EXPECT_THAT(health.out, HasSubstr("SERVING"));

@@ -21,6 +21,7 @@ TEST(MemoryTest, FourGiBStreamKeepsServerPeakResidentMemoryUnder256MiB) {
 #endif
   TuneMallocForLargeMessages();  // as the CLI does: this process is the streaming client
   auto server = ServerProcess::Start({});
+  SKIP_IF_BACKEND_UNAVAILABLE(server.status());
   ASSERT_TRUE(server.ok()) << server.status();
   auto reducer = (*server)->Connect();
   const absl::StatusOr<uint64_t> peak_before = (*server)->PeakResidentBytes();

@@ -23,6 +23,7 @@ v1::ReduceSpec SumSpec() {
 
 TEST(ReadinessTest, BeforeTheSelfCheckReduceIsUnavailableAndHealthNotServing) {
   auto server = ServerProcess::Start({"--ready-delay=1h"}, /*wait_until_serving=*/false);
+  SKIP_IF_BACKEND_UNAVAILABLE(server.status());
   ASSERT_TRUE(server.ok()) << server.status();
   auto reducer = (*server)->Connect();
   absl::StatusOr<bool> serving = reducer->IsServing();
@@ -45,6 +46,7 @@ TEST(ReadinessTest, BeforeTheSelfCheckReduceIsUnavailableAndHealthNotServing) {
 
 TEST(ReadinessTest, AFullServerAnswersResourceExhaustedThenRecovers) {
   auto server = ServerProcess::Start({"--max-concurrent-requests=1"});
+  SKIP_IF_BACKEND_UNAVAILABLE(server.status());
   ASSERT_TRUE(server.ok()) << server.status();
   auto reducer = (*server)->Connect();
 
@@ -73,6 +75,7 @@ TEST(ReadinessTest, AFullServerAnswersResourceExhaustedThenRecovers) {
 
 TEST(ReadinessTest, SigtermLetsAnInFlightStreamFinishAndExitsZero) {
   auto server = ServerProcess::Start({"--grace-period=20s"});
+  SKIP_IF_BACKEND_UNAVAILABLE(server.status());
   ASSERT_TRUE(server.ok()) << server.status();
   auto reducer = (*server)->Connect();
   grpc::ClientContext context;

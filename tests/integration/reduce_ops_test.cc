@@ -48,14 +48,11 @@ absl::StatusOr<v1::ReduceResponse> Stream(client::ReducerClient& reducer, const 
 
 class ReduceOpsTest : public ::testing::TestWithParam<Op> {
  protected:
-  static void SetUpTestSuite() {
-    auto server = ServerProcess::Start({});
-    ASSERT_TRUE(server.ok()) << server.status();
-    server_ = server->release();
-  }
-  static void TearDownTestSuite() {
-    delete server_;
-    server_ = nullptr;
+  static void SetUpTestSuite() { shared_.Start({}); }
+  static void TearDownTestSuite() { shared_.Stop(); }
+  void SetUp() override {
+    REQUIRE_SHARED_SERVER(shared_);
+    server_ = shared_.get();
   }
 
   void ExpectCorrect(const std::vector<float>& data, const absl::StatusOr<v1::ReduceResponse>& got,
@@ -67,8 +64,8 @@ class ReduceOpsTest : public ::testing::TestWithParam<Op> {
     }
     ASSERT_TRUE(got.ok()) << how << ": " << got.status();
     EXPECT_EQ(got->count(), data.size()) << how;
-    EXPECT_EQ(got->kernel(), "cpu") << how;
-    EXPECT_EQ(got->backend(), "cpu") << how;
+    EXPECT_EQ(got->kernel(), TestDefaultKernel()) << how;
+    EXPECT_EQ(got->backend(), TestBackend()) << how;
     EXPECT_EQ(got->timing().bytes(), data.size() * sizeof(float)) << how;
     EXPECT_EQ(CheckAgainstReference(op, ComputeReference(op, data), got->value(), got->index(),
                                     kTolerance),
@@ -76,10 +73,11 @@ class ReduceOpsTest : public ::testing::TestWithParam<Op> {
         << how;
   }
 
-  static ServerProcess* server_;
+  static SharedServer shared_;
+  ServerProcess* server_ = nullptr;
 };
 
-ServerProcess* ReduceOpsTest::server_ = nullptr;
+SharedServer ReduceOpsTest::shared_;
 
 TEST_P(ReduceOpsTest, UnaryAndStreamMatchTheReferenceAtEverySize) {
   const Op op = GetParam();

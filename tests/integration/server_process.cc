@@ -44,6 +44,14 @@ std::string FindBinary(const char* env, const char* name, const char* built) {
   return built;
 }
 
+std::string TestBackend() {
+  const char* backend = std::getenv("GPUREDUCE_TEST_BACKEND");
+  return backend != nullptr && *backend != '\0' ? backend : "cpu";
+}
+
+std::string TestDefaultKernel() { return TestBackend() == "cuda" ? "cub" : "cpu"; }
+std::string TestForeignKernel() { return TestBackend() == "cuda" ? "cpu" : "cub"; }
+
 std::string ServerBinary() {
   return FindBinary("GPUREDUCE_SERVER_BINARY", "gpureduce-server", GPUREDUCE_SERVER_BINARY);
 }
@@ -61,7 +69,8 @@ absl::StatusOr<std::unique_ptr<ServerProcess>> ServerProcess::Start(std::vector<
   const std::string log_file = server->dir_ + "/server.log";
 
   std::vector<std::string> args = {ServerBinary(), "--listen=127.0.0.1:0",
-                                   "--port-file=" + port_file, "--log-level=debug"};
+                                   "--port-file=" + port_file, "--log-level=debug",
+                                   "--backend=" + TestBackend()};
   args.insert(args.end(), flags.begin(), flags.end());
   std::vector<char*> argv;
   for (std::string& arg : args) argv.push_back(arg.data());
@@ -85,8 +94,14 @@ absl::StatusOr<std::unique_ptr<ServerProcess>> ServerProcess::Start(std::vector<
     int status = 0;
     if (waitpid(server->pid_, &status, WNOHANG) == server->pid_) {
       server->pid_ = -1;
-      return absl::InternalError(absl::StrCat("the server exited at start (status ", status,
-                                              "): ", ReadFile(log_file)));
+      const std::string log = ReadFile(log_file);
+      if (log.find("no usable GPU") != std::string::npos ||
+          log.find("has no CUDA backend") != std::string::npos) {
+        return absl::FailedPreconditionError(absl::StrCat(
+            "the ", TestBackend(), " backend cannot run on this machine: ", log));
+      }
+      return absl::InternalError(
+          absl::StrCat("the server exited at start (status ", status, "): ", log));
     }
     if (absl::Now() > give_up) return absl::DeadlineExceededError("no port file from the server");
     absl::SleepFor(absl::Milliseconds(20));
@@ -102,6 +117,12 @@ absl::StatusOr<std::unique_ptr<ServerProcess>> ServerProcess::Start(std::vector<
     }
   }
   return server;
+}
+
+void SharedServer::Start(std::vector<std::string> flags) {
+  absl::StatusOr<std::unique_ptr<ServerProcess>> server = ServerProcess::Start(std::move(flags));
+  status_ = server.status();
+  if (server.ok()) server_ = std::move(*server);
 }
 
 ServerProcess::~ServerProcess() {

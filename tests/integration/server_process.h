@@ -14,10 +14,19 @@
 
 namespace gpureduce::testing {
 
+// The backend the integration suites run against: $GPUREDUCE_TEST_BACKEND, "cpu" by default.
+// tests/gpu runs the same suites with "cuda".
+std::string TestBackend();
+// The kernel "auto" resolves to on the test backend, and a catalogue kernel it lacks.
+std::string TestDefaultKernel();
+std::string TestForeignKernel();
+
 class ServerProcess {
  public:
-  // Starts the server on 127.0.0.1 with a free port plus `flags`; when `wait_until_serving`,
-  // returns only once the health service says SERVING.
+  // Starts the server on 127.0.0.1 with a free port, --backend=TestBackend() and `flags`; when
+  // `wait_until_serving`, returns only once the health service says SERVING. When the test
+  // backend cannot run on this machine (no GPU), returns FAILED_PRECONDITION with the server's
+  // reason: tests skip on that (SKIP_IF_BACKEND_UNAVAILABLE).
   static absl::StatusOr<std::unique_ptr<ServerProcess>> Start(std::vector<std::string> flags,
                                                               bool wait_until_serving = true);
   ~ServerProcess();
@@ -42,6 +51,30 @@ class ServerProcess {
   std::string target_;
   std::string dir_;
 };
+
+// One server shared by the tests of a suite: Start in SetUpTestSuite, Stop in
+// TearDownTestSuite, REQUIRE_SHARED_SERVER in SetUp.
+class SharedServer {
+ public:
+  void Start(std::vector<std::string> flags);
+  void Stop() { server_.reset(); }
+  ServerProcess* get() const { return server_.get(); }
+  const absl::Status& status() const { return status_; }
+
+ private:
+  std::unique_ptr<ServerProcess> server_;
+  absl::Status status_;
+};
+
+#define REQUIRE_SHARED_SERVER(shared)                                  \
+  SKIP_IF_BACKEND_UNAVAILABLE((shared).status());                      \
+  ASSERT_NE((shared).get(), nullptr) << (shared).status()
+
+// Skips the current test when `status` says the test backend cannot run here.
+#define SKIP_IF_BACKEND_UNAVAILABLE(status)                          \
+  if ((status).code() == absl::StatusCode::kFailedPrecondition) {     \
+    GTEST_SKIP() << (status).message();                               \
+  }
 
 // Path of a binary built next to the tests (set by CMake).
 std::string ServerBinary();

@@ -1,0 +1,26 @@
+#pragma once
+
+// The `cub` kernel: CUB's DeviceReduce with operators that keep gpureduce's contract (float64
+// accumulation for sums and products, NaN propagation, first occurrence for ARGMIN/ARGMAX),
+// folding each chunk's result into a running Partial on the device.
+
+#include <cuda_runtime_api.h>
+
+#include <cstddef>
+#include <cstdint>
+
+#include "kernels/op.h"
+#include "kernels/partial.h"
+
+namespace gpureduce::kernels::cuda {
+
+// Device scratch one stream needs to reduce chunks of up to `max_elements`, for any op.
+cudaError_t CubTempBytes(size_t max_elements, size_t* bytes);
+
+// Reduces d_in[0, n) (elements base_index .. base_index + n - 1 of the whole array) and folds
+// the result into *d_running, in stream order. n >= 1. Asynchronous on `stream`.
+cudaError_t CubReduceInto(Op op, const float* d_in, size_t n, uint64_t base_index,
+                          Partial* d_running, void* d_temp, size_t temp_bytes,
+                          cudaStream_t stream);
+
+}  // namespace gpureduce::kernels::cuda

@@ -1,0 +1,165 @@
+#include "server/cuda/cuda_session.h"
+
+#include <algorithm>
+#include <atomic>
+#include <cstring>
+#include <utility>
+
+#include "common/status_macros.h"
+#include "kernels/cuda/cub_reduce.h"
+#include "server/cuda/cuda_status.h"
+
+namespace gpureduce::server {
+namespace {
+
+std::atomic<uint64_t> next_session_id{1};
+
+std::chrono::nanoseconds Elapsed(const CudaEvent& from, const CudaEvent& to) {
+  float ms = 0;
+  if (cudaEventElapsedTime(&ms, from.get(), to.get()) != cudaSuccess) return {};
+  return std::chrono::nanoseconds(static_cast<int64_t>(ms * 1e6));
+}
+
+}  // namespace
+
+// Calls `call` and, if it fails, reports the error to the device and returns it as a status.
+#define SESSION_CUDA(call)                                                          \
+  do {                                                                              \
+    if (cudaError_t _gr_error = (call); _gr_error != cudaSuccess) {                 \
+      device_.ReportError(_gr_error);                                               \
+      return CudaError(_gr_error, #call, __FILE__, __LINE__);                       \
+    }                                                                               \
+  } while (false)
+
+CudaSession::CudaSession(Device& device, kernels::Op op, Device::PartialSlot* partial)
+    : device_(device), lane_(device.NextLane()), op_(op), partial_(partial),
+      id_(next_session_id.fetch_add(1, std::memory_order_relaxed)) {}
+
+absl::StatusOr<std::unique_ptr<CudaSession>> CudaSession::Start(Device& device, kernels::Op op,
+                                                                Device::PartialSlot* partial) {
+  std::unique_ptr<CudaSession> session(new CudaSession(device, op, partial));
+  RETURN_IF_ERROR(device.Activate());
+  *partial->host = kernels::Partial{};  // read by the copy below, rewritten only by Finish's
+  if (cudaError_t error = cudaMemcpyAsync(partial->device, partial->host, sizeof(*partial->host),
+                                          cudaMemcpyHostToDevice, session->lane_.stream.get());
+      error != cudaSuccess) {
+    device.ReportError(error);
+    return CudaError(error, "cudaMemcpyAsync(partial reset)", __FILE__, __LINE__);
+  }
+  return session;
+}
+
+CudaSession::~CudaSession() { device_.ReleasePartial(partial_); }
+
+void CudaSession::Consume(std::span<const float> data, ConsumeDone done) {
+  data_ = data;
+  staged_ = 0;
+  done_ = std::move(done);
+  AcquireSlot();
+}
+
+void CudaSession::AcquireSlot() {
+  wait_started_ = Clock::now();
+  device_.staging().Acquire(id_, [this](absl::StatusOr<StagingSlot*> slot) {
+    OnSlot(std::move(slot));
+  });
+}
+
+void CudaSession::OnSlot(absl::StatusOr<StagingSlot*> slot) {
+  {
+    std::lock_guard<std::mutex> lock(mu_);
+    timing_.queue += Clock::now() - wait_started_;
+  }
+  absl::Status status = slot.status();
+  if (status.ok()) status = StagePiece(**slot);
+  if (status.ok() && staged_ < data_.size()) {
+    AcquireSlot();
+    return;
+  }
+  ConsumeDone done = std::move(done_);  // `done` may start the next Consume
+  std::move(done)(std::move(status));
+}
+
+absl::Status CudaSession::StagePiece(StagingSlot& slot) {
+  const size_t count =
+      std::min(device_.staging().slot_bytes() / sizeof(float), data_.size() - staged_);
+  if (absl::Status active = device_.Activate(); !active.ok()) {
+    device_.staging().Release(&slot);
+    return active;
+  }
+  std::memcpy(slot.host_floats(), data_.data() + staged_, count * sizeof(float));
+  const absl::Status queued = [&]() -> absl::Status {
+    const cudaStream_t stream = lane_.stream.get();
+    SESSION_CUDA(cudaEventRecord(slot.started.get(), stream));
+    SESSION_CUDA(cudaMemcpyAsync(slot.device.get(), slot.host.get(), count * sizeof(float),
+                                 cudaMemcpyHostToDevice, stream));
+    SESSION_CUDA(cudaEventRecord(slot.copied.get(), stream));
+    SESSION_CUDA(kernels::cuda::CubReduceInto(op_, slot.device_floats(), count, consumed_,
+                                              partial_->device, lane_.scratch.get(),
+                                              lane_.scratch_bytes, stream));
+    SESSION_CUDA(cudaEventRecord(slot.reduced.get(), stream));
+    return absl::OkStatus();
+  }();
+  // Whatever was queued may still use the slot: it goes back only after the stream passes.
+  device_.completions().RunAfter(
+      lane_.stream.get(), [this, &slot](cudaError_t status) { OnPieceDone(&slot, status); });
+  if (!queued.ok()) return queued;
+  staged_ += count;
+  consumed_ += count;
+  return absl::OkStatus();
+}
+
+void CudaSession::OnPieceDone(StagingSlot* slot, cudaError_t status) {
+  {
+    std::lock_guard<std::mutex> lock(mu_);
+    if (status != cudaSuccess) {
+      if (error_.ok()) error_ = CudaError(status, "a staged chunk", __FILE__, __LINE__);
+    } else if (device_.Activate().ok()) {
+      timing_.h2d += Elapsed(slot->started, slot->copied);
+      timing_.kernel += Elapsed(slot->copied, slot->reduced);
+    }
+  }
+  if (status != cudaSuccess) device_.ReportError(status);
+  device_.staging().Release(slot);  // may hand it to a waiting request, on this thread
+}
+
+void CudaSession::Finish(FinishDone done) {
+  const absl::Status queued = [&]() -> absl::Status {
+    RETURN_IF_ERROR(device_.Activate());
+    const cudaStream_t stream = lane_.stream.get();
+    SESSION_CUDA(cudaEventRecord(partial_->copy_started.get(), stream));
+    SESSION_CUDA(cudaMemcpyAsync(partial_->host, partial_->device, sizeof(*partial_->host),
+                                 cudaMemcpyDeviceToHost, stream));
+    SESSION_CUDA(cudaEventRecord(partial_->copy_done.get(), stream));
+    return absl::OkStatus();
+  }();
+  if (!queued.ok()) {
+    std::move(done)(queued);
+    return;
+  }
+  auto on_done = [this, done = std::move(done)](cudaError_t status) mutable {
+    absl::StatusOr<kernels::Partial> result = *partial_->host;
+    {
+      std::lock_guard<std::mutex> lock(mu_);
+      if (status != cudaSuccess) {
+        result = CudaError(status, "reading the result back", __FILE__, __LINE__);
+      } else if (!error_.ok()) {
+        result = error_;
+      } else if (device_.Activate().ok()) {
+        timing_.d2h += Elapsed(partial_->copy_started, partial_->copy_done);
+      }
+    }
+    if (status != cudaSuccess) device_.ReportError(status);
+    std::move(done)(std::move(result));
+  };
+  device_.completions().RunAfter(lane_.stream.get(), std::move(on_done));
+}
+
+BackendTiming CudaSession::timing() const {
+  std::lock_guard<std::mutex> lock(mu_);
+  return timing_;
+}
+
+void CudaSession::Cancel() { device_.staging().Cancel(id_); }
+
+}  // namespace gpureduce::server
