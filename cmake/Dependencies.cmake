@@ -1,10 +1,16 @@
 # System packages (Debian 12): gRPC 1.51, protobuf 3.21, abseil 20220623, spdlog 1.10, GoogleTest 1.12.
 # scripts/setup.sh installs them.
+option(GPUREDUCE_STATIC_DEPS
+       "Link gRPC, protobuf, abseil, libstdc++ and the CUDA runtime statically (the package)" OFF)
 find_package(Threads REQUIRED)
-find_package(Protobuf REQUIRED)
-find_package(gRPC CONFIG REQUIRED)
-find_package(absl CONFIG REQUIRED)
-find_package(spdlog CONFIG REQUIRED)
+if(GPUREDUCE_STATIC_DEPS)
+  include(${CMAKE_CURRENT_LIST_DIR}/StaticDeps.cmake)
+else()
+  find_package(Protobuf REQUIRED)
+  find_package(gRPC CONFIG REQUIRED)
+  find_package(absl CONFIG REQUIRED)
+  find_package(spdlog CONFIG REQUIRED)
+endif()
 if(GPUREDUCE_BUILD_TESTS)
   find_package(GTest CONFIG REQUIRED)
 endif()
