@@ -40,6 +40,7 @@ absl::StatusOr<std::unique_ptr<CudaSession>> CudaSession::Start(Device& device, 
   std::unique_ptr<CudaSession> session(new CudaSession(device, op, partial));
   RETURN_IF_ERROR(device.Activate());
   *partial->host = kernels::Partial{};  // read by the copy below, rewritten only by Finish's
+  std::lock_guard<std::mutex> lane_lock(session->lane_.mu);
   if (cudaError_t error = cudaMemcpyAsync(partial->device, partial->host, sizeof(*partial->host),
                                           cudaMemcpyHostToDevice, session->lane_.stream.get());
       error != cudaSuccess) {
@@ -88,6 +89,7 @@ absl::Status CudaSession::StagePiece(StagingSlot& slot) {
     return active;
   }
   std::memcpy(slot.host_floats(), data_.data() + staged_, count * sizeof(float));
+  std::lock_guard<std::mutex> lane_lock(lane_.mu);
   const absl::Status queued = [&]() -> absl::Status {
     const cudaStream_t stream = lane_.stream.get();
     SESSION_CUDA(cudaEventRecord(slot.started.get(), stream));
@@ -124,7 +126,8 @@ void CudaSession::OnPieceDone(StagingSlot* slot, cudaError_t status) {
 }
 
 void CudaSession::Finish(FinishDone done) {
-  const absl::Status queued = [&]() -> absl::Status {
+  std::lock_guard<std::mutex> lane_lock(lane_.mu);
+  absl::Status queued = [&]() -> absl::Status {
     RETURN_IF_ERROR(device_.Activate());
     const cudaStream_t stream = lane_.stream.get();
     SESSION_CUDA(cudaEventRecord(partial_->copy_started.get(), stream));
@@ -133,15 +136,16 @@ void CudaSession::Finish(FinishDone done) {
     SESSION_CUDA(cudaEventRecord(partial_->copy_done.get(), stream));
     return absl::OkStatus();
   }();
-  if (!queued.ok()) {
-    std::move(done)(queued);
-    return;
-  }
-  auto on_done = [this, done = std::move(done)](cudaError_t status) mutable {
+  // Even when queueing failed, answer only after the stream has passed this request's work:
+  // the session (and its partial slot) must outlive every kernel that writes to it.
+  auto on_done = [this, queued = std::move(queued), done = std::move(done)](
+                     cudaError_t status) mutable {
     absl::StatusOr<kernels::Partial> result = *partial_->host;
     {
       std::lock_guard<std::mutex> lock(mu_);
-      if (status != cudaSuccess) {
+      if (!queued.ok()) {
+        result = queued;
+      } else if (status != cudaSuccess) {
         result = CudaError(status, "reading the result back", __FILE__, __LINE__);
       } else if (!error_.ok()) {
         result = error_;

@@ -46,11 +46,12 @@ absl::Status Device::Init(int index, const DeviceOptions& options) {
   const size_t slot_elements = options.staging_buffer_bytes / sizeof(float);
   size_t scratch_bytes = 0;
   CUDA_RETURN_IF_ERROR(kernels::cuda::CubTempBytes(slot_elements, &scratch_bytes));
-  lanes_.resize(streams);
-  for (Lane& lane : lanes_) {
-    ASSIGN_OR_RETURN(lane.stream, CreateStream());
-    ASSIGN_OR_RETURN(lane.scratch, AllocateDevice(scratch_bytes));
-    lane.scratch_bytes = scratch_bytes;
+  for (uint32_t i = 0; i < streams; ++i) {
+    auto lane = std::make_unique<Lane>();
+    ASSIGN_OR_RETURN(lane->stream, CreateStream());
+    ASSIGN_OR_RETURN(lane->scratch, AllocateDevice(scratch_bytes));
+    lane->scratch_bytes = scratch_bytes;
+    lanes_.push_back(std::move(lane));
   }
   ASSIGN_OR_RETURN(staging_, StagingPool::Create(options.staging_buffers,
                                                  slot_elements * sizeof(float)));
@@ -85,7 +86,7 @@ absl::Status Device::Activate() const {
 }
 
 Device::Lane& Device::NextLane() {
-  return lanes_[next_lane_.fetch_add(1, std::memory_order_relaxed) % lanes_.size()];
+  return *lanes_[next_lane_.fetch_add(1, std::memory_order_relaxed) % lanes_.size()];
 }
 
 absl::StatusOr<Device::PartialSlot*> Device::AcquirePartial() {

@@ -30,8 +30,11 @@ struct DeviceOptions {
 
 class Device {
  public:
-  // A stream and the CUB scratch that only work on this stream uses.
+  // A stream and the CUB scratch that only work on this stream uses. Several requests share a
+  // lane: each enqueues a piece's copy, kernels and events under `mu`, so no other request's
+  // kernels land between a reduction and the fold that reads its result from the scratch.
   struct Lane {
+    std::mutex mu;
     CudaStream stream;
     DeviceMemory scratch;
     size_t scratch_bytes = 0;
@@ -73,7 +76,7 @@ class Device {
   absl::Status Init(int index, const DeviceOptions& options);
 
   DeviceDescription description_;
-  std::vector<Lane> lanes_;
+  std::vector<std::unique_ptr<Lane>> lanes_;
   std::atomic<uint32_t> next_lane_{0};
   std::unique_ptr<StagingPool> staging_;
   DeviceMemory device_partials_;

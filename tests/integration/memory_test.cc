@@ -1,4 +1,6 @@
-// A 4 GiB stream runs in fixed server memory: the peak resident set (VmHWM) stays under 256 MiB.
+// A 4 GiB stream runs in fixed server memory: what the stream adds to the server's peak resident
+// set (VmHWM) stays under 128 MiB, and on the CPU backend the whole peak stays under 256 MiB.
+// (The CUDA backend starts higher: its context and the pinned staging buffers are resident.)
 
 #include <cstdio>
 #include <vector>
@@ -13,8 +15,9 @@ namespace {
 
 constexpr uint64_t kStreamBytes = uint64_t{4} << 30;
 constexpr uint64_t kPeakLimit = uint64_t{256} << 20;
+constexpr uint64_t kGrowthLimit = uint64_t{128} << 20;
 
-TEST(MemoryTest, FourGiBStreamKeepsServerPeakResidentMemoryUnder256MiB) {
+TEST(MemoryTest, FourGiBStreamRunsInFixedServerMemory) {
 #if defined(GPUREDUCE_SANITIZED)
   GTEST_SKIP() << "AddressSanitizer's shadow memory and quarantine make VmHWM meaningless; "
                   "the Release suite measures this";
@@ -60,7 +63,10 @@ TEST(MemoryTest, FourGiBStreamKeepsServerPeakResidentMemoryUnder256MiB) {
   ASSERT_TRUE(peak.ok());
   std::printf("server VmHWM: %.1f MiB before the stream, %.1f MiB after 4 GiB (%.2f s server)\n",
               *peak_before / 1048576.0, *peak / 1048576.0, got->timing().server_us() / 1e6);
-  EXPECT_LT(*peak, kPeakLimit);
+  EXPECT_LT(*peak - *peak_before, kGrowthLimit);
+  if (TestBackend() == "cpu") {
+    EXPECT_LT(*peak, kPeakLimit);
+  }
 }
 
 }  // namespace
