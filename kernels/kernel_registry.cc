@@ -26,7 +26,8 @@ std::vector<KernelInfo> MakeCatalogue() {
        .min_block_size = 0,
        .max_block_size = 0},
       {.name = "cub",
-       .description = "CUB DeviceReduce (Reduce, ArgMin/ArgMax, TransformReduce)",
+       .description = "CUB DeviceReduce/TransformReduce with NumPy-semantics operators: float64 "
+                      "sums and products, NaN propagation, first-occurrence argmin/argmax",
        .lineage = "",
        .backend = BackendKind::kCuda,
        .ops = EveryOp(),

@@ -87,10 +87,13 @@ int RunServer(const ServerConfig& config) {
   const std::string host = config.listen.substr(0, config.listen.rfind(':'));
   spdlog::info("gpureduce-server {}+{} listening on {}:{}", kVersion, kGitCommit, host, port);
   for (const DeviceDescription& device : state.backend.devices()) {
-    spdlog::info("device {}: {}, {:.1f} GiB, {} {}, {:.0f} GB/s peak", device.index, device.name,
+    spdlog::info("device {}: {}, {:.1f} GiB, {} {}{}", device.index, device.name,
                  device.memory_bytes / 1073741824.0, device.multiprocessors,
                  state.backend.kind() == kernels::BackendKind::kCpu ? "threads" : "SMs",
-                 device.peak_bandwidth_gbps);
+                 device.peak_bandwidth_gbps > 0
+                     ? fmt::format(", {:.0f} GB/s peak, {} MiB L2", device.peak_bandwidth_gbps,
+                                   device.l2_bytes >> 20)
+                     : std::string());
   }
   spdlog::info("backend {}: {} workers; default kernel {}",
                kernels::BackendName(state.backend.kind()), state.backend.workers(),

@@ -59,8 +59,8 @@ std::string CliBinary() {
   return FindBinary("GPUREDUCE_CLI_BINARY", "gpureduce", GPUREDUCE_CLI_BINARY);
 }
 
-absl::StatusOr<std::unique_ptr<ServerProcess>> ServerProcess::Start(std::vector<std::string> flags,
-                                                                    bool wait_until_serving) {
+absl::StatusOr<std::unique_ptr<ServerProcess>> ServerProcess::Start(
+    std::vector<std::string> flags, bool wait_until_serving, const std::string& backend) {
   std::unique_ptr<ServerProcess> server(new ServerProcess());
   char dir_template[] = "/tmp/gpureduce-test-XXXXXX";
   if (mkdtemp(dir_template) == nullptr) return absl::InternalError("mkdtemp failed");
@@ -70,7 +70,7 @@ absl::StatusOr<std::unique_ptr<ServerProcess>> ServerProcess::Start(std::vector<
 
   std::vector<std::string> args = {ServerBinary(), "--listen=127.0.0.1:0",
                                    "--port-file=" + port_file, "--log-level=debug",
-                                   "--backend=" + TestBackend()};
+                                   "--backend=" + backend};
   args.insert(args.end(), flags.begin(), flags.end());
   std::vector<char*> argv;
   for (std::string& arg : args) argv.push_back(arg.data());
@@ -97,8 +97,8 @@ absl::StatusOr<std::unique_ptr<ServerProcess>> ServerProcess::Start(std::vector<
       const std::string log = ReadFile(log_file);
       if (log.find("no usable GPU") != std::string::npos ||
           log.find("has no CUDA backend") != std::string::npos) {
-        return absl::FailedPreconditionError(absl::StrCat(
-            "the ", TestBackend(), " backend cannot run on this machine: ", log));
+        return absl::FailedPreconditionError(
+            absl::StrCat("the ", backend, " backend cannot run on this machine: ", log));
       }
       return absl::InternalError(
           absl::StrCat("the server exited at start (status ", status, "): ", log));

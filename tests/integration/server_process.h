@@ -27,8 +27,9 @@ class ServerProcess {
   // `wait_until_serving`, returns only once the health service says SERVING. When the test
   // backend cannot run on this machine (no GPU), returns FAILED_PRECONDITION with the server's
   // reason: tests skip on that (SKIP_IF_BACKEND_UNAVAILABLE).
-  static absl::StatusOr<std::unique_ptr<ServerProcess>> Start(std::vector<std::string> flags,
-                                                              bool wait_until_serving = true);
+  static absl::StatusOr<std::unique_ptr<ServerProcess>> Start(
+      std::vector<std::string> flags, bool wait_until_serving = true,
+      const std::string& backend = TestBackend());
   ~ServerProcess();
 
   const std::string& target() const { return target_; }

@@ -1,0 +1,111 @@
+// The server with --backend=cuda: pipeline cases the shared integration suites do not cover.
+// Without a GPU the server cannot start its CUDA backend and every test skips with the reason.
+
+#include <thread>
+#include <vector>
+
+#include "grpcpp/client_context.h"
+#include "gtest/gtest.h"
+#include "tests/integration/server_process.h"
+#include "tests/support/random_data.h"
+#include "tests/support/reference.h"
+
+namespace gpureduce::testing {
+namespace {
+
+using kernels::Op;
+
+absl::StatusOr<v1::ReduceResponse> Stream(client::ReducerClient& reducer, Op op,
+                                          const std::vector<float>& data, size_t chunk) {
+  v1::ReduceSpec spec;
+  spec.set_op(static_cast<v1::Op>(op));
+  size_t sent = 0;
+  client::StreamOptions options;
+  options.chunk_elements = chunk;
+  return reducer.ReduceStream(
+      spec,
+      [&](absl::Span<float> out) -> absl::StatusOr<size_t> {
+        const size_t n = std::min(out.size(), data.size() - sent);
+        std::copy_n(data.begin() + sent, n, out.begin());
+        sent += n;
+        return n;
+      },
+      options);
+}
+
+std::string Check(Op op, const std::vector<float>& data,
+                  const absl::StatusOr<v1::ReduceResponse>& got) {
+  if (!got.ok()) return got.status().ToString();
+  return CheckAgainstReference(op, ComputeReference(op, data), got->value(), got->index(), 1e-9);
+}
+
+TEST(GpuServerTest, AStreamOfTenThousandChunks) {
+  auto server = ServerProcess::Start({}, true, "cuda");
+  SKIP_IF_BACKEND_UNAVAILABLE(server.status());
+  ASSERT_TRUE(server.ok()) << server.status();
+  const uint64_t seed = FreshSeed();
+  SCOPED_TRACE(SeedTrace(seed));
+  const std::vector<float> data = MixedSignData(10000 * 997, seed);
+  const auto got = Stream(*(*server)->Connect(), Op::kSum, data, 997);
+  EXPECT_EQ(Check(Op::kSum, data, got), "");
+  ASSERT_TRUE(got.ok());
+  EXPECT_EQ(got->timing().chunks(), 10000u);
+  EXPECT_EQ(got->backend(), "cuda");
+  EXPECT_GT(got->timing().h2d_us(), 0);
+  EXPECT_GT(got->timing().kernel_us(), 0);
+}
+
+TEST(GpuServerTest, RequestsWaitForAStagingBufferAndAllGetRightAnswers) {
+  // One 64 KiB staging buffer for eight concurrent 4 MiB streams: most of them wait.
+  auto server = ServerProcess::Start({"--staging-buffers=1", "--staging-buffer-bytes=64KiB"},
+                                     true, "cuda");
+  SKIP_IF_BACKEND_UNAVAILABLE(server.status());
+  ASSERT_TRUE(server.ok()) << server.status();
+  const uint64_t seed = FreshSeed();
+  SCOPED_TRACE(SeedTrace(seed));
+  std::vector<std::string> failures(8);
+  std::vector<double> queue_us(8);
+  std::vector<std::thread> clients;
+  for (int c = 0; c < 8; ++c) {
+    clients.emplace_back([&, c] {
+      const Op op = kernels::kAllOps[c];
+      const std::vector<float> data =
+          op == Op::kProd ? NearOneData(1 << 20, seed + c) : MixedSignData(1 << 20, seed + c);
+      const auto got = Stream(*(*server)->Connect(), op, data, 1 << 18);
+      failures[c] = Check(op, data, got);
+      if (got.ok()) queue_us[c] = got->timing().queue_us();
+    });
+  }
+  for (std::thread& client : clients) client.join();
+  for (const std::string& failure : failures) EXPECT_EQ(failure, "");
+  EXPECT_GT(*std::max_element(queue_us.begin(), queue_us.end()), 0.0);
+}
+
+TEST(GpuServerTest, CancelWhileTheGpuIsBusyThenServeTheNextRequest) {
+  auto server = ServerProcess::Start({"--staging-buffers=2", "--staging-buffer-bytes=64KiB"},
+                                     true, "cuda");
+  SKIP_IF_BACKEND_UNAVAILABLE(server.status());
+  ASSERT_TRUE(server.ok()) << server.status();
+  auto reducer = (*server)->Connect();
+  grpc::ClientContext context;
+  v1::ReduceResponse response;
+  auto writer = reducer->stub().ReduceStream(&context, &response);
+  v1::ReduceChunk chunk;
+  chunk.mutable_spec()->set_op(v1::SUM);
+  const std::vector<float> block = MixedSignData(1 << 22, FreshSeed());  // 64 pieces each
+  chunk.set_data(std::string(reinterpret_cast<const char*>(block.data()), block.size() * 4));
+  ASSERT_TRUE(writer->Write(chunk));
+  chunk.clear_spec();
+  ASSERT_TRUE(writer->Write(chunk));
+  context.TryCancel();
+  EXPECT_EQ(writer->Finish().error_code(), grpc::StatusCode::CANCELLED);
+
+  const std::vector<float> data = MixedSignData(1000003, FreshSeed());
+  EXPECT_EQ(Check(Op::kArgMax, data, Stream(*reducer, Op::kArgMax, data, 1 << 16)), "");
+  absl::StatusOr<bool> serving = reducer->IsServing();
+  ASSERT_TRUE(serving.ok());
+  EXPECT_TRUE(*serving);
+}
+
+}  // namespace
+}  // namespace gpureduce::testing
