@@ -4,6 +4,7 @@
 #include <vector>
 
 #include "absl/strings/str_cat.h"
+#include "client/chunk_pipeline.h"
 #include "grpc/health/v1/health.grpc.pb.h"
 #include "grpcpp/client_context.h"
 #include "grpcpp/create_channel.h"
@@ -77,29 +78,22 @@ absl::StatusOr<v1::ReduceResponse> ReducerClient::ReduceStream(const v1::ReduceS
   std::unique_ptr<grpc::ClientWriter<v1::ReduceChunk>> writer =
       stub_->ReduceStream(&context, &response);
 
-  std::vector<float> buffer(options.chunk_elements);
-  v1::ReduceChunk chunk;
-  *chunk.mutable_spec() = spec;
   uint64_t bytes_sent = 0;
   absl::Status input_status;
-  bool first = true;
-  while (true) {
-    absl::StatusOr<size_t> filled = fill(absl::MakeSpan(buffer));
-    if (!filled.ok()) {
-      input_status = filled.status();
-      break;
+  {
+    ChunkPipeline pipeline(fill, spec, options.chunk_elements, options.use_values_field);
+    while (true) {
+      absl::StatusOr<const v1::ReduceChunk*> message = pipeline.Next();
+      if (!message.ok()) {
+        input_status = message.status();
+        break;
+      }
+      if (*message == nullptr) break;
+      if (!writer->Write(**message)) break;  // the server ended the call; Finish says why
+      bytes_sent += pipeline.Count(*message) * sizeof(float);
+      pipeline.Done(*message);
+      if (options.on_progress) options.on_progress(bytes_sent);
     }
-    if (*filled == 0 && !first) break;
-    SetPayload(absl::MakeConstSpan(buffer.data(), *filled), options.use_values_field,
-               chunk.mutable_data(), chunk.mutable_values());
-    if (!writer->Write(chunk)) break;  // the server ended the call; Finish says why
-    bytes_sent += *filled * sizeof(float);
-    if (options.on_progress) options.on_progress(bytes_sent);
-    if (first) {
-      chunk.clear_spec();
-      first = false;
-    }
-    if (*filled == 0) break;  // an empty input still sends the spec
   }
   if (!input_status.ok()) {
     // Never let a partial input produce a result.

@@ -49,7 +49,8 @@ class ReducerClient {
                                             const CallOptions& options = {});
 
   // Any size: the spec rides in the first message, then chunks of options.chunk_elements until
-  // `fill` returns 0. Memory stays at one chunk whatever the input's length.
+  // `fill` returns 0. `fill` runs on a helper thread (one call at a time) so that reading the
+  // input overlaps sending; memory stays at two chunks whatever the input's length.
   absl::StatusOr<v1::ReduceResponse> ReduceStream(const v1::ReduceSpec& spec, ChunkFiller fill,
                                                   const StreamOptions& options = {});
 

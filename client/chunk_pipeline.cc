@@ -1,0 +1,77 @@
+#include "client/chunk_pipeline.h"
+
+#include "client/reducer_client.h"
+
+namespace gpureduce::client {
+
+ChunkPipeline::ChunkPipeline(Filler fill, const v1::ReduceSpec& spec, size_t chunk_elements,
+                             bool use_values_field)
+    : producer_([this, fill, spec, chunk_elements, use_values_field] {
+        Produce(fill, spec, chunk_elements, use_values_field);
+      }) {}
+
+ChunkPipeline::~ChunkPipeline() {
+  {
+    std::lock_guard<std::mutex> lock(mu_);
+    stopping_ = true;
+  }
+  cv_.notify_all();
+  producer_.join();
+}
+
+void ChunkPipeline::Produce(Filler fill, const v1::ReduceSpec& spec, size_t chunk_elements,
+                            bool use_values_field) {
+  std::vector<float> buffer(chunk_elements);
+  bool first = true;
+  for (int index = 0;; index ^= 1, first = false) {
+    Slot& slot = slots_[index];
+    {
+      std::unique_lock<std::mutex> lock(mu_);
+      cv_.wait(lock, [&] { return stopping_ || !slot.ready; });
+      if (stopping_) return;
+    }
+    absl::StatusOr<size_t> filled = fill(absl::MakeSpan(buffer));
+    std::lock_guard<std::mutex> lock(mu_);
+    if (!filled.ok() || (*filled == 0 && !first)) {
+      input_error_ = filled.status();
+      input_done_ = true;
+      cv_.notify_all();
+      return;
+    }
+    if (first) *slot.message.mutable_spec() = spec;
+    SetPayload(absl::MakeConstSpan(buffer.data(), *filled), use_values_field,
+               slot.message.mutable_data(), slot.message.mutable_values());
+    slot.count = *filled;
+    slot.ready = true;
+    cv_.notify_all();
+    if (*filled == 0) {  // an empty input: the spec alone, then the end
+      input_done_ = true;
+      return;
+    }
+  }
+}
+
+absl::StatusOr<const v1::ReduceChunk*> ChunkPipeline::Next() {
+  std::unique_lock<std::mutex> lock(mu_);
+  Slot& slot = slots_[next_to_send_];
+  cv_.wait(lock, [&] { return slot.ready || input_done_; });
+  if (slot.ready) return &slot.message;
+  if (!input_error_.ok()) return input_error_;
+  return nullptr;
+}
+
+void ChunkPipeline::Done(const v1::ReduceChunk* message) {
+  std::lock_guard<std::mutex> lock(mu_);
+  Slot& slot = slots_[next_to_send_];
+  if (&slot.message != message) return;
+  slot.message.clear_spec();
+  slot.ready = false;
+  next_to_send_ ^= 1;
+  cv_.notify_all();
+}
+
+size_t ChunkPipeline::Count(const v1::ReduceChunk* message) const {
+  return message == &slots_[0].message ? slots_[0].count : slots_[1].count;
+}
+
+}  // namespace gpureduce::client
