@@ -32,6 +32,8 @@ target="127.0.0.1:$(cat "$workdir/port")"
 echo
 echo "\$ gpureduce reduce --random 100000000 --seed 42 --op sum --verify --target $target"
 "$bin/client/cli/gpureduce" reduce --random 100000000 --seed 42 --op sum --verify --target="$target"
+echo "(--verify also sums the input in long double on the client, which bounds the end-to-end"
+echo " rate here; without it the same command measures the service.)"
 echo
 echo "server log:"
 sed 's/^/  /' "$workdir/server.log"
