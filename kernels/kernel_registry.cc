@@ -6,6 +6,7 @@
 
 #include "absl/strings/str_cat.h"
 #include "absl/strings/str_join.h"
+#include "kernels/ladder_policy.h"
 #include "kernels/op_name.h"
 
 namespace gpureduce::kernels {
@@ -13,8 +14,22 @@ namespace {
 
 std::vector<Op> EveryOp() { return std::vector<Op>(std::begin(kAllOps), std::end(kAllOps)); }
 
+// The ladder keeps the seeds' float32 accumulation and leaves ARGMIN/ARGMAX to cub and cpu.
+KernelInfo LadderKernel(const LadderPolicy& policy) {
+  return {.name = policy.name,
+          .description = absl::StrCat(policy.description, "; float32 accumulation; blocks meet by ",
+                                      policy.combine),
+          .lineage = policy.lineage,
+          .backend = BackendKind::kCuda,
+          .ops = {Op::kSum, Op::kProd, Op::kMin, Op::kMax, Op::kMean, Op::kSumSquares},
+          .deterministic = policy.deterministic,
+          .default_block_size = policy.default_block_size,
+          .min_block_size = policy.min_block_size,
+          .max_block_size = policy.max_block_size};
+}
+
 std::vector<KernelInfo> MakeCatalogue() {
-  return {
+  std::vector<KernelInfo> catalogue = {
       {.name = "cpu",
        .description = "Multi-threaded CPU reduction: 64Ki-element tasks accumulated in float64 "
                       "and combined in order",
@@ -36,6 +51,8 @@ std::vector<KernelInfo> MakeCatalogue() {
        .min_block_size = 0,
        .max_block_size = 0},
   };
+  for (const LadderPolicy& policy : kLadder) catalogue.push_back(LadderKernel(policy));
+  return catalogue;
 }
 
 }  // namespace

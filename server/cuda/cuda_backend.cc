@@ -96,7 +96,8 @@ absl::Status CudaBackend::CheckDevice(Device& device) {
   const double expected_sum = std::accumulate(data.begin(), data.end(), 0.0);
   for (kernels::Op op : kernels::kAllOps) {  // also the warm-up: each kernel loads once here
     ASSIGN_OR_RETURN(Device::PartialSlot * slot, device.AcquirePartial());
-    ASSIGN_OR_RETURN(std::unique_ptr<CudaSession> session, CudaSession::Start(device, op, slot));
+    ASSIGN_OR_RETURN(std::unique_ptr<CudaSession> session,
+                     CudaSession::Start(device, RequestSpec{op, &default_kernel(), 0, 0}, slot));
     ASSIGN_OR_RETURN(const kernels::Partial partial, ReduceNow(*session, data));
     const bool right =
         partial.count == count &&
@@ -120,7 +121,7 @@ absl::StatusOr<std::unique_ptr<ReduceSession>> CudaBackend::Open(const RequestSp
     ASSIGN_OR_RETURN(Device::PartialSlot * slot, device.AcquirePartial());
     // A session that fails to start has already given its slot back.
     ASSIGN_OR_RETURN(std::unique_ptr<CudaSession> session,
-                     CudaSession::Start(device, spec.op, slot));
+                     CudaSession::Start(device, spec, slot));
     return std::unique_ptr<ReduceSession>(std::move(session));
   }
   return absl::UnavailableError("every GPU of this server is lost; it reports NOT_SERVING");

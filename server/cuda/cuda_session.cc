@@ -6,7 +6,7 @@
 #include <utility>
 
 #include "common/status_macros.h"
-#include "kernels/cuda/cub_reduce.h"
+#include "kernels/cuda/reduce_into.h"
 #include "server/cuda/cuda_status.h"
 
 namespace gpureduce::server {
@@ -31,13 +31,15 @@ std::chrono::nanoseconds Elapsed(const CudaEvent& from, const CudaEvent& to) {
     }                                                                               \
   } while (false)
 
-CudaSession::CudaSession(Device& device, kernels::Op op, Device::PartialSlot* partial)
-    : device_(device), lane_(device.NextLane()), op_(op), partial_(partial),
+CudaSession::CudaSession(Device& device, const RequestSpec& spec, Device::PartialSlot* partial)
+    : device_(device), lane_(device.NextLane()), op_(spec.op), kernel_(*spec.kernel),
+      block_size_(spec.block_size), partial_(partial),
       id_(next_session_id.fetch_add(1, std::memory_order_relaxed)) {}
 
-absl::StatusOr<std::unique_ptr<CudaSession>> CudaSession::Start(Device& device, kernels::Op op,
+absl::StatusOr<std::unique_ptr<CudaSession>> CudaSession::Start(Device& device,
+                                                                const RequestSpec& spec,
                                                                 Device::PartialSlot* partial) {
-  std::unique_ptr<CudaSession> session(new CudaSession(device, op, partial));
+  std::unique_ptr<CudaSession> session(new CudaSession(device, spec, partial));
   RETURN_IF_ERROR(device.Activate());
   *partial->host = kernels::Partial{};  // read by the copy below, rewritten only by Finish's
   std::lock_guard<std::mutex> lane_lock(session->lane_.mu);
@@ -96,9 +98,11 @@ absl::Status CudaSession::StagePiece(StagingSlot& slot) {
     SESSION_CUDA(cudaMemcpyAsync(slot.device.get(), slot.host.get(), count * sizeof(float),
                                  cudaMemcpyHostToDevice, stream));
     SESSION_CUDA(cudaEventRecord(slot.copied.get(), stream));
-    SESSION_CUDA(kernels::cuda::CubReduceInto(op_, slot.device_floats(), count, consumed_,
-                                              partial_->device, lane_.scratch.get(),
-                                              lane_.scratch_bytes, stream));
+    const kernels::cuda::ChunkLaunch launch{&kernel_, op_, block_size_,
+                                            device_.description().multiprocessors,
+                                            lane_.scratch.get(), lane_.scratch_bytes, stream};
+    SESSION_CUDA(kernels::cuda::ReduceInto(launch, slot.device_floats(), count, consumed_,
+                                           partial_->device));
     SESSION_CUDA(cudaEventRecord(slot.reduced.get(), stream));
     return absl::OkStatus();
   }();

@@ -18,7 +18,8 @@ namespace gpureduce::server {
 class CudaSession final : public ReduceSession {
  public:
   // Takes ownership of `partial` (released on destruction). Queues the partial's reset.
-  static absl::StatusOr<std::unique_ptr<CudaSession>> Start(Device& device, kernels::Op op,
+  static absl::StatusOr<std::unique_ptr<CudaSession>> Start(Device& device,
+                                                            const RequestSpec& spec,
                                                             Device::PartialSlot* partial);
   ~CudaSession() override;
 
@@ -31,7 +32,7 @@ class CudaSession final : public ReduceSession {
  private:
   using Clock = std::chrono::steady_clock;
 
-  CudaSession(Device& device, kernels::Op op, Device::PartialSlot* partial);
+  CudaSession(Device& device, const RequestSpec& spec, Device::PartialSlot* partial);
   void AcquireSlot();
   void OnSlot(absl::StatusOr<StagingSlot*> slot);
   absl::Status StagePiece(StagingSlot& slot);
@@ -41,6 +42,8 @@ class CudaSession final : public ReduceSession {
   Device& device_;
   Device::Lane& lane_;
   const kernels::Op op_;
+  const kernels::KernelInfo& kernel_;
+  const uint32_t block_size_;
   Device::PartialSlot* const partial_;
   const uint64_t id_;
 

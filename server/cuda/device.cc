@@ -5,7 +5,7 @@
 #include "absl/strings/str_cat.h"
 #include "common/fmt_absl.h"
 #include "common/status_macros.h"
-#include "kernels/cuda/cub_reduce.h"
+#include "kernels/cuda/reduce_into.h"
 #include "server/cuda/cuda_status.h"
 #include "spdlog/spdlog.h"
 
@@ -45,7 +45,7 @@ absl::Status Device::Init(int index, const DeviceOptions& options) {
       options.streams != 0 ? options.streams : std::max(4, 2 * props.asyncEngineCount);
   const size_t slot_elements = options.staging_buffer_bytes / sizeof(float);
   size_t scratch_bytes = 0;
-  CUDA_RETURN_IF_ERROR(kernels::cuda::CubTempBytes(slot_elements, &scratch_bytes));
+  CUDA_RETURN_IF_ERROR(kernels::cuda::ScratchBytes(slot_elements, &scratch_bytes));
   for (uint32_t i = 0; i < streams; ++i) {
     auto lane = std::make_unique<Lane>();
     ASSIGN_OR_RETURN(lane->stream, CreateStream());

@@ -107,5 +107,63 @@ TEST(GpuServerTest, CancelWhileTheGpuIsBusyThenServeTheNextRequest) {
   EXPECT_TRUE(*serving);
 }
 
+// Every ladder variant through the server, unary and streamed: the chunks' float32 results must
+// combine into the right answer. (The kernels' own bounds are checked in ladder_test; here the
+// float32 accumulation gets a loose 1e-3 of the scale.)
+TEST(GpuServerTest, EveryLadderVariantUnaryAndStreamed) {
+  auto server = ServerProcess::Start({"--staging-buffer-bytes=1MiB"}, true, "cuda");
+  SKIP_IF_BACKEND_UNAVAILABLE(server.status());
+  ASSERT_TRUE(server.ok()) << server.status();
+  auto reducer = (*server)->Connect();
+  const uint64_t seed = FreshSeed();
+  SCOPED_TRACE(SeedTrace(seed));
+  const std::vector<float> mixed = MixedSignData(1000003, seed);
+  const std::vector<float> near_one = NearOneData(1000003, seed + 1);
+  auto list = reducer->ListKernels();
+  ASSERT_TRUE(list.ok()) << list.status();
+  int ladder_kernels = 0;
+  for (const v1::KernelInfo& kernel : list->kernels()) {
+    if (kernel.lineage().empty()) continue;  // cub: tested by the shared suites
+    ++ladder_kernels;
+    for (int op_value : kernel.ops()) {
+      const Op op = static_cast<Op>(op_value);
+      const std::vector<float>& data = op == Op::kProd ? near_one : mixed;
+      v1::ReduceSpec spec;
+      spec.set_op(static_cast<v1::Op>(op));
+      spec.set_kernel(kernel.name());
+      const Reference reference = ComputeReference(op, data);
+      const auto unary = reducer->Reduce(spec, data);
+      ASSERT_TRUE(unary.ok()) << kernel.name() << ": " << unary.status();
+      EXPECT_EQ(unary->kernel(), kernel.name());
+      EXPECT_EQ(CheckAgainstReference(op, reference, unary->value(), unary->index(), 1e-3), "")
+          << kernel.name() << " " << op_value << " unary";
+      size_t sent = 0;
+      client::StreamOptions options;
+      options.chunk_elements = 77777;
+      const auto streamed = reducer->ReduceStream(
+          spec,
+          [&](absl::Span<float> out) -> absl::StatusOr<size_t> {
+            const size_t n = std::min(out.size(), data.size() - sent);
+            std::copy_n(data.begin() + sent, n, out.begin());
+            sent += n;
+            return n;
+          },
+          options);
+      ASSERT_TRUE(streamed.ok()) << kernel.name() << ": " << streamed.status();
+      EXPECT_EQ(CheckAgainstReference(op, reference, streamed->value(), streamed->index(), 1e-3),
+                "")
+          << kernel.name() << " " << op_value << " streamed";
+    }
+    v1::ReduceSpec argmax;
+    argmax.set_op(v1::ARGMAX);
+    argmax.set_kernel(kernel.name());
+    EXPECT_EQ(reducer->Reduce(argmax, mixed).status().code(), absl::StatusCode::kInvalidArgument);
+    argmax.set_op(v1::SUM);
+    argmax.set_block_size(16);
+    EXPECT_EQ(reducer->Reduce(argmax, mixed).status().code(), absl::StatusCode::kInvalidArgument);
+  }
+  EXPECT_EQ(ladder_kernels, 10);
+}
+
 }  // namespace
 }  // namespace gpureduce::testing

@@ -1,0 +1,171 @@
+#include "kernels/cuda/ladder/ladder.h"
+
+#include <algorithm>
+
+#include "kernels/cuda/ladder/atomic_kernels.cuh"
+#include "kernels/cuda/ladder/warp_kernels.cuh"
+
+namespace gpureduce::kernels::cuda {
+namespace {
+
+constexpr size_t kResultBytes = 256;  // keeps the partial buffers aligned
+constexpr uint32_t kSmallestBlock = 32;
+
+size_t PartialsCapacity(size_t max_elements) {
+  return (max_elements + kSmallestBlock - 1) / kSmallestBlock;
+}
+
+template <CombineKind kC>
+__global__ void SetIdentity(float* value) {
+  *value = CombineOp<kC>::Identity();
+}
+
+__global__ void FoldFloat(Op op, const float* value, uint64_t n, Partial* running) {
+  Partial chunk;
+  chunk.value = *value;
+  chunk.count = n;
+  *running = Combine(op, *running, chunk);
+}
+
+template <CombineKind kC, unsigned kBlockSize>
+void LaunchUnrollComplete(unsigned grid, const float* in, size_t n, bool square, float* out,
+                          cudaStream_t stream) {
+  UnrollCompleteKernel<kC, kBlockSize>
+      <<<grid, kBlockSize, kBlockSize * sizeof(float), stream>>>(in, n, square, out);
+}
+
+// One pass of a tree variant: block partials of in[0, n) into out[0, grid).
+template <CombineKind kC>
+void LaunchTreePass(LadderVariant variant, unsigned grid, unsigned block, const float* in,
+                    size_t n, bool square, float* out, cudaStream_t stream) {
+  const size_t shared = block * sizeof(float);
+  switch (variant) {
+    case LadderVariant::kInterleavedDivergent:
+      InterleavedDivergentKernel<kC><<<grid, block, shared, stream>>>(in, n, square, out);
+      return;
+    case LadderVariant::kInterleavedStrided:
+      InterleavedStridedKernel<kC><<<grid, block, shared, stream>>>(in, n, square, out);
+      return;
+    case LadderVariant::kSequential:
+      SequentialKernel<kC><<<grid, block, shared, stream>>>(in, n, square, out);
+      return;
+    case LadderVariant::kFirstAddLoad:
+      FirstAddLoadKernel<kC><<<grid, block, shared, stream>>>(in, n, square, out);
+      return;
+    case LadderVariant::kUnrollLastWarp:
+      UnrollLastWarpKernel<kC><<<grid, block, shared, stream>>>(in, n, square, out);
+      return;
+    case LadderVariant::kUnrollComplete:
+      switch (block) {
+        case 64: return LaunchUnrollComplete<kC, 64>(grid, in, n, square, out, stream);
+        case 128: return LaunchUnrollComplete<kC, 128>(grid, in, n, square, out, stream);
+        case 256: return LaunchUnrollComplete<kC, 256>(grid, in, n, square, out, stream);
+        case 512: return LaunchUnrollComplete<kC, 512>(grid, in, n, square, out, stream);
+        default: return LaunchUnrollComplete<kC, 1024>(grid, in, n, square, out, stream);
+      }
+    case LadderVariant::kWarpShuffle:
+      WarpShuffleKernel<kC><<<grid, block, shared, stream>>>(in, n, square, out);
+      return;
+    default:
+      GridStrideKernel<kC><<<grid, block, shared, stream>>>(in, n, square, out);
+      return;
+  }
+}
+
+// The blocks a pass over m values launches.
+unsigned PassGrid(const LadderPolicy& policy, size_t m, unsigned block, int multiprocessors) {
+  const size_t per_block = size_t{block} * policy.loads_per_thread;
+  size_t grid = (m + per_block - 1) / per_block;
+  if (policy.variant == LadderVariant::kGridStride) {
+    grid = std::min<size_t>(grid, size_t(multiprocessors) * (kGridStrideThreadsPerSm / block));
+  }
+  return static_cast<unsigned>(std::max<size_t>(grid, 1));
+}
+
+template <CombineKind kC>
+cudaError_t Run(const LadderPolicy& policy, const float* in, size_t n, bool square,
+                unsigned block, int multiprocessors, float* result, float* partials_a,
+                float* partials_b, cudaStream_t stream) {
+  if (policy.variant == LadderVariant::kAtomicGlobal ||
+      policy.variant == LadderVariant::kAtomicShared) {
+    SetIdentity<kC><<<1, 1, 0, stream>>>(result);
+    const unsigned grid = static_cast<unsigned>((n + block - 1) / block);
+    if (policy.variant == LadderVariant::kAtomicGlobal) {
+      AtomicGlobalKernel<kC><<<grid, block, 0, stream>>>(in, n, square, result);
+    } else {
+      AtomicSharedKernel<kC><<<grid, block, 0, stream>>>(in, n, square, result);
+    }
+    return cudaGetLastError();
+  }
+  // Tree variants: passes over block partials until one value is left (the CUDA samples'
+  // second pass; grid_stride's second pass is a single block).
+  size_t m = n;
+  const float* src = in;
+  float* dst = partials_a;
+  bool first = true;
+  while (true) {
+    const unsigned grid = PassGrid(policy, m, block, multiprocessors);
+    LaunchTreePass<kC>(policy.variant, grid, block, src, m, first && square,
+                       grid == 1 ? result : dst, stream);
+    if (grid == 1) break;
+    m = grid;
+    src = dst;
+    dst = dst == partials_a ? partials_b : partials_a;
+    first = false;
+  }
+  return cudaGetLastError();
+}
+
+CombineKind CombineFor(Op op) {
+  switch (op) {
+    case Op::kProd: return CombineKind::kMul;
+    case Op::kMin: return CombineKind::kMin;
+    case Op::kMax: return CombineKind::kMax;
+    default: return CombineKind::kAdd;
+  }
+}
+
+}  // namespace
+
+size_t LadderScratchBytes(size_t max_elements) {
+  return kResultBytes + 2 * PartialsCapacity(max_elements) * sizeof(float);
+}
+
+cudaError_t LadderReduceInto(LadderVariant variant, Op op, const float* d_in, size_t n,
+                             uint32_t block_size, int multiprocessors, Partial* d_running,
+                             void* d_scratch, size_t scratch_bytes, cudaStream_t stream) {
+  const LadderPolicy& policy = kLadder[static_cast<int>(variant)];
+  const unsigned block = block_size != 0 ? block_size : policy.default_block_size;
+  if (block < policy.min_block_size || block > policy.max_block_size || (block & (block - 1)) ||
+      scratch_bytes < LadderScratchBytes(n) || op == Op::kArgMin || op == Op::kArgMax) {
+    return cudaErrorInvalidValue;  // the server validates first; this guards the kernels
+  }
+  float* result = static_cast<float*>(d_scratch);
+  float* partials_a = reinterpret_cast<float*>(static_cast<char*>(d_scratch) + kResultBytes);
+  float* partials_b = partials_a + PartialsCapacity(n);
+  const bool square = op == Op::kSumSquares;
+  cudaError_t error = cudaSuccess;
+  switch (CombineFor(op)) {
+    case CombineKind::kAdd:
+      error = Run<CombineKind::kAdd>(policy, d_in, n, square, block, multiprocessors, result,
+                                 partials_a, partials_b, stream);
+      break;
+    case CombineKind::kMul:
+      error = Run<CombineKind::kMul>(policy, d_in, n, square, block, multiprocessors, result,
+                                 partials_a, partials_b, stream);
+      break;
+    case CombineKind::kMin:
+      error = Run<CombineKind::kMin>(policy, d_in, n, square, block, multiprocessors, result,
+                                 partials_a, partials_b, stream);
+      break;
+    case CombineKind::kMax:
+      error = Run<CombineKind::kMax>(policy, d_in, n, square, block, multiprocessors, result,
+                                 partials_a, partials_b, stream);
+      break;
+  }
+  if (error != cudaSuccess) return error;
+  FoldFloat<<<1, 1, 0, stream>>>(op, result, n, d_running);
+  return cudaGetLastError();
+}
+
+}  // namespace gpureduce::kernels::cuda

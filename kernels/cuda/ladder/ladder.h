@@ -1,0 +1,28 @@
+#pragma once
+
+// Host API of the reduction ladder: run one variant over a chunk and fold its float32 result
+// into the request's running Partial, in stream order.
+
+#include <cuda_runtime_api.h>
+
+#include <cstddef>
+#include <cstdint>
+
+#include "kernels/ladder_policy.h"
+#include "kernels/op.h"
+#include "kernels/partial.h"
+
+namespace gpureduce::kernels::cuda {
+
+// Device scratch one stream needs for chunks of up to `max_elements` with any variant and
+// block size: the result and two buffers of block partials.
+size_t LadderScratchBytes(size_t max_elements);
+
+// Reduces d_in[0, n) (n >= 1) with `variant` at `block_size` threads per block (a power of two
+// the variant's policy allows) and folds the result into *d_running. `multiprocessors` sizes
+// grid_stride's grid. Asynchronous on `stream`.
+cudaError_t LadderReduceInto(LadderVariant variant, Op op, const float* d_in, size_t n,
+                             uint32_t block_size, int multiprocessors, Partial* d_running,
+                             void* d_scratch, size_t scratch_bytes, cudaStream_t stream);
+
+}  // namespace gpureduce::kernels::cuda

@@ -1,0 +1,35 @@
+#include "kernels/cuda/reduce_into.h"
+
+#include <algorithm>
+
+#include "kernels/cuda/cub_reduce.h"
+#include "kernels/cuda/ladder/ladder.h"
+
+namespace gpureduce::kernels::cuda {
+
+cudaError_t ScratchBytes(size_t max_elements, size_t* bytes) {
+  size_t cub_bytes = 0;
+  if (cudaError_t error = CubTempBytes(max_elements, &cub_bytes); error != cudaSuccess) {
+    return error;
+  }
+  *bytes = std::max(cub_bytes, LadderScratchBytes(max_elements));
+  return cudaSuccess;
+}
+
+cudaError_t ReduceInto(const ChunkLaunch& launch, const float* d_in, size_t n,
+                       uint64_t base_index, Partial* d_running) {
+  for (const LadderPolicy& policy : kLadder) {
+    if (launch.kernel->name == policy.name) {
+      return LadderReduceInto(policy.variant, launch.op, d_in, n, launch.block_size,
+                              launch.multiprocessors, d_running, launch.d_scratch,
+                              launch.scratch_bytes, launch.stream);
+    }
+  }
+  if (launch.kernel->name == "cub") {
+    return CubReduceInto(launch.op, d_in, n, base_index, d_running, launch.d_scratch,
+                         launch.scratch_bytes, launch.stream);
+  }
+  return cudaErrorInvalidValue;  // a CPU kernel: the server never sends one here
+}
+
+}  // namespace gpureduce::kernels::cuda

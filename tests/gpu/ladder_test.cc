@@ -1,0 +1,241 @@
+// The kernel ladder directly (no server): every variant x op x block size x size against the
+// float64 reference, each within the bound the variant states. Without a GPU every test skips.
+//
+// Bounds, with u = 2^-24 (float32 unit roundoff), relative to the reference's scale (sum|x|,
+// sum x^2, mean|x|, |product|):
+//   MIN, MAX: exact.
+//   tree variants, SUM/MEAN/SUM_SQUARES: 2 u (chain + 1), chain = the longest run of dependent
+//     adds: the elements one thread adds on its own plus one per tree level and pass.
+//   atomic variants (any order) and PROD (n - 1 roundings, whatever the shape): 8 u sqrt(n), a
+//     statistical bound: the roundings add like a random walk (the worst case, n u, is useless).
+
+#include <cuda_runtime_api.h>
+
+#include <sys/wait.h>
+#include <unistd.h>
+
+#include <cmath>
+#include <cstdio>
+#include <cstdlib>
+#include <string>
+#include <vector>
+
+#include "gtest/gtest.h"
+#include "kernels/cuda/ladder/ladder.h"
+#include "kernels/finalize.h"
+#include "kernels/op_name.h"
+#include "tests/gpu/naive_last_warp.h"
+#include "tests/support/random_data.h"
+#include "tests/support/reference.h"
+
+namespace gpureduce::kernels {
+namespace {
+
+using testing::CheckAgainstReference;
+using testing::ComputeReference;
+
+constexpr Op kLadderOps[] = {Op::kSum, Op::kProd, Op::kMin, Op::kMax, Op::kMean, Op::kSumSquares};
+constexpr double kUnitRoundoff = 0x1p-24;
+
+bool IsAtomic(const LadderPolicy& policy) {
+  return policy.variant == LadderVariant::kAtomicGlobal ||
+         policy.variant == LadderVariant::kAtomicShared;
+}
+
+double StatedBound(const LadderPolicy& policy, Op op, size_t n, int sms) {
+  if (op == Op::kMin || op == Op::kMax) return 0;
+  if (op == Op::kProd || IsAtomic(policy)) return 8 * kUnitRoundoff * std::sqrt(double(n)) + 1e-7;
+  double per_thread = policy.loads_per_thread;
+  if (policy.variant == LadderVariant::kGridStride) {
+    const double threads = double(sms) * kGridStrideThreadsPerSm;
+    per_thread = std::max(per_thread, std::ceil(double(n) / threads) + 1);
+  }
+  const double chain = per_thread + 2 * std::ceil(std::log2(double(n) + 1)) + 2;
+  return 2 * kUnitRoundoff * (chain + 1);
+}
+
+class LadderTest : public ::testing::Test {
+ protected:
+  void SetUp() override {
+    int devices = 0;
+    if (cudaError_t error = cudaGetDeviceCount(&devices); error != cudaSuccess || devices == 0) {
+      GTEST_SKIP() << "no usable GPU: " << cudaGetErrorName(error);
+    }
+    cudaDeviceProp props{};
+    ASSERT_EQ(cudaGetDeviceProperties(&props, 0), cudaSuccess);
+    sms_ = props.multiProcessorCount;
+    ASSERT_EQ(cudaStreamCreate(&stream_), cudaSuccess);
+    ASSERT_EQ(cudaMalloc(reinterpret_cast<void**>(&d_running_), sizeof(Partial)), cudaSuccess);
+  }
+  void TearDown() override {
+    cudaFree(d_in_);
+    cudaFree(d_scratch_);
+    cudaFree(d_running_);
+    if (stream_ != nullptr) cudaStreamDestroy(stream_);
+  }
+
+  void Upload(const std::vector<float>& data) {
+    if (data.size() > capacity_) {
+      cudaFree(d_in_);
+      cudaFree(d_scratch_);
+      capacity_ = data.size();
+      ASSERT_EQ(cudaMalloc(reinterpret_cast<void**>(&d_in_), capacity_ * sizeof(float)), cudaSuccess);
+      ASSERT_EQ(cudaMalloc(&d_scratch_, cuda::LadderScratchBytes(capacity_)), cudaSuccess);
+    }
+    ASSERT_EQ(cudaMemcpy(d_in_, data.data(), data.size() * sizeof(float), cudaMemcpyHostToDevice),
+              cudaSuccess);
+  }
+
+  // Runs one variant over the uploaded data; returns the finalized result or the CUDA error.
+  absl::StatusOr<ReduceResult> Run(const LadderPolicy& policy, Op op, size_t n, unsigned block,
+                                   float* ms = nullptr) {
+    const Partial empty;
+    cudaMemcpy(d_running_, &empty, sizeof(empty), cudaMemcpyHostToDevice);
+    cudaEvent_t start, stop;
+    cudaEventCreate(&start);
+    cudaEventCreate(&stop);
+    cudaEventRecord(start, stream_);
+    cudaError_t error =
+        cuda::LadderReduceInto(policy.variant, op, d_in_, n, block, sms_, d_running_, d_scratch_,
+                               cuda::LadderScratchBytes(capacity_), stream_);
+    cudaEventRecord(stop, stream_);
+    if (error == cudaSuccess) error = cudaStreamSynchronize(stream_);
+    if (ms != nullptr) cudaEventElapsedTime(ms, start, stop);
+    cudaEventDestroy(start);
+    cudaEventDestroy(stop);
+    if (error != cudaSuccess) return absl::InternalError(cudaGetErrorName(error));
+    Partial partial;
+    cudaMemcpy(&partial, d_running_, sizeof(partial), cudaMemcpyDeviceToHost);
+    return Finalize(op, partial);
+  }
+
+  int sms_ = 0;
+  cudaStream_t stream_ = nullptr;
+  Partial* d_running_ = nullptr;
+  float* d_in_ = nullptr;
+  void* d_scratch_ = nullptr;
+  size_t capacity_ = 0;
+};
+
+// GPUREDUCE_LADDER_MAX_N caps the sizes (compute-sanitizer runs the matrix at small sizes).
+size_t MaxSize() {
+  const char* cap = std::getenv("GPUREDUCE_LADDER_MAX_N");
+  return cap != nullptr ? std::strtoull(cap, nullptr, 10) : SIZE_MAX;
+}
+
+TEST_F(LadderTest, EveryVariantOpBlockSizeAndSizeMeetsItsBound) {
+  const uint64_t seed = testing::FreshSeed();
+  SCOPED_TRACE(testing::SeedTrace(seed));
+  int failures = 0;
+  for (size_t n : {size_t{1}, size_t{2}, size_t{31}, size_t{32}, size_t{33}, size_t{1023},
+                   size_t{1025}, size_t{4097}, size_t{1000003}, size_t{3} << 22, size_t{1} << 24,
+                   size_t{1} << 28}) {
+    if (n > MaxSize()) break;
+    const std::vector<float> mixed = testing::MixedSignData(n, seed + n);
+    const std::vector<float> near_one = testing::NearOneData(n, seed + n + 1);
+    for (Op op : kLadderOps) {
+      const std::vector<float>& data = op == Op::kProd ? near_one : mixed;
+      const testing::Reference reference = ComputeReference(op, data);
+      Upload(data);
+      for (const LadderPolicy& policy : kLadder) {
+        for (unsigned block = policy.min_block_size; block <= policy.max_block_size; block *= 2) {
+          // Atomic CAS loops on one address serialize: at the largest sizes only the default.
+          if (IsAtomic(policy) && n >= (size_t{1} << 24) && block != policy.default_block_size) {
+            continue;
+          }
+          const absl::StatusOr<ReduceResult> result = Run(policy, op, n, block);
+          const double bound = StatedBound(policy, op, n, sms_);
+          const std::string why =
+              result.ok() ? CheckAgainstReference(op, reference, result->value, -1, bound)
+                          : result.status().ToString();
+          if (!why.empty() && ++failures <= 20) {
+            ADD_FAILURE() << policy.name << " " << OpName(op) << " block " << block << " n " << n
+                          << ": " << why;
+          }
+        }
+      }
+    }
+  }
+  EXPECT_EQ(failures, 0);
+}
+
+TEST_F(LadderTest, NaNPropagatesThroughEveryVariant) {
+  std::vector<float> data = testing::MixedSignData(1000003, testing::FreshSeed());
+  data[777777] = std::nanf("");
+  Upload(data);
+  for (const LadderPolicy& policy : kLadder) {
+    for (Op op : kLadderOps) {
+      const absl::StatusOr<ReduceResult> result = Run(policy, op, data.size(), 0);
+      ASSERT_TRUE(result.ok()) << policy.name << ": " << result.status();
+      EXPECT_TRUE(std::isnan(result->value)) << policy.name << " " << OpName(op);
+    }
+  }
+}
+
+TEST_F(LadderTest, TreeVariantsAreDeterministic) {
+  const std::vector<float> data = testing::MixedSignData(3 << 22, testing::FreshSeed());
+  Upload(data);
+  for (const LadderPolicy& policy : kLadder) {
+    if (!policy.deterministic) continue;
+    const absl::StatusOr<ReduceResult> first = Run(policy, Op::kSum, data.size(), 0);
+    const absl::StatusOr<ReduceResult> second = Run(policy, Op::kSum, data.size(), 0);
+    ASSERT_TRUE(first.ok() && second.ok());
+    EXPECT_EQ(first->value, second->value) << policy.name;
+  }
+}
+
+// Not a benchmark (gpureduce-bench is): one timed run per variant so a run's log shows the
+// ladder's shape at 3 x 2^22 floats, seed 003's size.
+TEST_F(LadderTest, PrintsOneTimedRunPerVariant) {
+  const size_t n = size_t{3} << 22;
+  const std::vector<float> data = testing::MixedSignData(n, testing::FreshSeed());
+  Upload(data);
+  for (const LadderPolicy& policy : kLadder) {
+    ASSERT_TRUE(Run(policy, Op::kSum, n, 0).ok());  // warm-up
+    float ms = 0;
+    ASSERT_TRUE(Run(policy, Op::kSum, n, 0, &ms).ok());
+    std::printf("%-22s %8.3f ms %8.1f GB/s\n", policy.name, ms, n * 4 / (ms * 1e6));
+  }
+}
+
+// The race the seeds' volatile last warp has under independent thread scheduling. Run as a child
+// of compute-sanitizer's racecheck, this test only launches one kernel (chosen by
+// GPUREDUCE_LAST_WARP): "naive" must be reported, "ladder" (unroll_last_warp) must not.
+TEST_F(LadderTest, NaiveVolatileLastWarpIsARaceTheLadderVersionIsNot) {
+  if (const char* which = std::getenv("GPUREDUCE_LAST_WARP")) {
+    const std::vector<float> data = testing::MixedSignData(64, 1);
+    Upload(data);
+    if (std::string(which) == "naive") {
+      ASSERT_EQ(testing::LaunchNaiveLastWarpSum(d_in_, static_cast<float*>(d_scratch_)),
+                cudaSuccess);
+    } else {
+      ASSERT_TRUE(Run(kLadder[static_cast<int>(LadderVariant::kUnrollLastWarp)], Op::kSum, 64, 64)
+                      .ok());
+    }
+    ASSERT_EQ(cudaDeviceSynchronize(), cudaSuccess);
+    return;
+  }
+  std::string sanitizer = "/usr/local/cuda/bin/compute-sanitizer";
+  if (const char* path = std::getenv("COMPUTE_SANITIZER")) sanitizer = path;
+  if (access(sanitizer.c_str(), X_OK) != 0) {
+    GTEST_SKIP() << "compute-sanitizer not found at " << sanitizer << " (set COMPUTE_SANITIZER)";
+  }
+  char self[4096];
+  const ssize_t length = readlink("/proc/self/exe", self, sizeof(self) - 1);
+  ASSERT_GT(length, 0);
+  self[length] = '\0';
+  auto racecheck = [&](const char* which) {
+    const std::string command =
+        "GPUREDUCE_LAST_WARP=" + std::string(which) + " " + sanitizer +
+        " --tool racecheck --racecheck-report hazard --error-exitcode 3 " + self +
+        " --gtest_filter=LadderTest.NaiveVolatileLastWarpIsARaceTheLadderVersionIsNot"
+        " > /dev/null 2>&1";
+    const int status = std::system(command.c_str());
+    return WIFEXITED(status) ? WEXITSTATUS(status) : -1;
+  };
+  EXPECT_EQ(racecheck("naive"), 3) << "racecheck should report the unsynchronized last warp";
+  EXPECT_EQ(racecheck("ladder"), 0) << "racecheck reported the ladder's __syncwarp last warp";
+}
+
+}  // namespace
+}  // namespace gpureduce::kernels
