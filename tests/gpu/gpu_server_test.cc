@@ -15,22 +15,10 @@ namespace {
 
 using kernels::Op;
 
-absl::StatusOr<v1::ReduceResponse> Stream(client::ReducerClient& reducer, Op op,
-                                          const std::vector<float>& data, size_t chunk) {
+v1::ReduceSpec SpecFor(Op op) {
   v1::ReduceSpec spec;
   spec.set_op(static_cast<v1::Op>(op));
-  size_t sent = 0;
-  client::StreamOptions options;
-  options.chunk_elements = chunk;
-  return reducer.ReduceStream(
-      spec,
-      [&](absl::Span<float> out) -> absl::StatusOr<size_t> {
-        const size_t n = std::min(out.size(), data.size() - sent);
-        std::copy_n(data.begin() + sent, n, out.begin());
-        sent += n;
-        return n;
-      },
-      options);
+  return spec;
 }
 
 std::string Check(Op op, const std::vector<float>& data,
@@ -46,7 +34,7 @@ TEST(GpuServerTest, AStreamOfTenThousandChunks) {
   const uint64_t seed = FreshSeed();
   SCOPED_TRACE(SeedTrace(seed));
   const std::vector<float> data = MixedSignData(10000 * 997, seed);
-  const auto got = Stream(*(*server)->Connect(), Op::kSum, data, 997);
+  const auto got = StreamFloats(*(*server)->Connect(), SpecFor(Op::kSum), data, 997);
   EXPECT_EQ(Check(Op::kSum, data, got), "");
   ASSERT_TRUE(got.ok());
   EXPECT_EQ(got->timing().chunks(), 10000u);
@@ -71,7 +59,7 @@ TEST(GpuServerTest, RequestsWaitForAStagingBufferAndAllGetRightAnswers) {
       const Op op = kernels::kAllOps[c];
       const std::vector<float> data =
           op == Op::kProd ? NearOneData(1 << 20, seed + c) : MixedSignData(1 << 20, seed + c);
-      const auto got = Stream(*(*server)->Connect(), op, data, 1 << 18);
+      const auto got = StreamFloats(*(*server)->Connect(), SpecFor(op), data, 1 << 18);
       failures[c] = Check(op, data, got);
       if (got.ok()) queue_us[c] = got->timing().queue_us();
     });
@@ -101,7 +89,7 @@ TEST(GpuServerTest, CancelWhileTheGpuIsBusyThenServeTheNextRequest) {
   EXPECT_EQ(writer->Finish().error_code(), grpc::StatusCode::CANCELLED);
 
   const std::vector<float> data = MixedSignData(1000003, FreshSeed());
-  EXPECT_EQ(Check(Op::kArgMax, data, Stream(*reducer, Op::kArgMax, data, 1 << 16)), "");
+  EXPECT_EQ(Check(Op::kArgMax, data, StreamFloats(*reducer, SpecFor(Op::kArgMax), data, 1 << 16)), "");
   absl::StatusOr<bool> serving = reducer->IsServing();
   ASSERT_TRUE(serving.ok());
   EXPECT_TRUE(*serving);
@@ -137,18 +125,7 @@ TEST(GpuServerTest, EveryLadderVariantUnaryAndStreamed) {
       EXPECT_EQ(unary->kernel(), kernel.name());
       EXPECT_EQ(CheckAgainstReference(op, reference, unary->value(), unary->index(), 1e-3), "")
           << kernel.name() << " " << op_value << " unary";
-      size_t sent = 0;
-      client::StreamOptions options;
-      options.chunk_elements = 77777;
-      const auto streamed = reducer->ReduceStream(
-          spec,
-          [&](absl::Span<float> out) -> absl::StatusOr<size_t> {
-            const size_t n = std::min(out.size(), data.size() - sent);
-            std::copy_n(data.begin() + sent, n, out.begin());
-            sent += n;
-            return n;
-          },
-          options);
+      const auto streamed = StreamFloats(*reducer, spec, data, 77777);
       ASSERT_TRUE(streamed.ok()) << kernel.name() << ": " << streamed.status();
       EXPECT_EQ(CheckAgainstReference(op, reference, streamed->value(), streamed->index(), 1e-3),
                 "")

@@ -41,18 +41,7 @@ TEST(ConcurrencyTest, SixteenConcurrentClientsAllGetRightAnswers) {
         if (r % 2 == 0) {
           got = reducer->Reduce(spec, data);
         } else {
-          size_t sent = 0;
-          client::StreamOptions options;
-          options.chunk_elements = 1 + rng() % 100000;
-          got = reducer->ReduceStream(
-              spec,
-              [&](absl::Span<float> out) -> absl::StatusOr<size_t> {
-                const size_t k = std::min(out.size(), data.size() - sent);
-                std::copy_n(data.begin() + sent, k, out.begin());
-                sent += k;
-                return k;
-              },
-              options);
+          got = StreamFloats(*reducer, spec, data, 1 + rng() % 100000);
         }
         if (!got.ok()) {
           failures[c] = "client " + std::to_string(c) + ": " + got.status().ToString();

@@ -30,22 +30,6 @@ std::vector<float> DataFor(Op op, size_t n, uint64_t seed) {
   return op == Op::kProd ? NearOneData(n, seed) : MixedSignData(n, seed);
 }
 
-absl::StatusOr<v1::ReduceResponse> Stream(client::ReducerClient& reducer, const v1::ReduceSpec& spec,
-                                          const std::vector<float>& data, size_t chunk) {
-  size_t sent = 0;
-  client::StreamOptions options;
-  options.chunk_elements = chunk;
-  return reducer.ReduceStream(
-      spec,
-      [&](absl::Span<float> out) -> absl::StatusOr<size_t> {
-        const size_t n = std::min(out.size(), data.size() - sent);
-        std::copy(data.begin() + sent, data.begin() + sent + n, out.begin());
-        sent += n;
-        return n;
-      },
-      options);
-}
-
 class ReduceOpsTest : public ::testing::TestWithParam<Op> {
  protected:
   static void SetUpTestSuite() { shared_.Start({}); }
@@ -89,7 +73,7 @@ TEST_P(ReduceOpsTest, UnaryAndStreamMatchTheReferenceAtEverySize) {
     const std::vector<float> data = DataFor(op, n, seed);
     const auto unary = reducer->Reduce(SpecFor(op), data);
     ExpectCorrect(data, unary, "unary");
-    const auto streamed = Stream(*reducer, SpecFor(op), data, kStreamChunk);
+    const auto streamed = StreamFloats(*reducer, SpecFor(op), data, kStreamChunk);
     ExpectCorrect(data, streamed, "stream");
     if (unary.ok() && streamed.ok()) {
       EXPECT_EQ(unary->index(), streamed->index());
@@ -111,13 +95,13 @@ TEST_P(ReduceOpsTest, OddChunkSizesAndTheValuesField) {
   SCOPED_TRACE(SeedTrace(seed));
   const std::vector<float> data = DataFor(op, 100003, seed);
   for (size_t chunk : {size_t{1} << 14, size_t{4099}, size_t{77777}}) {
-    ExpectCorrect(data, Stream(*reducer, SpecFor(op), data, chunk), "odd chunks");
+    ExpectCorrect(data, StreamFloats(*reducer, SpecFor(op), data, chunk), "odd chunks");
   }
   client::CallOptions values;
   values.use_values_field = true;
   ExpectCorrect(data, reducer->Reduce(SpecFor(op), data, values), "repeated float values");
   const std::vector<float> tiny = DataFor(op, 257, seed);
-  ExpectCorrect(tiny, Stream(*reducer, SpecFor(op), tiny, 1), "one float per chunk");
+  ExpectCorrect(tiny, StreamFloats(*reducer, SpecFor(op), tiny, 1), "one float per chunk");
 }
 
 TEST_P(ReduceOpsTest, NaNInfinityAndTies) {
@@ -130,17 +114,17 @@ TEST_P(ReduceOpsTest, NaNInfinityAndTies) {
   const bool is_min = op == Op::kMin || op == Op::kArgMin;
   data[300001] = data[400003] = is_min ? -500.0f : 500.0f;  // a tie, in two stream chunks
   ExpectCorrect(data, reducer->Reduce(SpecFor(op), data), "tie unary");
-  ExpectCorrect(data, Stream(*reducer, SpecFor(op), data, 65537), "tie stream");
+  ExpectCorrect(data, StreamFloats(*reducer, SpecFor(op), data, 65537), "tie stream");
 
   data[123457] = std::numeric_limits<float>::infinity();
   ExpectCorrect(data, reducer->Reduce(SpecFor(op), data), "+inf");
   data[7] = -std::numeric_limits<float>::infinity();
-  ExpectCorrect(data, Stream(*reducer, SpecFor(op), data, 65537), "+inf and -inf");
+  ExpectCorrect(data, StreamFloats(*reducer, SpecFor(op), data, 65537), "+inf and -inf");
 
   data[450000] = std::numeric_limits<float>::quiet_NaN();
   data[200000] = std::numeric_limits<float>::quiet_NaN();
   for (bool stream : {false, true}) {
-    const auto got = stream ? Stream(*reducer, SpecFor(op), data, 65537)
+    const auto got = stream ? StreamFloats(*reducer, SpecFor(op), data, 65537)
                             : reducer->Reduce(SpecFor(op), data);
     ASSERT_TRUE(got.ok()) << got.status();
     EXPECT_TRUE(std::isnan(got->value())) << "stream=" << stream;

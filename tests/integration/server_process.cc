@@ -5,6 +5,7 @@
 #include <sys/wait.h>
 #include <unistd.h>
 
+#include <algorithm>
 #include <cerrno>
 #include <cstdlib>
 #include <cstring>
@@ -117,6 +118,24 @@ absl::StatusOr<std::unique_ptr<ServerProcess>> ServerProcess::Start(
     }
   }
   return server;
+}
+
+absl::StatusOr<v1::ReduceResponse> StreamFloats(client::ReducerClient& reducer,
+                                                const v1::ReduceSpec& spec,
+                                                const std::vector<float>& data,
+                                                size_t chunk_elements) {
+  size_t sent = 0;
+  client::StreamOptions options;
+  options.chunk_elements = chunk_elements;
+  return reducer.ReduceStream(
+      spec,
+      [&](absl::Span<float> out) -> absl::StatusOr<size_t> {
+        const size_t n = std::min(out.size(), data.size() - sent);
+        std::copy_n(data.begin() + sent, n, out.begin());
+        sent += n;
+        return n;
+      },
+      options);
 }
 
 void SharedServer::Start(std::vector<std::string> flags) {

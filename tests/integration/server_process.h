@@ -77,6 +77,12 @@ class SharedServer {
     GTEST_SKIP() << (status).message();                               \
   }
 
+// Streams `data` in chunks of `chunk_elements` through the client library.
+absl::StatusOr<v1::ReduceResponse> StreamFloats(client::ReducerClient& reducer,
+                                                const v1::ReduceSpec& spec,
+                                                const std::vector<float>& data,
+                                                size_t chunk_elements);
+
 // Path of a binary built next to the tests (set by CMake).
 std::string ServerBinary();
 std::string CliBinary();
