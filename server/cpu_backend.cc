@@ -3,7 +3,6 @@
 #include <unistd.h>
 
 #include <fstream>
-#include <future>
 #include <mutex>
 #include <numeric>
 #include <string>

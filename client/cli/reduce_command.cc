@@ -13,7 +13,6 @@
 #include "client/cli/running_reference.h"
 #include "client/input/open_source.h"
 #include "client/reducer_client.h"
-#include "common/byte_size.h"
 
 namespace gpureduce::cli {
 namespace {

@@ -68,9 +68,4 @@ void StagingPool::Cancel(uint64_t waiter) {
   }
 }
 
-size_t StagingPool::free_count() const {
-  std::lock_guard<std::mutex> lock(mu_);
-  return free_.size();
-}
-
 }  // namespace gpureduce::server

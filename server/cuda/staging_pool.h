@@ -44,8 +44,6 @@ class StagingPool {
   void Cancel(uint64_t waiter);
 
   size_t slot_bytes() const { return slot_bytes_; }
-  size_t slot_count() const { return slots_.size(); }
-  size_t free_count() const;
 
  private:
   struct Waiter {
@@ -57,7 +55,7 @@ class StagingPool {
 
   const size_t slot_bytes_;
   std::vector<std::unique_ptr<StagingSlot>> slots_;
-  mutable std::mutex mu_;
+  std::mutex mu_;
   std::vector<StagingSlot*> free_;
   std::deque<Waiter> waiters_;
 };
