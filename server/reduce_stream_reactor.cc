@@ -120,10 +120,8 @@ ReduceStreamReactor::Next ReduceStreamReactor::FinishIfIdleLocked() {
 }
 
 void ReduceStreamReactor::Run(Next next) {
-  if (next.compute >= 0) {
-    call_.Consume(payloads_[next.compute],
-                  [this](absl::Status status) { OnComputeDone(std::move(status)); });
-  }
+  // The read first: handing a chunk to the backend can take a while (the CUDA backend copies it
+  // into pinned memory on this thread), and gRPC should be receiving the next one meanwhile.
   if (next.read >= 0) {
     StartRead(&chunks_[next.read]);
     Next after_read;
@@ -133,6 +131,10 @@ void ReduceStreamReactor::Run(Next next) {
       after_read = FinishIfIdleLocked();  // a cancel may have arrived meanwhile
     }
     Run(std::move(after_read));
+  }
+  if (next.compute >= 0) {
+    call_.Consume(payloads_[next.compute],
+                  [this](absl::Status status) { OnComputeDone(std::move(status)); });
   }
   if (next.finish) Conclude(std::move(next.status));
 }
