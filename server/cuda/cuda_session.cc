@@ -73,12 +73,23 @@ void CudaSession::OnSlot(absl::StatusOr<StagingSlot*> slot) {
     std::lock_guard<std::mutex> lock(mu_);
     timing_.queue += Clock::now() - wait_started_;
   }
-  absl::Status status = slot.status();
-  if (status.ok()) status = StagePiece(**slot);
-  if (status.ok() && staged_ < data_.size()) {
-    AcquireSlot();
+  if (!slot.ok()) {
+    EndConsume(slot.status());
     return;
   }
+  // The copy into pinned memory runs on a copy thread: this may be a gRPC thread, which should
+  // go back to receiving the next chunk at once.
+  device_.copiers().Submit([this, slot = *slot] {
+    absl::Status status = StagePiece(*slot);
+    if (status.ok() && staged_ < data_.size()) {
+      AcquireSlot();
+      return;
+    }
+    EndConsume(std::move(status));
+  });
+}
+
+void CudaSession::EndConsume(absl::Status status) {
   ConsumeDone done = std::move(done_);  // `done` may start the next Consume
   std::move(done)(std::move(status));
 }

@@ -1,9 +1,10 @@
 #pragma once
 
 // One request on one GPU. Each piece of a chunk (at most one staging slot) is copied once from
-// the gRPC message into pinned memory, sent to the device asynchronously and reduced into the
-// request's device partial, all in order on one stream; the chunk is released as soon as it is
-// staged, so gRPC receives the next chunk while the GPU works. Finish copies the partial back.
+// the gRPC message into pinned memory, on one of the device's copy threads, sent to the device
+// asynchronously and reduced into the request's device partial, all in order on one stream; the
+// chunk is released as soon as it is staged, so gRPC receives the next chunk while the GPU works.
+// Finish copies the partial back.
 
 #include <chrono>
 #include <cstdint>
@@ -35,7 +36,8 @@ class CudaSession final : public ReduceSession {
   CudaSession(Device& device, const RequestSpec& spec, Device::PartialSlot* partial);
   void AcquireSlot();
   void OnSlot(absl::StatusOr<StagingSlot*> slot);
-  absl::Status StagePiece(StagingSlot& slot);
+  absl::Status StagePiece(StagingSlot& slot);  // on a copy thread
+  void EndConsume(absl::Status status);
   void OnPieceDone(StagingSlot* slot, cudaError_t status);
   absl::Status Fail(cudaError_t error, absl::Status status);
 

@@ -55,6 +55,7 @@ absl::Status Device::Init(int index, const DeviceOptions& options) {
   }
   ASSIGN_OR_RETURN(staging_, StagingPool::Create(options.staging_buffers,
                                                  slot_elements * sizeof(float)));
+  copiers_ = std::make_unique<kernels::cpu::ThreadPool>(std::max(1u, options.copy_threads));
 
   const size_t partial_bytes = options.sessions * sizeof(kernels::Partial);
   ASSIGN_OR_RETURN(device_partials_, AllocateDevice(partial_bytes));
@@ -72,6 +73,7 @@ absl::Status Device::Init(int index, const DeviceOptions& options) {
 }
 
 Device::~Device() {
+  copiers_.reset();  // finishes queued copies, which may still queue GPU work
   if (cudaSetDevice(description_.index) == cudaSuccess) {
     if (cudaError_t error = cudaDeviceSynchronize(); error != cudaSuccess) {
       spdlog::error("GPU {}: synchronize at shutdown failed: {}", description_.index,

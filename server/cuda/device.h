@@ -2,7 +2,8 @@
 
 // One GPU as the server owns it: its properties, a pool of streams (each with the CUB scratch
 // it needs), the staging pool, per-request partial slots, and the completion thread. Everything
-// is allocated at start; the request path allocates no device or pinned memory.
+// is allocated at start; the request path allocates no device or pinned memory. Chunks are
+// copied into pinned memory on the device's copy threads, so gRPC's threads only hand them over.
 
 #include <atomic>
 #include <cstddef>
@@ -13,6 +14,7 @@
 #include <vector>
 
 #include "absl/status/statusor.h"
+#include "kernels/cpu/thread_pool.h"
 #include "kernels/partial.h"
 #include "server/backend.h"
 #include "server/cuda/completion_thread.h"
@@ -26,6 +28,7 @@ struct DeviceOptions {
   uint32_t staging_buffers = 16;
   uint64_t staging_buffer_bytes = uint64_t{4} << 20;
   uint32_t sessions = 32;                         // requests in progress on this device at once
+  uint32_t copy_threads = 4;                      // threads that copy chunks into pinned memory
 };
 
 class Device {
@@ -64,6 +67,7 @@ class Device {
 
   StagingPool& staging() { return *staging_; }
   CompletionThread& completions() { return completions_; }
+  kernels::cpu::ThreadPool& copiers() { return *copiers_; }
   uint32_t lanes() const { return static_cast<uint32_t>(lanes_.size()); }
 
   // Records a failed CUDA call; a sticky error marks the device lost and tells `on_lost`.
@@ -86,8 +90,10 @@ class Device {
   std::vector<PartialSlot*> free_partials_;
   std::atomic<bool> lost_{false};
   std::function<void()> on_lost_;
-  // Declared last, destroyed first: no callback may outlive the state it touches.
+  // Declared last, destroyed first: no callback may outlive the state it touches. A copy may
+  // queue a completion, so the copiers go before the completion thread.
   CompletionThread completions_;
+  std::unique_ptr<kernels::cpu::ThreadPool> copiers_;
 };
 
 }  // namespace gpureduce::server
