@@ -1,7 +1,8 @@
 #!/usr/bin/env bash
 # The GPU acceptance run, from an unpacked package on a machine with only the NVIDIA driver:
 #   1. the whole test suite with the CPU backend, then again with the CUDA backend (the GPU suite),
-#   2. streaming throughput through the server, CUDA backend vs CPU backend, same client,
+#   2. streaming throughput through the server, CUDA backend vs CPU backend, same client, run by
+#      run alternating between the two,
 #   3. a 4 GiB stream reduced through the CUDA server and checked against the client's float64 sum,
 #   4. the server's resident and GPU memory across 100 consecutive requests.
 # Usage (from the package root): scripts/gpu_acceptance.sh [RESULTS_DIR]   (default: $OUT or results)
@@ -49,12 +50,9 @@ server_start() {  # $1 backend; sets pid and target
 }
 server_stop() { kill -TERM "$pid"; wait "$pid"; }
 
-echo "## stream throughput, 1 MiB chunks, 400 MB per run, median of 5" | tee -a "$summary"
-for backend in cuda cpu; do
-  echo "### --backend=$backend" | tee -a "$summary"
-  scripts/measure_stream.sh --backend "$backend" --bin bin --chunks "1MiB 4MiB" --runs 5 |
-    tee -a "$summary"
-done
+echo "## stream throughput, 1 MiB chunks, 400 MB per run, CUDA and CPU servers alternating" |
+  tee -a "$summary"
+scripts/compare_stream.sh --bin bin --chunk 1MiB --rounds 25 | tee -a "$summary"
 
 echo "## 4 GiB stream through the CUDA server" | tee -a "$summary"
 server_start cuda
