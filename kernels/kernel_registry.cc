@@ -40,6 +40,17 @@ std::vector<KernelInfo> MakeCatalogue() {
        .default_block_size = 0,
        .min_block_size = 0,
        .max_block_size = 0},
+      {.name = "single_pass",
+       .description = "Production kernel: one launch, float4 loads at any alignment, float64 "
+                      "sums and products, NaN propagation, first-occurrence argmin/argmax; the "
+                      "last block to finish combines the block results in block order",
+       .lineage = "",
+       .backend = BackendKind::kCuda,
+       .ops = EveryOp(),
+       .deterministic = true,
+       .default_block_size = 0,
+       .min_block_size = 0,
+       .max_block_size = 0},
       {.name = "cub",
        .description = "CUB DeviceReduce/TransformReduce with NumPy-semantics operators: float64 "
                       "sums and products, NaN propagation, first-occurrence argmin/argmax",

@@ -1,91 +1,338 @@
-// gpureduce-bench: the kernel ladder measured the way the seed documents do, with CUB beside it
-// in the same run. Cold inputs (a ring of buffers larger than twice the L2), median of many
-// CUDA-event-timed runs, every run's result checked against the exact sum.
+// gpureduce-bench: the kernels measured directly (no server), the way the seed documents measure
+// them and with CUB beside them in the same run. Two suites:
+//   ladder      the ten ladder variants (SUM) at the seeds' sizes, step and cumulative speedups,
+//               then single_pass and CUB DeviceReduce::Sum;
+//   production  single_pass against CUB for SUM, MIN, MAX, ARGMIN and ARGMAX, plus single_pass
+//               summing in float32 and at an input offset by one float, and a plain read.
+// Cold inputs (a ring larger than twice the L2), median of many CUDA-event-timed runs, the call
+// time on the host clock; every run's answer is checked against the host's exact summary.
 
 #include <cuda_runtime_api.h>
 
 #include <algorithm>
-#include <chrono>
 #include <cmath>
 #include <cstdio>
+#include <ctime>
+#include <fstream>
+#include <memory>
+#include <optional>
 #include <string>
 #include <vector>
 
 #include "absl/strings/str_cat.h"
-#include "absl/strings/str_format.h"
 #include "absl/strings/str_split.h"
 #include "common/flags.h"
+#include "gpureduce/version.h"
 #include "kernels/bench/bench_data.h"
+#include "kernels/bench/measure.h"
+#include "kernels/bench/report.h"
 #include "kernels/cuda/ladder/ladder.h"
+#include "kernels/cuda/single_pass/single_pass.h"
 
 namespace gpureduce::bench {
 namespace {
 
-struct Row {
-  std::string kernel;
-  std::vector<double> kernel_ms;
-  std::vector<double> call_us;
-  int wrong = 0;
+constexpr uint64_t kSeed = 42;
+
+struct Options {
+  std::string suite = "ladder";
+  std::string sizes;
+  bool sweep = false;
+  std::string kernels;
+  std::string ops = "sum,min,max,argmin,argmax";
+  uint32_t runs = 50, warmup = 5, block = 0;
+  uint32_t blocks_per_sm = 0, min_blocks_per_sm = 0;
 };
 
-double Median(std::vector<double> values) {
-  std::sort(values.begin(), values.end());
-  return values[values.size() / 2];
+bool Selected(const std::string& list, const std::string& name) {
+  return list.empty() || absl::StrCat(",", list, ",").find(absl::StrCat(",", name, ",")) !=
+                             std::string::npos;
 }
 
-#define BENCH_CUDA(call)                                                                   \
-  do {                                                                                     \
-    if (cudaError_t e = (call); e != cudaSuccess) {                                        \
-      std::fprintf(stderr, "gpureduce-bench: %s: %s\n", #call, cudaGetErrorName(e));       \
-      std::exit(1);                                                                        \
-    }                                                                                      \
-  } while (false)
-
-struct Device {
-  int sms = 0;
-  size_t l2 = 0;
-  double peak_gbps = 0;
-  std::string name;
-};
-
-Device ReadDevice() {
+Context ReadContext(const Options& options) {
   cudaDeviceProp props{};
-  BENCH_CUDA(cudaGetDeviceProperties(&props, 0));
+  CheckCuda(cudaGetDeviceProperties(&props, 0), "cudaGetDeviceProperties");
   int clock_khz = 0;
-  BENCH_CUDA(cudaDeviceGetAttribute(&clock_khz, cudaDevAttrMemoryClockRate, 0));
-  return Device{props.multiProcessorCount, size_t(props.l2CacheSize),
-                2.0 * clock_khz * 1e3 * (props.memoryBusWidth / 8.0) / 1e9, props.name};
+  CheckCuda(cudaDeviceGetAttribute(&clock_khz, cudaDevAttrMemoryClockRate, 0), "clock rate");
+  Context context;
+  context.device = props.name;
+  context.sms = props.multiProcessorCount;
+  context.l2_bytes = size_t(props.l2CacheSize);
+  context.peak_gbps = 2.0 * clock_khz * 1e3 * (props.memoryBusWidth / 8.0) / 1e9;
+  context.suite = options.suite;
+  context.runs = static_cast<int>(options.runs);
+  context.warmup = static_cast<int>(options.warmup);
+  context.commit = kGitCommit;
+  char date[32];
+  const std::time_t now = std::time(nullptr);
+  std::strftime(date, sizeof(date), "%Y-%m-%dT%H:%MZ", std::gmtime(&now));
+  context.date = date;
+  return context;
 }
 
-// Times `launch` over the ring of inputs; `result` reads the answer back for the check.
-template <typename LaunchT, typename ResultT>
-Row Measure(const std::string& name, const std::vector<float*>& ring, int warmup, int runs,
-            double expected, double tolerance, cudaStream_t stream, LaunchT launch,
-            ResultT result) {
-  Row row{name, {}, {}, 0};
-  cudaEvent_t start, stop;
-  BENCH_CUDA(cudaEventCreate(&start));
-  BENCH_CUDA(cudaEventCreate(&stop));
-  for (int run = -warmup; run < runs; ++run) {
-    const float* input = ring[(run + warmup) % ring.size()];
-    const auto call_start = std::chrono::steady_clock::now();
-    BENCH_CUDA(cudaEventRecord(start, stream));
-    BENCH_CUDA(launch(input));
-    BENCH_CUDA(cudaEventRecord(stop, stream));
-    const double value = result();  // copies the scalar back and synchronizes
-    const double call_us =
-        std::chrono::duration<double, std::micro>(std::chrono::steady_clock::now() - call_start)
-            .count();
-    if (run < 0) continue;
-    float ms = 0;
-    BENCH_CUDA(cudaEventElapsedTime(&ms, start, stop));
-    row.kernel_ms.push_back(ms);
-    row.call_us.push_back(call_us);
-    if (!(std::fabs(value - expected) <= tolerance)) ++row.wrong;
+// Identical copies of the benchmark values, enough of them to span twice the L2, so that no run
+// finds its input in the cache. Each copy has 4 spare floats for offset inputs.
+class Ring {
+ public:
+  Ring(size_t n, size_t l2_bytes, cudaStream_t stream) {
+    stride_ = (n + 4 + 63) / 64 * 64;
+    const size_t copy_bytes = stride_ * sizeof(float);
+    const size_t copies = std::max<size_t>(2, 2 * l2_bytes / copy_bytes + 2);
+    CheckCuda(cudaMalloc(reinterpret_cast<void**>(&base_), copies * copy_bytes), "cudaMalloc(ring)");
+    CheckCuda(FillDevice(base_, copies * stride_, stride_, kSeed, stream), "FillDevice");
+    CheckCuda(cudaStreamSynchronize(stream), "fill");
+    for (size_t i = 0; i < copies; ++i) copies_.push_back(base_ + i * stride_);
   }
-  cudaEventDestroy(start);
-  cudaEventDestroy(stop);
-  return row;
+  ~Ring() { cudaFree(base_); }
+  Ring(const Ring&) = delete;
+  Ring& operator=(const Ring&) = delete;
+
+  std::vector<const float*> At(size_t offset) const {
+    std::vector<const float*> out;
+    for (const float* copy : copies_) out.push_back(copy + offset);
+    return out;
+  }
+
+ private:
+  float* base_ = nullptr;
+  size_t stride_ = 0;
+  std::vector<const float*> copies_;
+};
+
+// Device and host buffers every case shares.
+struct Buffers {
+  void* d_scratch = nullptr;  // ladder and CUB scratch (results first)
+  size_t scratch_bytes = 0;
+  void* d_single_pass = nullptr;  // single_pass's counter and block states
+  kernels::Partial* d_partial = nullptr;
+  kernels::Partial* h_partial = nullptr;  // pinned; also mapped for single_pass's result
+};
+
+Answer ReadPartial(Buffers& b, cudaStream_t stream) {
+  CheckCuda(cudaMemcpyAsync(b.h_partial, b.d_partial, sizeof(kernels::Partial),
+                            cudaMemcpyDeviceToHost, stream),
+            "cudaMemcpyAsync");
+  CheckCuda(cudaStreamSynchronize(stream), "cudaStreamSynchronize");
+  return {b.h_partial->value, b.h_partial->index};
+}
+
+Answer ReadCub(Buffers& b, cudaStream_t stream) {
+  CheckCuda(cudaMemcpyAsync(b.h_partial, b.d_scratch, 16, cudaMemcpyDeviceToHost, stream),
+            "cudaMemcpyAsync");
+  CheckCuda(cudaStreamSynchronize(stream), "cudaStreamSynchronize");
+  const char* bytes = reinterpret_cast<const char*>(b.h_partial);
+  return {*reinterpret_cast<const float*>(bytes), *reinterpret_cast<const int64_t*>(bytes + 8)};
+}
+
+struct Checks {
+  HostSummary summary;
+  std::function<bool(const Answer&)> Sum(double relative) const {
+    const double exact = summary.sum, bound = relative * summary.abs_sum;
+    return [=](const Answer& a) { return std::fabs(a.value - exact) <= bound; };
+  }
+  std::function<bool(const Answer&)> Extreme(bool min, bool with_index) const {
+    const double value = min ? summary.min : summary.max;
+    const int64_t index = min ? summary.argmin : summary.argmax;
+    return [=](const Answer& a) { return a.value == value && (!with_index || a.index == index); };
+  }
+};
+
+constexpr double kFloat32Sum = 1e-4;  // float32 accumulation (ladder, CUB, single_pass f32)
+constexpr double kFloat64Sum = 1e-9;  // single_pass's goal
+
+kernels::Op OpFromName(const std::string& name) {
+  if (name == "min") return kernels::Op::kMin;
+  if (name == "max") return kernels::Op::kMax;
+  if (name == "argmin") return kernels::Op::kArgMin;
+  if (name == "argmax") return kernels::Op::kArgMax;
+  return kernels::Op::kSum;
+}
+
+CubOp CubOpFromName(const std::string& name) {
+  if (name == "min") return CubOp::kMin;
+  if (name == "max") return CubOp::kMax;
+  if (name == "argmin") return CubOp::kArgMin;
+  if (name == "argmax") return CubOp::kArgMax;
+  return CubOp::kSum;
+}
+
+class Bench {
+ public:
+  Bench(const Options& options, const Context& context, cudaStream_t stream)
+      : options_(options), context_(context), stream_(stream) {
+    single_pass_.multiprocessors = context.sms;
+    single_pass_.stream = stream;
+    single_pass_.policy.blocks_per_sm = options.blocks_per_sm;
+    if (options.min_blocks_per_sm != 0) {
+      single_pass_.policy.min_blocks_per_sm = options.min_blocks_per_sm;
+    }
+    CheckCuda(cudaMalloc(&b_.d_single_pass, kernels::kSinglePassScratchBytes), "cudaMalloc");
+    CheckCuda(cudaMemset(b_.d_single_pass, 0, kernels::kSinglePassScratchBytes), "cudaMemset");
+    single_pass_.d_scratch = b_.d_single_pass;
+    CheckCuda(cudaMalloc(reinterpret_cast<void**>(&b_.d_partial), sizeof(kernels::Partial)),
+              "cudaMalloc");
+    CheckCuda(cudaHostAlloc(reinterpret_cast<void**>(&b_.h_partial), sizeof(kernels::Partial),
+                            cudaHostAllocMapped),
+              "cudaHostAlloc");
+    CheckCuda(cudaHostGetDevicePointer(reinterpret_cast<void**>(&mapped_), b_.h_partial, 0),
+              "cudaHostGetDevicePointer");
+  }
+  ~Bench() {
+    cudaFree(b_.d_scratch);
+    cudaFree(b_.d_single_pass);
+    cudaFree(b_.d_partial);
+    cudaFreeHost(b_.h_partial);
+  }
+
+  std::vector<Row> RunSize(size_t n) {
+    EnsureScratch(n);
+    const Ring ring(n, context_.l2_bytes, stream_);
+    const Checks aligned{Summarize(0, n, kSeed)};
+    std::vector<Row> rows;
+    auto add = [&](Case c, size_t offset = 0) {
+      rows.push_back(Measure(c, n, ring.At(offset), int(options_.warmup), int(options_.runs),
+                             stream_));
+    };
+    if (options_.suite == "ladder") {
+      for (const kernels::LadderPolicy& policy : kernels::kLadder) {
+        if (Selected(options_.kernels, policy.name)) add(LadderCase(policy, n, aligned));
+      }
+      add(SinglePassCase(kernels::Op::kSum, n, aligned.Sum(kFloat64Sum)));
+      add(CubCase("sum", n, aligned.Sum(kFloat32Sum)));
+      return rows;
+    }
+    add(ReadCase(n));
+    for (absl::string_view op_view : absl::StrSplit(options_.ops, ',')) {
+      const std::string op(op_view);
+      const bool sum = op == "sum";
+      const auto check = sum ? aligned.Sum(kFloat64Sum)
+                             : aligned.Extreme(op == "min" || op == "argmin",
+                                               op == "argmin" || op == "argmax");
+      add(SinglePassCase(OpFromName(op), n, check));
+      if (sum) {
+        Case f32{"single_pass", "sum", "float32 accumulation",
+                 [this, n](const float* in) {
+                   return kernels::cuda::SinglePassSumFloat32(single_pass_, in, n, mapped_);
+                 },
+                 [this] { return ReadMapped(); }, aligned.Sum(kFloat32Sum)};
+        add(f32);
+        const Checks offset{Summarize(1, n, kSeed)};
+        Case shifted = SinglePassCase(kernels::Op::kSum, n, offset.Sum(kFloat64Sum));
+        shifted.note = "offset 1";
+        add(shifted, 1);
+      }
+      add(CubCase(op, n, sum ? aligned.Sum(kFloat32Sum) : check));
+    }
+    return rows;
+  }
+
+  // The best median bandwidth of the plain read over a few grid sizes, at 2^28 floats.
+  double MeasureCeiling() {
+    const size_t n = size_t{1} << 28;
+    EnsureScratch(n);
+    const Ring ring(n, context_.l2_bytes, stream_);
+    double best = 0;
+    for (int per_sm : {2, 4, 8}) {
+      Case c = ReadCase(n);
+      c.launch = [this, n, per_sm](const float* in) {
+        return ReadAll(in, n, per_sm * context_.sms, sink_, stream_);
+      };
+      const Row row = Measure(c, n, ring.At(0), 3, 20, stream_);
+      best = std::max(best, row.bytes / (Median(row.kernel_us) * 1e3));
+    }
+    return best;
+  }
+
+ private:
+  // The read kernel's per-block outputs share the scratch too: 64 KiB holds them.
+  void EnsureScratch(size_t n) {
+    size_t cub_bytes = 0;
+    CheckCuda(CubScratchBytes(n, &cub_bytes), "CubScratchBytes");
+    const size_t bytes =
+        std::max({cub_bytes, kernels::cuda::LadderScratchBytes(n), size_t{64} << 10});
+    if (bytes <= b_.scratch_bytes) return;
+    cudaFree(b_.d_scratch);
+    CheckCuda(cudaMalloc(&b_.d_scratch, bytes), "cudaMalloc(scratch)");
+    b_.scratch_bytes = bytes;
+    sink_ = static_cast<float*>(b_.d_scratch);
+  }
+
+  Answer ReadMapped() {
+    CheckCuda(cudaStreamSynchronize(stream_), "cudaStreamSynchronize");
+    return {b_.h_partial->value, b_.h_partial->index};
+  }
+
+  Case LadderCase(const kernels::LadderPolicy& policy, size_t n, const Checks& checks) {
+    const uint32_t threads = options_.block != 0 ? options_.block : policy.default_block_size;
+    return {policy.name, "sum", "",
+            [this, &policy, n, threads](const float* in) {
+              const kernels::Partial empty;
+              *b_.h_partial = empty;
+              CheckCuda(cudaMemcpyAsync(b_.d_partial, b_.h_partial, sizeof(empty),
+                                        cudaMemcpyHostToDevice, stream_),
+                        "cudaMemcpyAsync");
+              return kernels::cuda::LadderReduceInto(policy.variant, kernels::Op::kSum, in, n,
+                                                     threads, context_.sms, b_.d_partial,
+                                                     b_.d_scratch, b_.scratch_bytes, stream_);
+            },
+            [this] { return ReadPartial(b_, stream_); }, checks.Sum(kFloat32Sum)};
+  }
+
+  // single_pass writes its result straight into mapped pinned memory: one launch, one sync.
+  Case SinglePassCase(kernels::Op op, size_t n, std::function<bool(const Answer&)> check) {
+    static const char* const kNames[] = {"", "sum", "prod", "min", "max", "mean", "sum_squares",
+                                         "argmin", "argmax"};
+    return {"single_pass", kNames[static_cast<int>(op)], "",
+            [this, op, n](const float* in) {
+              return kernels::cuda::SinglePassReduce(single_pass_, op, in, n, 0, mapped_, false);
+            },
+            [this] { return ReadMapped(); }, std::move(check)};
+  }
+
+  Case CubCase(const std::string& op, size_t n, std::function<bool(const Answer&)> check) {
+    const CubOp cub_op = CubOpFromName(op);
+    return {"cub", op, "",
+            [this, cub_op, n](const float* in) {
+              return CubReduce(cub_op, in, n, b_.d_scratch, b_.scratch_bytes, stream_);
+            },
+            [this] { return ReadCub(b_, stream_); }, std::move(check)};
+  }
+
+  Case ReadCase(size_t n) {
+    return {"read", "read", "no result: the plain read, for comparison",
+            [this, n](const float* in) {
+              return ReadAll(in, n / 4 * 4, 8 * context_.sms, sink_, stream_);
+            },
+            [this] {
+              CheckCuda(cudaStreamSynchronize(stream_), "cudaStreamSynchronize");
+              return Answer{};
+            },
+            [](const Answer&) { return true; }};
+  }
+
+  const Options& options_;
+  const Context& context_;
+  cudaStream_t stream_;
+  Buffers b_;
+  kernels::Partial* mapped_ = nullptr;  // device view of b_.h_partial
+  float* sink_ = nullptr;
+  kernels::cuda::SinglePassLaunch single_pass_{};
+};
+
+std::vector<size_t> Sizes(const Options& options) {
+  std::vector<size_t> sizes;
+  if (options.sweep) {
+    for (int e = 10; e <= 30; ++e) sizes.push_back(size_t{1} << e);
+  } else if (!options.sizes.empty()) {
+    for (absl::string_view text : absl::StrSplit(options.sizes, ',')) {
+      sizes.push_back(std::stoull(std::string(text)));
+    }
+  } else if (options.suite == "ladder") {
+    sizes = {size_t{3} << 22, size_t{1} << 24};  // seed 003's and seed 002's sizes
+  } else {
+    sizes = {size_t{1} << 10, size_t{1} << 20, size_t{1} << 24, size_t{1} << 28};
+  }
+  return sizes;
 }
 
 }  // namespace
@@ -94,22 +341,35 @@ Row Measure(const std::string& name, const std::vector<float*>& ring, int warmup
 int main(int argc, char** argv) {
   using namespace gpureduce;
   using namespace gpureduce::bench;
-  std::string sizes_text = "12582912,16777216";
-  std::string only;
-  uint32_t runs = 50, warmup = 5, block = 0;
+  Options options;
   bool list = false, csv = false;
-  FlagSet flags("gpureduce-bench", "gpureduce-bench [flags]",
-                "Times every ladder variant and CUB DeviceReduce::Sum on float32 inputs, cold "
-                "(a ring of inputs larger than twice the L2), median of --runs CUDA-event-timed "
-                "runs; every run is checked against the exact sum.");
-  flags.AddString("sizes", &sizes_text, "comma-separated element counts (default: seed 003's "
-                  "3 x 2^22 and seed 002's 2^24)", "N,N");
-  flags.AddString("kernels", &only, "only these ladder variants (comma-separated)", "LIST");
-  flags.AddUint32("runs", &runs, "timed runs per kernel and size");
-  flags.AddUint32("warmup", &warmup, "untimed runs first");
-  flags.AddUint32("block-size", &block, "threads per block; 0: each variant's default");
-  flags.AddBool("list", &list, "list the variants and exit (needs no GPU)");
-  flags.AddBool("csv", &csv, "CSV instead of Markdown");
+  std::string json_path;
+  FlagSet flags(
+      "gpureduce-bench", "gpureduce-bench [flags]",
+      "Times gpureduce's CUDA kernels directly, with CUB DeviceReduce in the same run: cold "
+      "inputs (a ring over twice the L2), median of --runs CUDA-event-timed runs, and the call "
+      "time (launch, result on the host, synchronized). Every run's answer is checked against "
+      "the exact result; the 'wrong' column counts failures. --suite ladder reproduces the seed "
+      "documents' tables; --suite production compares single_pass with CUB per op.");
+  flags.AddChoice("suite", &options.suite, {"ladder", "production"}, "what to measure");
+  flags.AddString("sizes", &options.sizes,
+                  "comma-separated element counts (default: ladder 3x2^22,2^24; production "
+                  "2^10,2^20,2^24,2^28)",
+                  "N,N");
+  flags.AddBool("sweep", &options.sweep, "every power of two from 2^10 to 2^30 elements");
+  flags.AddString("kernels", &options.kernels, "ladder suite: only these variants", "LIST");
+  flags.AddString("ops", &options.ops, "production suite: the ops", "LIST");
+  flags.AddUint32("runs", &options.runs, "timed runs per case (and as many timed calls)");
+  flags.AddUint32("warmup", &options.warmup, "untimed runs first");
+  flags.AddUint32("block-size", &options.block, "ladder threads per block; 0: each default");
+  flags.AddUint32("blocks-per-sm", &options.blocks_per_sm,
+                  "single_pass: blocks per SM at large sizes; 0: as many as fit");
+  flags.AddUint32("min-blocks-per-sm", &options.min_blocks_per_sm,
+                  "single_pass: blocks per SM at least, at sizes too small to fill them; 0: the "
+                  "policy's default");
+  flags.AddString("json", &json_path, "also write every row and run as JSON to FILE", "FILE");
+  flags.AddBool("csv", &csv, "CSV instead of Markdown on stdout");
+  flags.AddBool("list", &list, "list the kernels and exit (needs no GPU)");
   if (absl::Status parsed = flags.Parse(argc, argv); !parsed.ok()) {
     std::fprintf(stderr, "gpureduce-bench: %s\n", std::string(parsed.message()).c_str());
     return 2;
@@ -120,107 +380,39 @@ int main(int argc, char** argv) {
   }
   if (list) {
     for (const kernels::LadderPolicy& policy : kernels::kLadder) {
-      std::printf("%-22s %s\n", policy.name, policy.lineage);
+      std::printf("%-22s ladder      %s\n", policy.name, policy.lineage);
     }
+    std::printf("%-22s production  one launch, float64 accumulation, every op\n", "single_pass");
+    std::printf("%-22s reference   CUB DeviceReduce, in the same run\n", "cub");
     return 0;
   }
-  const Device device = ReadDevice();
-  cudaStream_t stream;
-  BENCH_CUDA(cudaStreamCreate(&stream));
-  std::printf("# %s, %d SMs, %.0f MB L2, %.0f GB/s theoretical; median of %u runs, cold\n\n",
-              device.name.c_str(), device.sms, device.l2 / 1e6, device.peak_gbps, runs);
-  for (absl::string_view size_text : absl::StrSplit(sizes_text, ',')) {
-    const size_t n = std::stoull(std::string(size_text));
-    const size_t bytes = n * sizeof(float);
-    const size_t ring_size = std::max<size_t>(2, (2 * device.l2) / bytes + 2);
-    std::vector<float*> ring(ring_size);
-    for (size_t i = 0; i < ring_size; ++i) {
-      BENCH_CUDA(cudaMalloc(reinterpret_cast<void**>(&ring[i]), bytes));
-      BENCH_CUDA(FillDevice(ring[i], n, 42, stream));  // same values: one exact reference
-    }
-    const HostSummary summary = Summarize(n, 42);
-    const double tolerance = 1e-4 * summary.abs_sum;
-    void* scratch = nullptr;
-    size_t cub_bytes = 0;
-    BENCH_CUDA(CubTempBytes(n, &cub_bytes));
-    const size_t scratch_bytes = std::max(cub_bytes, kernels::cuda::LadderScratchBytes(n));
-    BENCH_CUDA(cudaMalloc(&scratch, scratch_bytes));
-    kernels::Partial* d_partial = nullptr;
-    float* d_cub = nullptr;
-    BENCH_CUDA(cudaMalloc(reinterpret_cast<void**>(&d_partial), sizeof(kernels::Partial)));
-    BENCH_CUDA(cudaMalloc(reinterpret_cast<void**>(&d_cub), sizeof(float)));
-    kernels::Partial* h_partial = nullptr;
-    BENCH_CUDA(cudaMallocHost(reinterpret_cast<void**>(&h_partial), sizeof(kernels::Partial)));
-
-    std::vector<Row> rows;
-    for (const kernels::LadderPolicy& policy : kernels::kLadder) {
-      if (!only.empty() && absl::StrCat(",", only, ",").find(absl::StrCat(",", policy.name, ",")) ==
-                               std::string::npos) {
-        continue;
-      }
-      const uint32_t threads = block != 0 ? block : policy.default_block_size;
-      rows.push_back(Measure(
-          policy.name, ring, warmup, runs, summary.sum, tolerance, stream,
-          [&](const float* input) {
-            *h_partial = kernels::Partial{};
-            cudaMemcpyAsync(d_partial, h_partial, sizeof(*h_partial), cudaMemcpyHostToDevice,
-                            stream);
-            return kernels::cuda::LadderReduceInto(policy.variant, kernels::Op::kSum, input, n,
-                                                   threads, device.sms, d_partial, scratch,
-                                                   scratch_bytes, stream);
-          },
-          [&] {
-            cudaMemcpyAsync(h_partial, d_partial, sizeof(*h_partial), cudaMemcpyDeviceToHost,
-                            stream);
-            cudaStreamSynchronize(stream);
-            return h_partial->value;
-          }));
-    }
-    float* h_cub = reinterpret_cast<float*>(h_partial);
-    rows.push_back(Measure(
-        "cub (DeviceReduce::Sum)", ring, warmup, runs, summary.sum, tolerance, stream,
-        [&](const float* input) {
-          size_t temp = scratch_bytes;
-          return CubReduce(CubOp::kSum, input, n, d_cub, scratch, temp, stream);
-        },
-        [&] {
-          cudaMemcpyAsync(h_cub, d_cub, sizeof(float), cudaMemcpyDeviceToHost, stream);
-          cudaStreamSynchronize(stream);
-          return double{*h_cub};
-        }));
-
-    if (csv) {
-      std::printf("n,kernel,median_ms,min_ms,max_ms,gbps,pct_peak,step,cumulative,call_us,wrong\n");
-    } else {
-      std::printf("## n = %zu (%.1f MB)\n\n| kernel | median ms | min | max | GB/s | %% of peak "
-                  "| step | cumulative | call us | wrong |\n"
-                  "|---|---:|---:|---:|---:|---:|---:|---:|---:|---:|\n",
-                  n, bytes / 1e6);
-    }
-    double first = 0, previous = 0;
-    for (const Row& row : rows) {
-      const double median = Median(row.kernel_ms);
-      const double gbps = bytes / (median * 1e6);
-      if (first == 0) first = previous = median;
-      const auto [lo, hi] = std::minmax_element(row.kernel_ms.begin(), row.kernel_ms.end());
-      const std::string cells = absl::StrFormat(
-          csv ? "%s,%.4f,%.4f,%.4f,%.1f,%.1f,%.3f,%.3f,%.1f,%d"
-              : "| %s | %.4f | %.4f | %.4f | %.1f | %.1f | %.3f | %.3f | %.1f | %d |",
-          row.kernel, median, *lo, *hi, gbps, 100 * gbps / device.peak_gbps, previous / median,
-          first / median, Median(row.call_us), row.wrong);
-      if (csv) {
-        std::printf("%zu,%s\n", n, cells.c_str());
-      } else {
-        std::printf("%s\n", cells.c_str());
-      }
-      previous = median;
-    }
-    std::printf("\n");
-    for (float* buffer : ring) cudaFree(buffer);
-    cudaFree(scratch);
-    cudaFree(d_partial);
-    cudaFree(d_cub);
-    cudaFreeHost(h_partial);
+  if (options.runs == 0) {
+    std::fprintf(stderr, "gpureduce-bench: --runs must be at least 1\n");
+    return 2;
   }
-  return 0;
+  Context context = ReadContext(options);
+  cudaStream_t stream;
+  CheckCuda(cudaStreamCreate(&stream), "cudaStreamCreate");
+  Bench bench(options, context, stream);
+  context.ceiling_gbps = bench.MeasureCeiling();
+  std::printf(
+      "# %s, %d SMs, %.0f MB L2; theoretical %.0f GB/s, measured read ceiling %.0f GB/s; "
+      "median of %u runs, cold; commit %s\n\n",
+      context.device.c_str(), context.sms, context.l2_bytes / 1e6, context.peak_gbps,
+      context.ceiling_gbps, options.runs, context.commit.c_str());
+  if (csv) std::fputs(CsvHeader().c_str(), stdout);
+  std::vector<Row> all;
+  for (size_t n : Sizes(options)) {
+    const std::vector<Row> rows = bench.RunSize(n);
+    std::fputs((csv ? CsvRows(context, rows) : MarkdownTable(context, rows)).c_str(), stdout);
+    std::fflush(stdout);
+    all.insert(all.end(), rows.begin(), rows.end());
+  }
+  if (!json_path.empty()) {
+    std::ofstream(json_path) << Json(context, all);
+  }
+  int wrong = 0;
+  for (const Row& row : all) wrong += row.wrong;
+  if (wrong > 0) std::fprintf(stderr, "gpureduce-bench: %d runs gave a wrong answer\n", wrong);
+  return wrong > 0 ? 1 : 0;
 }

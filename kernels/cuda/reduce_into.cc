@@ -4,6 +4,7 @@
 
 #include "kernels/cuda/cub_reduce.h"
 #include "kernels/cuda/ladder/ladder.h"
+#include "kernels/cuda/single_pass/single_pass.h"
 
 namespace gpureduce::kernels::cuda {
 
@@ -12,18 +13,26 @@ cudaError_t ScratchBytes(size_t max_elements, size_t* bytes) {
   if (cudaError_t error = CubTempBytes(max_elements, &cub_bytes); error != cudaSuccess) {
     return error;
   }
-  *bytes = std::max(cub_bytes, LadderScratchBytes(max_elements));
+  // single_pass keeps its counter and block states at the end, where nothing else writes.
+  const size_t shared = std::max(cub_bytes, LadderScratchBytes(max_elements));
+  *bytes = (shared + 255) / 256 * 256 + kSinglePassScratchBytes;
   return cudaSuccess;
 }
 
-cudaError_t ReduceInto(const ChunkLaunch& launch, const float* d_in, size_t n,
-                       uint64_t base_index, Partial* d_running) {
+cudaError_t ReduceInto(const ChunkLaunch& launch, const float* d_in, size_t n, uint64_t base_index,
+                       Partial* d_running) {
   for (const LadderPolicy& policy : kLadder) {
     if (launch.kernel->name == policy.name) {
       return LadderReduceInto(policy.variant, launch.op, d_in, n, launch.block_size,
                               launch.multiprocessors, d_running, launch.d_scratch,
                               launch.scratch_bytes, launch.stream);
     }
+  }
+  if (launch.kernel->name == "single_pass") {
+    char* region = static_cast<char*>(launch.d_scratch) + launch.scratch_bytes;
+    const SinglePassLaunch single_pass{launch.multiprocessors, region - kSinglePassScratchBytes,
+                                       launch.stream};
+    return SinglePassReduce(single_pass, launch.op, d_in, n, base_index, d_running, true);
   }
   if (launch.kernel->name == "cub") {
     return CubReduceInto(launch.op, d_in, n, base_index, d_running, launch.d_scratch,

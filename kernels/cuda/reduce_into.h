@@ -23,7 +23,8 @@ struct ChunkLaunch {
   cudaStream_t stream;
 };
 
-// Scratch one stream needs for chunks of up to `max_elements`, whatever the kernel.
+// Scratch one stream needs for chunks of up to `max_elements`, whatever the kernel. Zero it once
+// after allocating it: single_pass keeps a counter there that must start at zero.
 cudaError_t ScratchBytes(size_t max_elements, size_t* bytes);
 
 // Reduces d_in[0, n) (n >= 1; elements base_index.. of the whole array) into *d_running.

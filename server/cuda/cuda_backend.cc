@@ -72,7 +72,7 @@ std::vector<DeviceDescription> CudaBackend::devices() const {
 }
 
 const kernels::KernelInfo& CudaBackend::default_kernel() const {
-  return *kernels::FindKernel("cub");
+  return *kernels::FindKernel("single_pass");
 }
 
 uint32_t CudaBackend::workers() const {

@@ -50,6 +50,7 @@ absl::Status Device::Init(int index, const DeviceOptions& options) {
     auto lane = std::make_unique<Lane>();
     ASSIGN_OR_RETURN(lane->stream, CreateStream());
     ASSIGN_OR_RETURN(lane->scratch, AllocateDevice(scratch_bytes));
+    CUDA_RETURN_IF_ERROR(cudaMemset(lane->scratch.get(), 0, scratch_bytes));
     lane->scratch_bytes = scratch_bytes;
     lanes_.push_back(std::move(lane));
   }

@@ -50,7 +50,7 @@ std::string TestBackend() {
   return backend != nullptr && *backend != '\0' ? backend : "cpu";
 }
 
-std::string TestDefaultKernel() { return TestBackend() == "cuda" ? "cub" : "cpu"; }
+std::string TestDefaultKernel() { return TestBackend() == "cuda" ? "single_pass" : "cpu"; }
 std::string TestForeignKernel() { return TestBackend() == "cuda" ? "cpu" : "cub"; }
 
 std::string ServerBinary() {

@@ -1,0 +1,37 @@
+#pragma once
+
+// Host API of `single_pass`, the production kernel: every op in one launch, float64 accumulation
+// for SUM, MEAN, SUM_SQUARES and PROD, any input alignment, deterministic.
+
+#include <cuda_runtime_api.h>
+
+#include <cstddef>
+#include <cstdint>
+
+#include "kernels/op.h"
+#include "kernels/partial.h"
+#include "kernels/single_pass_policy.h"
+
+namespace gpureduce::kernels::cuda {
+
+struct SinglePassLaunch {
+  int multiprocessors;  // of the device: the grid is sized to it
+  void* d_scratch;      // kSinglePassScratchBytes, zeroed once before the first launch
+  cudaStream_t stream;
+  SinglePassPolicy policy = {};
+};
+
+// Reduces d_in[0, n) (n >= 1; elements base_index.. of the whole array) and folds the result
+// into *d_out (`accumulate`) or stores it there. d_out may be mapped pinned host memory.
+cudaError_t SinglePassReduce(const SinglePassLaunch& launch, Op op, const float* d_in, size_t n,
+                             uint64_t base_index, Partial* d_out, bool accumulate);
+
+// The same kernel summing in float32: only the benchmark uses it, as the bandwidth the float64
+// accumulation is measured against.
+cudaError_t SinglePassSumFloat32(const SinglePassLaunch& launch, const float* d_in, size_t n,
+                                 Partial* d_out);
+
+// The grid a launch of n elements uses (for the benchmark's report).
+unsigned SinglePassGrid(const SinglePassLaunch& launch, size_t n);
+
+}  // namespace gpureduce::kernels::cuda
