@@ -9,19 +9,20 @@
 namespace gpureduce::kernels {
 
 struct SinglePassPolicy {
-  // 256 threads: 8 blocks per SM at full occupancy, so the grid is fine-grained enough to spread
-  // over 132 SMs evenly, and the last block's combine reads few partials per thread.
+  // 256 threads: 8 blocks per SM at full occupancy (32 registers), a fine enough grain to spread
+  // over 132 SMs evenly, and few block states per thread in the last block's merge.
   static constexpr uint32_t kBlockThreads = 256;
-  // float4 loads each thread has in flight per loop iteration: 4 x 16 B x 2048 threads = 128 KiB
-  // per SM, well over what HBM3's latency-bandwidth product asks of an SM (about 25 KiB).
+  // float4 loads each thread has in flight per tile: a tile is 16 KiB of contiguous input, and
+  // 8 resident blocks keep 128 KiB per SM in flight, well over what HBM3's latency-bandwidth
+  // product asks of an SM (about 25 KiB).
   static constexpr uint32_t kVectorsPerThread = 4;
+  // Loads that ask L2 for 256-byte fetches (ld.global.nc.L2::256B) instead of evict-first
+  // streaming loads (ld.global.cs).
+  static constexpr bool kPrefetch256 = false;
   // The most blocks a launch uses: bounds the scratch for block partials.
   static constexpr uint32_t kMaxBlocks = 4096;
-  // Blocks per SM when the input is large enough to fill them (0: as many as fit).
+  // Blocks per SM (0: as many as fit); fewer tiles than that many blocks use one block per tile.
   uint32_t blocks_per_sm = 0;
-  // Inputs too small to give every thread a full iteration still get this many blocks per SM
-  // (capped by one float4 per thread), so that every SM's load units pull from memory at once.
-  uint32_t min_blocks_per_sm = 1;
 };
 
 // Device scratch the kernel keeps at the end of a stream's scratch: a launch counter that the

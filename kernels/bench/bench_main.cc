@@ -41,7 +41,7 @@ struct Options {
   std::string kernels;
   std::string ops = "sum,min,max,argmin,argmax";
   uint32_t runs = 50, warmup = 5, block = 0;
-  uint32_t blocks_per_sm = 0, min_blocks_per_sm = 0;
+  uint32_t blocks_per_sm = 0;
 };
 
 bool Selected(const std::string& list, const std::string& name) {
@@ -163,9 +163,6 @@ class Bench {
     single_pass_.multiprocessors = context.sms;
     single_pass_.stream = stream;
     single_pass_.policy.blocks_per_sm = options.blocks_per_sm;
-    if (options.min_blocks_per_sm != 0) {
-      single_pass_.policy.min_blocks_per_sm = options.min_blocks_per_sm;
-    }
     CheckCuda(cudaMalloc(&b_.d_single_pass, kernels::kSinglePassScratchBytes), "cudaMalloc");
     CheckCuda(cudaMemset(b_.d_single_pass, 0, kernels::kSinglePassScratchBytes), "cudaMemset");
     single_pass_.d_scratch = b_.d_single_pass;
@@ -210,12 +207,25 @@ class Bench {
                                                op == "argmin" || op == "argmax");
       add(SinglePassCase(OpFromName(op), n, check));
       if (sum) {
-        Case f32{"single_pass", "sum", "float32 accumulation",
-                 [this, n](const float* in) {
-                   return kernels::cuda::SinglePassSumFloat32(single_pass_, in, n, mapped_);
-                 },
-                 [this] { return ReadMapped(); }, aligned.Sum(kFloat32Sum)};
+        Case f32 = SinglePassCase(kernels::Op::kSum, n, aligned.Sum(kFloat32Sum));
+        f32.note = "float32 accumulation";
+        f32.launch = [this, n](const float* in) {
+          return kernels::cuda::SinglePassSumFloat32(single_pass_, in, n, b_.d_partial);
+        };
+        f32.call_launch = [this, n](const float* in) {
+          return kernels::cuda::SinglePassSumFloat32(single_pass_, in, n, mapped_);
+        };
         add(f32);
+        Case loads = SinglePassCase(kernels::Op::kSum, n, aligned.Sum(kFloat64Sum));
+        loads.note = kernels::SinglePassPolicy::kPrefetch256 ? "streaming loads"
+                                                             : "L2::256B prefetch loads";
+        loads.launch = [this, n](const float* in) {
+          return kernels::cuda::SinglePassSumOtherLoads(single_pass_, in, n, b_.d_partial);
+        };
+        loads.call_launch = [this, n](const float* in) {
+          return kernels::cuda::SinglePassSumOtherLoads(single_pass_, in, n, mapped_);
+        };
+        add(loads);
         const Checks offset{Summarize(1, n, kSeed)};
         Case shifted = SinglePassCase(kernels::Op::kSum, n, offset.Sum(kFloat64Sum));
         shifted.note = "offset 1";
@@ -278,15 +288,22 @@ class Bench {
             [this] { return ReadPartial(b_, stream_); }, checks.Sum(kFloat32Sum)};
   }
 
-  // single_pass writes its result straight into mapped pinned memory: one launch, one sync.
+  // Timed into device memory, like CUB; called into mapped pinned memory, so the call is one
+  // launch and one synchronize.
   Case SinglePassCase(kernels::Op op, size_t n, std::function<bool(const Answer&)> check) {
     static const char* const kNames[] = {"", "sum", "prod", "min", "max", "mean", "sum_squares",
                                          "argmin", "argmax"};
-    return {"single_pass", kNames[static_cast<int>(op)], "",
-            [this, op, n](const float* in) {
-              return kernels::cuda::SinglePassReduce(single_pass_, op, in, n, 0, mapped_, false);
-            },
-            [this] { return ReadMapped(); }, std::move(check)};
+    Case c{"single_pass", kNames[static_cast<int>(op)], "",
+           [this, op, n](const float* in) {
+             return kernels::cuda::SinglePassReduce(single_pass_, op, in, n, 0, b_.d_partial,
+                                                    false);
+           },
+           [this] { return ReadPartial(b_, stream_); }, std::move(check)};
+    c.call_launch = [this, op, n](const float* in) {
+      return kernels::cuda::SinglePassReduce(single_pass_, op, in, n, 0, mapped_, false);
+    };
+    c.call_read = [this] { return ReadMapped(); };
+    return c;
   }
 
   Case CubCase(const std::string& op, size_t n, std::function<bool(const Answer&)> check) {
@@ -364,9 +381,6 @@ int main(int argc, char** argv) {
   flags.AddUint32("block-size", &options.block, "ladder threads per block; 0: each default");
   flags.AddUint32("blocks-per-sm", &options.blocks_per_sm,
                   "single_pass: blocks per SM at large sizes; 0: as many as fit");
-  flags.AddUint32("min-blocks-per-sm", &options.min_blocks_per_sm,
-                  "single_pass: blocks per SM at least, at sizes too small to fill them; 0: the "
-                  "policy's default");
   flags.AddString("json", &json_path, "also write every row and run as JSON to FILE", "FILE");
   flags.AddBool("csv", &csv, "CSV instead of Markdown on stdout");
   flags.AddBool("list", &list, "list the kernels and exit (needs no GPU)");

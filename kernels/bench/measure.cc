@@ -47,10 +47,12 @@ Row Measure(const Case& c, size_t n, const std::vector<const float*>& ring, int 
     if (!c.check(answer)) ++row.wrong;
   }
   // Call time: launch, answer on the host, synchronized; no events in the way.
+  const auto& call_launch = c.call_launch ? c.call_launch : c.launch;
+  const auto& call_read = c.call_read ? c.call_read : c.read;
   for (int run = -warmup; run < runs; ++run) {
     const auto started = std::chrono::steady_clock::now();
-    CheckCuda(c.launch(input()), c.kernel.c_str());
-    const Answer answer = c.read();
+    CheckCuda(call_launch(input()), c.kernel.c_str());
+    const Answer answer = call_read();
     const auto ended = std::chrono::steady_clock::now();
     if (run < 0) continue;
     row.call_us.push_back(std::chrono::duration<double, std::micro>(ended - started).count());

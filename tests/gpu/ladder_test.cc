@@ -25,6 +25,7 @@
 #include <string>
 #include <vector>
 
+#include "absl/strings/str_cat.h"
 #include "absl/time/clock.h"
 #include "gtest/gtest.h"
 #include "kernels/cuda/ladder/ladder.h"
@@ -130,6 +131,15 @@ size_t MaxSize() {
   return cap != nullptr ? std::strtoull(cap, nullptr, 10) : SIZE_MAX;
 }
 
+// GPUREDUCE_LADDER_VARIANTS=a,b runs only those variants; GPUREDUCE_LADDER_ALL_CELLS=1 also runs
+// the atomic cells the matrix leaves out for time (to measure them).
+bool VariantSelected(const LadderPolicy& policy) {
+  const char* only = std::getenv("GPUREDUCE_LADDER_VARIANTS");
+  return only == nullptr ||
+         absl::StrCat(",", only, ",").find(absl::StrCat(",", policy.name, ",")) != std::string::npos;
+}
+bool AllCells() { return std::getenv("GPUREDUCE_LADDER_ALL_CELLS") != nullptr; }
+
 TEST_F(LadderTest, EveryVariantOpBlockSizeAndSizeMeetsItsBound) {
   const uint64_t seed = testing::FreshSeed();
   SCOPED_TRACE(testing::SeedTrace(seed));
@@ -146,18 +156,24 @@ TEST_F(LadderTest, EveryVariantOpBlockSizeAndSizeMeetsItsBound) {
       const testing::Reference reference = ComputeReference(op, data);
       Upload(data);
       for (const LadderPolicy& policy : kLadder) {
+        if (!VariantSelected(policy)) continue;
         for (unsigned block = policy.min_block_size; block <= policy.max_block_size; block *= 2) {
           // CAS loops on one address serialize. atomic_global's PROD has no shortcut (min/max
           // stop when nothing changes) and ran about 40 s per million elements on the H100, so it
           // stops at 4097; atomic_shared's PROD at a million; the other atomic cases run only the
           // default block size at the largest sizes.
           const bool global_prod = policy.variant == LadderVariant::kAtomicGlobal && op == Op::kProd;
-          if (IsAtomic(policy) &&
+          if (IsAtomic(policy) && !AllCells() &&
               ((global_prod && n > 4097) || (op == Op::kProd && n > 1000003) ||
                (n >= (size_t{1} << 24) && block != policy.default_block_size))) {
             continue;
           }
+          const absl::Time cell_started = absl::Now();
           const absl::StatusOr<ReduceResult> result = Run(policy, op, n, block);
+          if (const double s = absl::ToDoubleSeconds(absl::Now() - cell_started); s > 1) {
+            std::printf("  %s %s block %u n %zu: %.1f s\n", policy.name,
+                        std::string(OpName(op)).c_str(), block, n, s);
+          }
           const double bound = StatedBound(policy, op, n, sms_);
           const std::string why =
               result.ok() ? CheckAgainstReference(op, reference, result->value, -1, bound)

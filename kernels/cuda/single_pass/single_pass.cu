@@ -11,17 +11,21 @@ constexpr unsigned kBlock = SinglePassPolicy::kBlockThreads;
 constexpr unsigned kVectors = SinglePassPolicy::kVectorsPerThread;
 constexpr size_t kCounterBytes = 256;  // keeps the block states aligned
 
-template <typename AccumulatorT>
-constexpr auto kKernel = SinglePassKernel<AccumulatorT, kBlock, kVectors>;
+constexpr LoadKind kLoad =
+    SinglePassPolicy::kPrefetch256 ? LoadKind::kL2Prefetch256 : LoadKind::kStreaming;
+constexpr LoadKind kOtherLoad =
+    SinglePassPolicy::kPrefetch256 ? LoadKind::kStreaming : LoadKind::kL2Prefetch256;
 
-// Blocks of this instantiation that fit on one SM; asked once per
-// instantiation.
-template <typename AccumulatorT>
+template <typename AccumulatorT, LoadKind kLoadT = kLoad>
+constexpr auto kKernel = SinglePassKernel<AccumulatorT, kBlock, kVectors, kLoadT>;
+
+// Blocks of this instantiation that fit on one SM; asked once per instantiation.
+template <typename AccumulatorT, LoadKind kLoadT>
 unsigned ResidentBlocksPerSm() {
   static const unsigned resident = [] {
     int blocks = 0;
-    if (cudaOccupancyMaxActiveBlocksPerMultiprocessor(&blocks, kKernel<AccumulatorT>, kBlock, 0) !=
-            cudaSuccess ||
+    if (cudaOccupancyMaxActiveBlocksPerMultiprocessor(&blocks, kKernel<AccumulatorT, kLoadT>,
+                                                      kBlock, 0) != cudaSuccess ||
         blocks < 1) {
       return 1u;
     }
@@ -30,30 +34,25 @@ unsigned ResidentBlocksPerSm() {
   return resident;
 }
 
+// One block per tile of input, up to the blocks that fit on the device at once.
 unsigned GridFor(const SinglePassLaunch& launch, size_t n, unsigned resident_per_sm) {
-  const SinglePassPolicy& policy = launch.policy;
   const uint64_t sms = std::max(1, launch.multiprocessors);
-  const uint64_t per_sm =
-      policy.blocks_per_sm == 0 ? resident_per_sm : std::min(policy.blocks_per_sm, resident_per_sm);
-  const uint64_t vectors = std::max<uint64_t>(1, n / 4);
-  // Enough blocks for one full iteration per thread, but spread over the SMs
-  // when that is few.
-  uint64_t grid = (vectors + kBlock * kVectors - 1) / (kBlock * kVectors);
-  const uint64_t spread =
-      std::min<uint64_t>(sms * policy.min_blocks_per_sm, (vectors + kBlock - 1) / kBlock);
-  grid = std::max(grid, spread);
-  grid = std::min({grid, sms * per_sm, uint64_t{SinglePassPolicy::kMaxBlocks}});
+  const uint32_t wanted = launch.policy.blocks_per_sm;
+  const uint64_t per_sm = wanted == 0 ? resident_per_sm : std::min(wanted, resident_per_sm);
+  const uint64_t tiles = (n / 4 + kBlock * kVectors - 1) / (kBlock * kVectors);
+  const uint64_t grid = std::min({tiles, sms * per_sm, uint64_t{SinglePassPolicy::kMaxBlocks}});
   return static_cast<unsigned>(std::max<uint64_t>(grid, 1));
 }
 
-template <typename AccumulatorT>
+template <typename AccumulatorT, LoadKind kLoadT = kLoad>
 cudaError_t Launch(const SinglePassLaunch& launch, Op op, const float* d_in, size_t n,
                    uint64_t base_index, Partial* d_out, bool accumulate) {
-  const unsigned grid = GridFor(launch, n, ResidentBlocksPerSm<AccumulatorT>());
+  const unsigned grid = GridFor(launch, n, ResidentBlocksPerSm<AccumulatorT, kLoadT>());
   char* scratch = static_cast<char*>(launch.d_scratch);
   const SinglePassOutput output{d_out, accumulate, reinterpret_cast<unsigned*>(scratch),
                                 scratch + kCounterBytes};
-  kKernel<AccumulatorT><<<grid, kBlock, 0, launch.stream>>>(d_in, n, base_index, op, output);
+  kKernel<AccumulatorT, kLoadT>
+      <<<grid, kBlock, 0, launch.stream>>>(d_in, n, base_index, op, output);
   return cudaGetLastError();
 }
 
@@ -96,8 +95,10 @@ cudaError_t SinglePassSumFloat32(const SinglePassLaunch& launch, const float* d_
                                                          false);
 }
 
-unsigned SinglePassGrid(const SinglePassLaunch& launch, size_t n) {
-  return GridFor(launch, n, ResidentBlocksPerSm<SumAccumulator<double, SumInput::kValue>>());
+cudaError_t SinglePassSumOtherLoads(const SinglePassLaunch& launch, const float* d_in, size_t n,
+                                    Partial* d_out) {
+  return Launch<SumAccumulator<double, SumInput::kValue>, kOtherLoad>(launch, Op::kSum, d_in, n,
+                                                                      0, d_out, false);
 }
 
 }  // namespace gpureduce::kernels::cuda

@@ -31,7 +31,9 @@ cudaError_t SinglePassReduce(const SinglePassLaunch& launch, Op op, const float*
 cudaError_t SinglePassSumFloat32(const SinglePassLaunch& launch, const float* d_in, size_t n,
                                  Partial* d_out);
 
-// The grid a launch of n elements uses (for the benchmark's report).
-unsigned SinglePassGrid(const SinglePassLaunch& launch, size_t n);
+// SUM with the load instruction the policy did not choose (kPrefetch256 flipped): only the
+// benchmark uses it, to show what the choice is worth.
+cudaError_t SinglePassSumOtherLoads(const SinglePassLaunch& launch, const float* d_in, size_t n,
+                                    Partial* d_out);
 
 }  // namespace gpureduce::kernels::cuda

@@ -1,14 +1,17 @@
 #pragma once
 
-// The production reduction in one launch. Each thread reads float4 vectors on a grid-stride loop
-// with kVectorsT loads in flight, accumulating per op (accumulators.cuh); each block merges its
-// threads and stores its state; the last block to finish (a counter in scratch tells it) merges
-// the block states in block order, so the result is deterministic, and folds the chunk into the
-// output Partial. No second launch, no host round trip.
+// The production reduction in one launch. Each block reads tiles of kBlockThreadsT x kVectorsT
+// float4 vectors (contiguous, so DRAM pages are read whole), all of a tile's loads in flight at
+// once, accumulating per op (accumulators.cuh); each block merges its threads and stores its
+// state; the last block to finish (a counter in scratch tells it) merges the block states in
+// block order, so the result is deterministic, and folds the chunk into the output Partial. No
+// second launch, no host round trip.
 //
-// Any alignment: the elements before the first 16-byte boundary (at most 3) go to the first
-// thread before its vectors and those after the last whole vector to the last thread after its
-// vectors, so every thread still sees its elements in increasing index.
+// Any alignment: the vectors start at the first 128-byte boundary, so a warp's 512-byte load
+// covers whole cache lines. The elements before it (at most 31) go one each to the first threads
+// of block 0, before their vectors; the elements after the last whole vector (at most 3) one each
+// to the first threads of the last block, after theirs. So every thread sees its elements in
+// increasing index, which ARGMIN/ARGMAX's first occurrence relies on.
 
 #include <cuda_runtime.h>
 
@@ -46,36 +49,70 @@ __device__ inline void WriteChunk(const AccumulatorT& state, Op op, uint64_t n, 
   *output.d_out = output.accumulate ? Combine(op, *output.d_out, chunk) : chunk;
 }
 
-template <typename AccumulatorT, unsigned kBlockThreadsT, unsigned kVectorsT>
+// How the body's vectors are loaded: evict-first streaming loads, or read-only loads that also
+// ask L2 to fetch 256 bytes at a time.
+enum class LoadKind { kStreaming, kL2Prefetch256 };
+
+template <LoadKind kLoadT>
+__device__ inline float4 LoadVector(const float4* address) {
+  if constexpr (kLoadT == LoadKind::kStreaming) {
+    return __ldcs(address);
+  } else {
+    float4 v;
+    asm("ld.global.nc.L1::no_allocate.L2::256B.v4.f32 {%0, %1, %2, %3}, [%4];"
+        : "=f"(v.x), "=f"(v.y), "=f"(v.z), "=f"(v.w)
+        : "l"(address));
+    return v;
+  }
+}
+
+template <typename AccumulatorT, unsigned kBlockThreadsT, unsigned kVectorsT, LoadKind kLoadT>
 __global__ void __launch_bounds__(kBlockThreadsT)
     SinglePassKernel(const float* __restrict__ d_in, uint64_t n, uint64_t base_index, Op op,
                      SinglePassOutput output) {
-  const uint64_t misaligned = (reinterpret_cast<uintptr_t>(d_in) / sizeof(float)) % 4;
-  const uint64_t head = misaligned == 0 ? 0 : (4 - misaligned < n ? 4 - misaligned : n);
+  constexpr uint64_t kTile = uint64_t{kBlockThreadsT} * kVectorsT;
+  const uint64_t to_boundary = (128 - reinterpret_cast<uintptr_t>(d_in) % 128) % 128 / 4;
+  const uint64_t head = to_boundary < n ? to_boundary : n;
   const uint64_t vectors = (n - head) / 4;
+  const uint64_t tail_start = head + 4 * vectors;
   const float4* __restrict__ d_vectors = reinterpret_cast<const float4*>(d_in + head);
-  const uint64_t thread = uint64_t{blockIdx.x} * kBlockThreadsT + threadIdx.x;
-  const uint64_t threads = uint64_t{gridDim.x} * kBlockThreadsT;
+  const unsigned tid = threadIdx.x;
 
   AccumulatorT state;
-  if (thread == 0) {
-    for (uint64_t i = 0; i < head; ++i) state.Add(d_in[i], static_cast<int64_t>(i));
-  }
-  uint64_t v = thread;
-  for (; v + (kVectorsT - 1) * threads < vectors; v += kVectorsT * threads) {
+  if (blockIdx.x == 0 && tid < head) state.Add(d_in[tid], tid);
+  const uint64_t full_tiles = vectors / kTile;
+  for (uint64_t tile = blockIdx.x; tile < full_tiles; tile += gridDim.x) {
+    const uint64_t first = tile * kTile + tid;
     float4 loaded[kVectorsT];
 #pragma unroll
-    for (unsigned k = 0; k < kVectorsT; ++k) loaded[k] = __ldcs(d_vectors + v + k * threads);
+    for (unsigned k = 0; k < kVectorsT; ++k) {
+      loaded[k] = LoadVector<kLoadT>(d_vectors + first + k * kBlockThreadsT);
+    }
 #pragma unroll
     for (unsigned k = 0; k < kVectorsT; ++k) {
-      state.Add4(loaded[k], static_cast<int64_t>(head + 4 * (v + k * threads)));
+      state.Add4(loaded[k], static_cast<int64_t>(head + 4 * (first + k * kBlockThreadsT)));
     }
   }
-  for (; v < vectors; v += threads) {
-    state.Add4(__ldcs(d_vectors + v), static_cast<int64_t>(head + 4 * v));
+  // The partial last tile goes to the block whose turn it is, its loads also all in flight.
+  const uint64_t rest = vectors - full_tiles * kTile;
+  if (rest > 0 && blockIdx.x == full_tiles % gridDim.x) {
+    const uint64_t first = full_tiles * kTile + tid;
+    float4 loaded[kVectorsT];
+#pragma unroll
+    for (unsigned k = 0; k < kVectorsT; ++k) {
+      if (tid + k * kBlockThreadsT < rest) {
+        loaded[k] = LoadVector<kLoadT>(d_vectors + first + k * kBlockThreadsT);
+      }
+    }
+#pragma unroll
+    for (unsigned k = 0; k < kVectorsT; ++k) {
+      if (tid + k * kBlockThreadsT < rest) {
+        state.Add4(loaded[k], static_cast<int64_t>(head + 4 * (first + k * kBlockThreadsT)));
+      }
+    }
   }
-  if (thread == threads - 1) {
-    for (uint64_t i = head + 4 * vectors; i < n; ++i) state.Add(d_in[i], static_cast<int64_t>(i));
+  if (blockIdx.x == gridDim.x - 1 && tail_start + tid < n) {
+    state.Add(d_in[tail_start + tid], static_cast<int64_t>(tail_start + tid));
   }
 
   state = BlockMerge<AccumulatorT, kBlockThreadsT>(state);
