@@ -1,11 +1,10 @@
-#include "kernels/bench/bench_data.h"
-
-#include <cub/device/device_reduce.cuh>
-
 #include <algorithm>
 #include <cmath>
+#include <cub/device/device_reduce.cuh>
 #include <thread>
 #include <vector>
+
+#include "kernels/bench/bench_data.h"
 
 namespace gpureduce::bench {
 namespace {
@@ -56,8 +55,7 @@ __global__ void ReadAllKernel(const float4* __restrict__ in, size_t vectors, flo
 
 }  // namespace
 
-cudaError_t FillDevice(float* d_out, size_t n, size_t stride, uint64_t seed,
-                       cudaStream_t stream) {
+cudaError_t FillDevice(float* d_out, size_t n, size_t stride, uint64_t seed, cudaStream_t stream) {
   Fill<<<4096, 256, 0, stream>>>(d_out, n, stride, seed);
   return cudaGetLastError();
 }
@@ -95,13 +93,16 @@ HostSummary Summarize(size_t first, size_t n, uint64_t seed) {
     if (part.k_max > total.k_max) total.k_max = part.k_max, total.argmax = part.argmax;
   }
   constexpr double kScale = 1.0 / 8388608.0;
-  return HostSummary{double(total.k_sum) * kScale,      double(total.k_abs_sum) * kScale,
-                     float(double(total.k_min) * kScale), float(double(total.k_max) * kScale),
-                     total.argmin,                         total.argmax};
+  return HostSummary{double(total.k_sum) * kScale,
+                     double(total.k_abs_sum) * kScale,
+                     float(double(total.k_min) * kScale),
+                     float(double(total.k_max) * kScale),
+                     total.argmin,
+                     total.argmax};
 }
 
-cudaError_t CubReduce(CubOp op, const float* d_in, size_t n, void* d_scratch,
-                      size_t scratch_bytes, cudaStream_t stream) {
+cudaError_t CubReduce(CubOp op, const float* d_in, size_t n, void* d_scratch, size_t scratch_bytes,
+                      cudaStream_t stream) {
   float* d_value = static_cast<float*>(d_scratch);
   int64_t* d_index = reinterpret_cast<int64_t*>(static_cast<char*>(d_scratch) + 8);
   void* d_temp = static_cast<char*>(d_scratch) + kCubResultBytes;
@@ -143,12 +144,12 @@ cudaError_t CubScratchBytes(size_t n, size_t* bytes) {
         error = cub::DeviceReduce::Max(nullptr, temp, (const float*)nullptr, no_value, items);
         break;
       case CubOp::kArgMin:
-        error = cub::DeviceReduce::ArgMin(nullptr, temp, (const float*)nullptr, no_value,
-                                          no_index, items);
+        error = cub::DeviceReduce::ArgMin(nullptr, temp, (const float*)nullptr, no_value, no_index,
+                                          items);
         break;
       case CubOp::kArgMax:
-        error = cub::DeviceReduce::ArgMax(nullptr, temp, (const float*)nullptr, no_value,
-                                          no_index, items);
+        error = cub::DeviceReduce::ArgMax(nullptr, temp, (const float*)nullptr, no_value, no_index,
+                                          items);
         break;
     }
     if (error != cudaSuccess) return error;

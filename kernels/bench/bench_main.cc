@@ -45,8 +45,8 @@ struct Options {
 };
 
 bool Selected(const std::string& list, const std::string& name) {
-  return list.empty() || absl::StrCat(",", list, ",").find(absl::StrCat(",", name, ",")) !=
-                             std::string::npos;
+  return list.empty() ||
+         absl::StrCat(",", list, ",").find(absl::StrCat(",", name, ",")) != std::string::npos;
 }
 
 Context ReadContext(const Options& options) {
@@ -78,7 +78,8 @@ class Ring {
     stride_ = (n + 4 + 63) / 64 * 64;
     const size_t copy_bytes = stride_ * sizeof(float);
     const size_t copies = std::max<size_t>(2, 2 * l2_bytes / copy_bytes + 2);
-    CheckCuda(cudaMalloc(reinterpret_cast<void**>(&base_), copies * copy_bytes), "cudaMalloc(ring)");
+    CheckCuda(cudaMalloc(reinterpret_cast<void**>(&base_), copies * copy_bytes),
+              "cudaMalloc(ring)");
     CheckCuda(FillDevice(base_, copies * stride_, stride_, kSeed, stream), "FillDevice");
     CheckCuda(cudaStreamSynchronize(stream), "fill");
     for (size_t i = 0; i < copies; ++i) copies_.push_back(base_ + i * stride_);
@@ -187,8 +188,8 @@ class Bench {
     const Checks aligned{Summarize(0, n, kSeed)};
     std::vector<Row> rows;
     auto add = [&](Case c, size_t offset = 0) {
-      rows.push_back(Measure(c, n, ring.At(offset), int(options_.warmup), int(options_.runs),
-                             stream_));
+      rows.push_back(
+          Measure(c, n, ring.At(offset), int(options_.warmup), int(options_.runs), stream_));
     };
     if (options_.suite == "ladder") {
       for (const kernels::LadderPolicy& policy : kernels::kLadder) {
@@ -202,9 +203,9 @@ class Bench {
     for (absl::string_view op_view : absl::StrSplit(options_.ops, ',')) {
       const std::string op(op_view);
       const bool sum = op == "sum";
-      const auto check = sum ? aligned.Sum(kFloat64Sum)
-                             : aligned.Extreme(op == "min" || op == "argmin",
-                                               op == "argmin" || op == "argmax");
+      const auto check =
+          sum ? aligned.Sum(kFloat64Sum)
+              : aligned.Extreme(op == "min" || op == "argmin", op == "argmin" || op == "argmax");
       add(SinglePassCase(OpFromName(op), n, check));
       if (sum) {
         Case f32 = SinglePassCase(kernels::Op::kSum, n, aligned.Sum(kFloat32Sum));
@@ -216,16 +217,19 @@ class Bench {
           return kernels::cuda::SinglePassSumFloat32(single_pass_, in, n, mapped_);
         };
         add(f32);
-        Case loads = SinglePassCase(kernels::Op::kSum, n, aligned.Sum(kFloat64Sum));
-        loads.note = kernels::SinglePassPolicy::kPrefetch256 ? "streaming loads"
-                                                             : "L2::256B prefetch loads";
-        loads.launch = [this, n](const float* in) {
-          return kernels::cuda::SinglePassSumOtherLoads(single_pass_, in, n, b_.d_partial);
-        };
-        loads.call_launch = [this, n](const float* in) {
-          return kernels::cuda::SinglePassSumOtherLoads(single_pass_, in, n, mapped_);
-        };
-        add(loads);
+        for (auto [shape, note] :
+             {std::pair{kernels::cuda::SinglePassShape::k256x8, "256 threads x 8 vectors"},
+              std::pair{kernels::cuda::SinglePassShape::k512x4, "512 threads x 4 vectors"}}) {
+          Case shaped = SinglePassCase(kernels::Op::kSum, n, aligned.Sum(kFloat64Sum));
+          shaped.note = note;
+          shaped.launch = [this, n, shape = shape](const float* in) {
+            return kernels::cuda::SinglePassSumShape(single_pass_, shape, in, n, b_.d_partial);
+          };
+          shaped.call_launch = [this, n, shape = shape](const float* in) {
+            return kernels::cuda::SinglePassSumShape(single_pass_, shape, in, n, mapped_);
+          };
+          add(shaped);
+        }
         const Checks offset{Summarize(1, n, kSeed)};
         Case shifted = SinglePassCase(kernels::Op::kSum, n, offset.Sum(kFloat64Sum));
         shifted.note = "offset 1";
@@ -274,7 +278,9 @@ class Bench {
 
   Case LadderCase(const kernels::LadderPolicy& policy, size_t n, const Checks& checks) {
     const uint32_t threads = options_.block != 0 ? options_.block : policy.default_block_size;
-    return {policy.name, "sum", "",
+    return {policy.name,
+            "sum",
+            "",
             [this, &policy, n, threads](const float* in) {
               const kernels::Partial empty;
               *b_.h_partial = empty;
@@ -285,20 +291,24 @@ class Bench {
                                                      threads, context_.sms, b_.d_partial,
                                                      b_.d_scratch, b_.scratch_bytes, stream_);
             },
-            [this] { return ReadPartial(b_, stream_); }, checks.Sum(kFloat32Sum)};
+            [this] { return ReadPartial(b_, stream_); },
+            checks.Sum(kFloat32Sum)};
   }
 
   // Timed into device memory, like CUB; called into mapped pinned memory, so the call is one
   // launch and one synchronize.
   Case SinglePassCase(kernels::Op op, size_t n, std::function<bool(const Answer&)> check) {
-    static const char* const kNames[] = {"", "sum", "prod", "min", "max", "mean", "sum_squares",
-                                         "argmin", "argmax"};
-    Case c{"single_pass", kNames[static_cast<int>(op)], "",
+    static const char* const kNames[] = {"",     "sum",         "prod",   "min",   "max",
+                                         "mean", "sum_squares", "argmin", "argmax"};
+    Case c{"single_pass",
+           kNames[static_cast<int>(op)],
+           "",
            [this, op, n](const float* in) {
              return kernels::cuda::SinglePassReduce(single_pass_, op, in, n, 0, b_.d_partial,
                                                     false);
            },
-           [this] { return ReadPartial(b_, stream_); }, std::move(check)};
+           [this] { return ReadPartial(b_, stream_); },
+           std::move(check)};
     c.call_launch = [this, op, n](const float* in) {
       return kernels::cuda::SinglePassReduce(single_pass_, op, in, n, 0, mapped_, false);
     };
@@ -308,15 +318,20 @@ class Bench {
 
   Case CubCase(const std::string& op, size_t n, std::function<bool(const Answer&)> check) {
     const CubOp cub_op = CubOpFromName(op);
-    return {"cub", op, "",
+    return {"cub",
+            op,
+            "",
             [this, cub_op, n](const float* in) {
               return CubReduce(cub_op, in, n, b_.d_scratch, b_.scratch_bytes, stream_);
             },
-            [this] { return ReadCub(b_, stream_); }, std::move(check)};
+            [this] { return ReadCub(b_, stream_); },
+            std::move(check)};
   }
 
   Case ReadCase(size_t n) {
-    return {"read", "read", "no result: the plain read, for comparison",
+    return {"read",
+            "read",
+            "no result: the plain read, for comparison",
             [this, n](const float* in) {
               return ReadAll(in, n / 4 * 4, 8 * context_.sms, sink_, stream_);
             },

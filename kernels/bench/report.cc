@@ -28,10 +28,11 @@ std::string JsonString(const std::string& text) {
 }
 
 std::string JsonNumbers(const std::vector<double>& values) {
-  return absl::StrCat("[", absl::StrJoin(values, ",", [](std::string* out, double v) {
-                        absl::StrAppendFormat(out, "%.3f", v);
-                      }),
-                      "]");
+  return absl::StrCat(
+      "[",
+      absl::StrJoin(values, ",",
+                    [](std::string* out, double v) { absl::StrAppendFormat(out, "%.3f", v); }),
+      "]");
 }
 
 }  // namespace
@@ -66,8 +67,8 @@ std::vector<Derived> Derive(const Context& context, const std::vector<Row>& rows
 
 std::string MarkdownTable(const Context& context, const std::vector<Row>& rows) {
   const std::vector<Derived> derived = Derive(context, rows);
-  const bool ladder = std::any_of(rows.begin(), rows.end(),
-                                  [](const Row& row) { return IsLadder(row.kernel); });
+  const bool ladder =
+      std::any_of(rows.begin(), rows.end(), [](const Row& row) { return IsLadder(row.kernel); });
   std::string out = absl::StrFormat(
       "## n = %d (%.1f MB)\n\n| kernel | op | median us | min | max | GB/s | %% of peak "
       "| %% of ceiling |%s x CUB | call us | wrong |\n|---|---|---:|---:|---:|---:|---:|---:|%s"
@@ -78,15 +79,14 @@ std::string MarkdownTable(const Context& context, const std::vector<Row>& rows) 
     const Row& row = rows[i];
     const Derived& d = derived[i];
     const std::string name = row.note.empty() ? row.kernel : row.kernel + " (" + row.note + ")";
-    const std::string ladder_cells =
-        !ladder ? ""
-        : d.step > 0 ? absl::StrFormat(" %.2f | %.1f |", d.step, d.cumulative)
-                     : " | |";
-    absl::StrAppendFormat(&out, "| %s | %s | %.1f | %.1f | %.1f | %.0f | %.1f | %.1f |%s %s | %.1f | %d |\n",
-                          name, row.op, d.median_us, d.min_us, d.max_us, d.gbps, d.pct_peak,
-                          d.pct_ceiling, ladder_cells,
-                          d.vs_cub > 0 ? absl::StrFormat("%.3f", d.vs_cub) : "",
-                          d.call_us, row.wrong);
+    const std::string ladder_cells = !ladder ? ""
+                                     : d.step > 0
+                                         ? absl::StrFormat(" %.2f | %.1f |", d.step, d.cumulative)
+                                         : " | |";
+    absl::StrAppendFormat(
+        &out, "| %s | %s | %.1f | %.1f | %.1f | %.0f | %.1f | %.1f |%s %s | %.1f | %d |\n", name,
+        row.op, d.median_us, d.min_us, d.max_us, d.gbps, d.pct_peak, d.pct_ceiling, ladder_cells,
+        d.vs_cub > 0 ? absl::StrFormat("%.3f", d.vs_cub) : "", d.call_us, row.wrong);
   }
   return out + "\n";
 }
@@ -102,10 +102,10 @@ std::string CsvRows(const Context& context, const std::vector<Row>& rows) {
   for (size_t i = 0; i < rows.size(); ++i) {
     const Row& row = rows[i];
     const Derived& d = derived[i];
-    absl::StrAppendFormat(&out, "%d,%s,%s,%s,%.3f,%.3f,%.3f,%.1f,%.2f,%.2f,%.4f,%.3f,%.3f,%.2f,%d\n",
-                          row.n, row.kernel, row.op, row.note, d.median_us, d.min_us, d.max_us,
-                          d.gbps, d.pct_peak, d.pct_ceiling, d.vs_cub, d.step, d.cumulative,
-                          d.call_us, row.wrong);
+    absl::StrAppendFormat(
+        &out, "%d,%s,%s,%s,%.3f,%.3f,%.3f,%.1f,%.2f,%.2f,%.4f,%.3f,%.3f,%.2f,%d\n", row.n,
+        row.kernel, row.op, row.note, d.median_us, d.min_us, d.max_us, d.gbps, d.pct_peak,
+        d.pct_ceiling, d.vs_cub, d.step, d.cumulative, d.call_us, row.wrong);
   }
   return out;
 }

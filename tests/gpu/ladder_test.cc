@@ -139,6 +139,12 @@ bool VariantSelected(const LadderPolicy& policy) {
          absl::StrCat(",", only, ",").find(absl::StrCat(",", policy.name, ",")) != std::string::npos;
 }
 bool AllCells() { return std::getenv("GPUREDUCE_LADDER_ALL_CELLS") != nullptr; }
+// GPUREDUCE_LADDER_OPS=prod,min runs only those ops.
+bool OpSelected(Op op) {
+  const char* only = std::getenv("GPUREDUCE_LADDER_OPS");
+  return only == nullptr ||
+         absl::StrCat(",", only, ",").find(absl::StrCat(",", OpName(op), ",")) != std::string::npos;
+}
 
 TEST_F(LadderTest, EveryVariantOpBlockSizeAndSizeMeetsItsBound) {
   const uint64_t seed = testing::FreshSeed();
@@ -152,6 +158,7 @@ TEST_F(LadderTest, EveryVariantOpBlockSizeAndSizeMeetsItsBound) {
     const std::vector<float> mixed = testing::MixedSignData(n, seed + n);
     const std::vector<float> near_one = testing::NearOneData(n, seed + n + 1);
     for (Op op : kLadderOps) {
+      if (!OpSelected(op)) continue;
       const std::vector<float>& data = op == Op::kProd ? near_one : mixed;
       const testing::Reference reference = ComputeReference(op, data);
       Upload(data);

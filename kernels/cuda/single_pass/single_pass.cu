@@ -11,21 +11,16 @@ constexpr unsigned kBlock = SinglePassPolicy::kBlockThreads;
 constexpr unsigned kVectors = SinglePassPolicy::kVectorsPerThread;
 constexpr size_t kCounterBytes = 256;  // keeps the block states aligned
 
-constexpr LoadKind kLoad =
-    SinglePassPolicy::kPrefetch256 ? LoadKind::kL2Prefetch256 : LoadKind::kStreaming;
-constexpr LoadKind kOtherLoad =
-    SinglePassPolicy::kPrefetch256 ? LoadKind::kStreaming : LoadKind::kL2Prefetch256;
-
-template <typename AccumulatorT, LoadKind kLoadT = kLoad>
-constexpr auto kKernel = SinglePassKernel<AccumulatorT, kBlock, kVectors, kLoadT>;
+template <typename AccumulatorT, unsigned kBlockT = kBlock, unsigned kVectorsT = kVectors>
+constexpr auto kKernel = SinglePassKernel<AccumulatorT, kBlockT, kVectorsT>;
 
 // Blocks of this instantiation that fit on one SM; asked once per instantiation.
-template <typename AccumulatorT, LoadKind kLoadT>
+template <typename AccumulatorT, unsigned kBlockT, unsigned kVectorsT>
 unsigned ResidentBlocksPerSm() {
   static const unsigned resident = [] {
     int blocks = 0;
-    if (cudaOccupancyMaxActiveBlocksPerMultiprocessor(&blocks, kKernel<AccumulatorT, kLoadT>,
-                                                      kBlock, 0) != cudaSuccess ||
+    if (cudaOccupancyMaxActiveBlocksPerMultiprocessor(
+            &blocks, kKernel<AccumulatorT, kBlockT, kVectorsT>, kBlockT, 0) != cudaSuccess ||
         blocks < 1) {
       return 1u;
     }
@@ -35,24 +30,26 @@ unsigned ResidentBlocksPerSm() {
 }
 
 // One block per tile of input, up to the blocks that fit on the device at once.
-unsigned GridFor(const SinglePassLaunch& launch, size_t n, unsigned resident_per_sm) {
+unsigned GridFor(const SinglePassLaunch& launch, size_t n, uint64_t tile_vectors,
+                 unsigned resident_per_sm) {
   const uint64_t sms = std::max(1, launch.multiprocessors);
   const uint32_t wanted = launch.policy.blocks_per_sm;
   const uint64_t per_sm = wanted == 0 ? resident_per_sm : std::min(wanted, resident_per_sm);
-  const uint64_t tiles = (n / 4 + kBlock * kVectors - 1) / (kBlock * kVectors);
+  const uint64_t tiles = (n / 4 + tile_vectors - 1) / tile_vectors;
   const uint64_t grid = std::min({tiles, sms * per_sm, uint64_t{SinglePassPolicy::kMaxBlocks}});
   return static_cast<unsigned>(std::max<uint64_t>(grid, 1));
 }
 
-template <typename AccumulatorT, LoadKind kLoadT = kLoad>
+template <typename AccumulatorT, unsigned kBlockT = kBlock, unsigned kVectorsT = kVectors>
 cudaError_t Launch(const SinglePassLaunch& launch, Op op, const float* d_in, size_t n,
                    uint64_t base_index, Partial* d_out, bool accumulate) {
-  const unsigned grid = GridFor(launch, n, ResidentBlocksPerSm<AccumulatorT, kLoadT>());
+  const unsigned grid = GridFor(launch, n, uint64_t{kBlockT} * kVectorsT,
+                                ResidentBlocksPerSm<AccumulatorT, kBlockT, kVectorsT>());
   char* scratch = static_cast<char*>(launch.d_scratch);
   const SinglePassOutput output{d_out, accumulate, reinterpret_cast<unsigned*>(scratch),
                                 scratch + kCounterBytes};
-  kKernel<AccumulatorT, kLoadT>
-      <<<grid, kBlock, 0, launch.stream>>>(d_in, n, base_index, op, output);
+  kKernel<AccumulatorT, kBlockT, kVectorsT>
+      <<<grid, kBlockT, 0, launch.stream>>>(d_in, n, base_index, op, output);
   return cudaGetLastError();
 }
 
@@ -95,10 +92,16 @@ cudaError_t SinglePassSumFloat32(const SinglePassLaunch& launch, const float* d_
                                                          false);
 }
 
-cudaError_t SinglePassSumOtherLoads(const SinglePassLaunch& launch, const float* d_in, size_t n,
-                                    Partial* d_out) {
-  return Launch<SumAccumulator<double, SumInput::kValue>, kOtherLoad>(launch, Op::kSum, d_in, n,
-                                                                      0, d_out, false);
+cudaError_t SinglePassSumShape(const SinglePassLaunch& launch, SinglePassShape shape,
+                               const float* d_in, size_t n, Partial* d_out) {
+  using Sum = SumAccumulator<double, SumInput::kValue>;
+  switch (shape) {
+    case SinglePassShape::k256x8:
+      return Launch<Sum, 256, 8>(launch, Op::kSum, d_in, n, 0, d_out, false);
+    case SinglePassShape::k512x4:
+      return Launch<Sum, 512, 4>(launch, Op::kSum, d_in, n, 0, d_out, false);
+  }
+  return cudaErrorInvalidValue;
 }
 
 }  // namespace gpureduce::kernels::cuda

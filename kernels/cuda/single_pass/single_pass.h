@@ -31,9 +31,10 @@ cudaError_t SinglePassReduce(const SinglePassLaunch& launch, Op op, const float*
 cudaError_t SinglePassSumFloat32(const SinglePassLaunch& launch, const float* d_in, size_t n,
                                  Partial* d_out);
 
-// SUM with the load instruction the policy did not choose (kPrefetch256 flipped): only the
-// benchmark uses it, to show what the choice is worth.
-cudaError_t SinglePassSumOtherLoads(const SinglePassLaunch& launch, const float* d_in, size_t n,
-                                    Partial* d_out);
+// SUM with tile shapes the policy did not choose (threads x vectors per thread): only the
+// benchmark uses them, to show what the choice is worth.
+enum class SinglePassShape { k256x8, k512x4 };
+cudaError_t SinglePassSumShape(const SinglePassLaunch& launch, SinglePassShape shape,
+                               const float* d_in, size_t n, Partial* d_out);
 
 }  // namespace gpureduce::kernels::cuda

@@ -7,8 +7,9 @@
 // block order, so the result is deterministic, and folds the chunk into the output Partial. No
 // second launch, no host round trip.
 //
-// Any alignment: the vectors start at the first 128-byte boundary, so a warp's 512-byte load
-// covers whole cache lines. The elements before it (at most 31) go one each to the first threads
+// Any alignment: the vectors start at the first 512-byte boundary, so a warp's 512-byte load
+// covers whole cache lines and tiles sit on the same boundaries whatever the input's offset. The
+// elements before it (at most 127) go one each to the first threads
 // of block 0, before their vectors; the elements after the last whole vector (at most 3) one each
 // to the first threads of the last block, after theirs. So every thread sees its elements in
 // increasing index, which ARGMIN/ARGMAX's first occurrence relies on.
@@ -22,6 +23,8 @@
 #include "kernels/partial.h"
 
 namespace gpureduce::kernels::cuda {
+
+inline constexpr uint64_t kBodyAlignment = 512;
 
 struct SinglePassOutput {
   Partial* d_out;       // device or mapped host memory
@@ -49,29 +52,14 @@ __device__ inline void WriteChunk(const AccumulatorT& state, Op op, uint64_t n, 
   *output.d_out = output.accumulate ? Combine(op, *output.d_out, chunk) : chunk;
 }
 
-// How the body's vectors are loaded: evict-first streaming loads, or read-only loads that also
-// ask L2 to fetch 256 bytes at a time.
-enum class LoadKind { kStreaming, kL2Prefetch256 };
-
-template <LoadKind kLoadT>
-__device__ inline float4 LoadVector(const float4* address) {
-  if constexpr (kLoadT == LoadKind::kStreaming) {
-    return __ldcs(address);
-  } else {
-    float4 v;
-    asm("ld.global.nc.L1::no_allocate.L2::256B.v4.f32 {%0, %1, %2, %3}, [%4];"
-        : "=f"(v.x), "=f"(v.y), "=f"(v.z), "=f"(v.w)
-        : "l"(address));
-    return v;
-  }
-}
-
-template <typename AccumulatorT, unsigned kBlockThreadsT, unsigned kVectorsT, LoadKind kLoadT>
+template <typename AccumulatorT, unsigned kBlockThreadsT, unsigned kVectorsT>
 __global__ void __launch_bounds__(kBlockThreadsT)
     SinglePassKernel(const float* __restrict__ d_in, uint64_t n, uint64_t base_index, Op op,
                      SinglePassOutput output) {
+  static_assert(kBlockThreadsT >= kBodyAlignment / sizeof(float), "a thread per head element");
   constexpr uint64_t kTile = uint64_t{kBlockThreadsT} * kVectorsT;
-  const uint64_t to_boundary = (128 - reinterpret_cast<uintptr_t>(d_in) % 128) % 128 / 4;
+  const uint64_t to_boundary =
+      (kBodyAlignment - reinterpret_cast<uintptr_t>(d_in) % kBodyAlignment) % kBodyAlignment / 4;
   const uint64_t head = to_boundary < n ? to_boundary : n;
   const uint64_t vectors = (n - head) / 4;
   const uint64_t tail_start = head + 4 * vectors;
@@ -86,7 +74,7 @@ __global__ void __launch_bounds__(kBlockThreadsT)
     float4 loaded[kVectorsT];
 #pragma unroll
     for (unsigned k = 0; k < kVectorsT; ++k) {
-      loaded[k] = LoadVector<kLoadT>(d_vectors + first + k * kBlockThreadsT);
+      loaded[k] = __ldcs(d_vectors + first + k * kBlockThreadsT);
     }
 #pragma unroll
     for (unsigned k = 0; k < kVectorsT; ++k) {
@@ -101,7 +89,7 @@ __global__ void __launch_bounds__(kBlockThreadsT)
 #pragma unroll
     for (unsigned k = 0; k < kVectorsT; ++k) {
       if (tid + k * kBlockThreadsT < rest) {
-        loaded[k] = LoadVector<kLoadT>(d_vectors + first + k * kBlockThreadsT);
+        loaded[k] = __ldcs(d_vectors + first + k * kBlockThreadsT);
       }
     }
 #pragma unroll
