@@ -18,10 +18,12 @@ struct SinglePassPolicy {
   static constexpr uint32_t kVectorsPerThread = 4;
   // Loads are evict-first streaming loads (ld.global.cs). Read-only loads that ask L2 for
   // 256-byte fetches (ld.global.nc.L2::256B) measured the same on the H100 (0.1% apart).
-  // The most blocks a launch uses: bounds the scratch for block partials.
+  // The most blocks a launch uses: bounds the scratch for block partials and the last block's
+  // merge (16 states per thread).
   static constexpr uint32_t kMaxBlocks = 4096;
-  // Blocks per SM (0: as many as fit); fewer tiles than that many blocks use one block per tile.
-  uint32_t blocks_per_sm = 0;
+  // One block per tile up to this many blocks (at most kMaxBlocks); larger inputs give each block
+  // the same number of tiles. 0: kMaxBlocks.
+  uint32_t max_blocks = 0;
 };
 
 // Device scratch the kernel keeps at the end of a stream's scratch: a launch counter that the

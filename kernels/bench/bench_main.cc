@@ -41,7 +41,7 @@ struct Options {
   std::string kernels;
   std::string ops = "sum,min,max,argmin,argmax";
   uint32_t runs = 50, warmup = 5, block = 0;
-  uint32_t blocks_per_sm = 0;
+  uint32_t max_blocks = 0;
 };
 
 bool Selected(const std::string& list, const std::string& name) {
@@ -163,7 +163,7 @@ class Bench {
       : options_(options), context_(context), stream_(stream) {
     single_pass_.multiprocessors = context.sms;
     single_pass_.stream = stream;
-    single_pass_.policy.blocks_per_sm = options.blocks_per_sm;
+    single_pass_.policy.max_blocks = options.max_blocks;
     CheckCuda(cudaMalloc(&b_.d_single_pass, kernels::kSinglePassScratchBytes), "cudaMalloc");
     CheckCuda(cudaMemset(b_.d_single_pass, 0, kernels::kSinglePassScratchBytes), "cudaMemset");
     single_pass_.d_scratch = b_.d_single_pass;
@@ -394,8 +394,9 @@ int main(int argc, char** argv) {
   flags.AddUint32("runs", &options.runs, "timed runs per case (and as many timed calls)");
   flags.AddUint32("warmup", &options.warmup, "untimed runs first");
   flags.AddUint32("block-size", &options.block, "ladder threads per block; 0: each default");
-  flags.AddUint32("blocks-per-sm", &options.blocks_per_sm,
-                  "single_pass: blocks per SM at large sizes; 0: as many as fit");
+  flags.AddUint32("max-blocks", &options.max_blocks,
+                  "single_pass: the most blocks a launch uses (one per 16 KiB tile up to it); 0: "
+                  "the policy's 4096");
   flags.AddString("json", &json_path, "also write every row and run as JSON to FILE", "FILE");
   flags.AddBool("csv", &csv, "CSV instead of Markdown on stdout");
   flags.AddBool("list", &list, "list the kernels and exit (needs no GPU)");

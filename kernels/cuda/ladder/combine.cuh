@@ -38,11 +38,6 @@ __device__ inline float Load(const float* in, size_t i, bool square) {
 
 // Combines `value` into *address atomically: atomicAdd for sums, a compare-and-swap loop
 // otherwise (as the seeds build every atomic they lack). Works on global and shared memory.
-// A failed CAS backs off before it retries (exponentially, up to kMaxBackoffNs): with thousands
-// of threads on one address, immediate retries mostly fail again and flood the memory system
-// with CASes that carry stale values.
-inline constexpr unsigned kMaxBackoffNs = 1024;
-
 template <CombineKind kC>
 __device__ inline void AtomicCombine(float* address, float value) {
   if constexpr (kC == CombineKind::kAdd) {
@@ -50,15 +45,12 @@ __device__ inline void AtomicCombine(float* address, float value) {
   } else {
     unsigned* bits = reinterpret_cast<unsigned*>(address);
     unsigned seen = *bits;
-    unsigned backoff = 32;
     while (true) {
       const unsigned wanted = __float_as_uint(CombineOp<kC>::Apply(__uint_as_float(seen), value));
       if (wanted == seen) return;  // already there: min/max settle fast this way
       const unsigned before = atomicCAS(bits, seen, wanted);
       if (before == seen) return;
       seen = before;
-      __nanosleep(backoff);
-      backoff = backoff < kMaxBackoffNs ? 2 * backoff : kMaxBackoffNs;
     }
   }
 }

@@ -15,7 +15,7 @@
 namespace gpureduce::kernels::cuda {
 
 struct SinglePassLaunch {
-  int multiprocessors;  // of the device: the grid is sized to it
+  int multiprocessors;  // of the device
   void* d_scratch;      // kSinglePassScratchBytes, zeroed once before the first launch
   cudaStream_t stream;
   SinglePassPolicy policy = {};

@@ -2,7 +2,7 @@
 
 // The production reduction in one launch. Each block reads tiles of kBlockThreadsT x kVectorsT
 // float4 vectors (contiguous, so DRAM pages are read whole), all of a tile's loads in flight at
-// once, accumulating per op (accumulators.cuh); each block merges its threads and stores its
+// once (one tile per block up to the grid's cap, so the hardware balances blocks over the SMs), accumulating per op (accumulators.cuh); each block merges its threads and stores its
 // state; the last block to finish (a counter in scratch tells it) merges the block states in
 // block order, so the result is deterministic, and folds the chunk into the output Partial. No
 // second launch, no host round trip.
@@ -118,9 +118,18 @@ __global__ void __launch_bounds__(kBlockThreadsT)
   __syncthreads();
   if (!is_last) return;
   __threadfence();
+  // Up to 16 states per thread: four loads in flight at a time rather than one round trip each.
   AccumulatorT total;
-  for (unsigned block = threadIdx.x; block < gridDim.x; block += kBlockThreadsT) {
-    total.Merge(LoadFromL2(d_states + block));
+  constexpr unsigned kBatch = 4;
+  for (unsigned first = threadIdx.x; first < gridDim.x; first += kBatch * kBlockThreadsT) {
+    AccumulatorT batch[kBatch];
+#pragma unroll
+    for (unsigned k = 0; k < kBatch; ++k) {
+      const unsigned block = first + k * kBlockThreadsT;
+      if (block < gridDim.x) batch[k] = LoadFromL2(d_states + block);
+    }
+#pragma unroll
+    for (unsigned k = 0; k < kBatch; ++k) total.Merge(batch[k]);  // unloaded ones are identities
   }
   total = BlockMerge<AccumulatorT, kBlockThreadsT>(total);
   if (threadIdx.x == 0) {
