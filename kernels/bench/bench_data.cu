@@ -28,21 +28,22 @@ __global__ void Fill(float* out, size_t n, size_t stride, uint64_t seed) {
   }
 }
 
-__global__ void ReadAllKernel(const float4* __restrict__ in, size_t vectors, float* sink) {
-  constexpr unsigned kUnroll = 4;
-  const size_t threads = size_t{gridDim.x} * blockDim.x;
-  size_t v = size_t{blockIdx.x} * blockDim.x + threadIdx.x;
+// Block b reads tiles b, b + grid, ... of 256 threads x 4 float4 (16 KiB contiguous), every
+// load of a tile in flight at once.
+__global__ void __launch_bounds__(256) ReadAllKernel(const float4* __restrict__ in, size_t vectors,
+                                                      float* sink) {
+  constexpr unsigned kThreads = 256, kUnroll = 4;
+  constexpr size_t kTile = size_t{kThreads} * kUnroll;
   float acc = 0;
-  for (; v + (kUnroll - 1) * threads < vectors; v += kUnroll * threads) {
+  for (size_t tile = blockIdx.x; tile * kTile < vectors; tile += gridDim.x) {
+    const size_t first = tile * kTile + threadIdx.x;
     float4 x[kUnroll];
 #pragma unroll
-    for (unsigned k = 0; k < kUnroll; ++k) x[k] = __ldcs(in + v + k * threads);
+    for (unsigned k = 0; k < kUnroll; ++k) {
+      x[k] = first + k * kThreads < vectors ? __ldcs(in + first + k * kThreads) : float4{};
+    }
 #pragma unroll
     for (unsigned k = 0; k < kUnroll; ++k) acc += (x[k].x + x[k].y) + (x[k].z + x[k].w);
-  }
-  for (; v < vectors; v += threads) {
-    const float4 x = __ldcs(in + v);
-    acc += (x.x + x.y) + (x.z + x.w);
   }
   // One store per block keeps the loads alive without a reduction worth measuring.
   __shared__ float block_acc;

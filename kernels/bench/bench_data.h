@@ -34,8 +34,9 @@ cudaError_t CubReduce(CubOp op, const float* d_in, size_t n, void* d_scratch, si
                       cudaStream_t stream);
 inline constexpr size_t kCubResultBytes = 256;
 
-// A plain read of d_in[0, n) with float4 loads (n a multiple of 4, d_in 16-byte aligned), each
-// block writing one float to d_sink[block]: the read ceiling the kernels are compared with.
+// A plain read of d_in[0, n) in 16 KiB tiles of float4 loads (n a multiple of 4, d_in 16-byte
+// aligned), each block writing one float to d_sink[block]: the read ceiling the kernels are
+// compared with.
 cudaError_t ReadAll(const float* d_in, size_t n, int blocks, float* d_sink, cudaStream_t stream);
 
 }  // namespace gpureduce::bench

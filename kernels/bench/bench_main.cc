@@ -246,7 +246,7 @@ class Bench {
     EnsureScratch(n);
     const Ring ring(n, context_.l2_bytes, stream_);
     double best = 0;
-    for (int per_sm : {2, 4, 8}) {
+    for (int per_sm : {4, 8, 16, 31}) {
       Case c = ReadCase(n);
       c.launch = [this, n, per_sm](const float* in) {
         return ReadAll(in, n, per_sm * context_.sms, sink_, stream_);
@@ -333,7 +333,9 @@ class Bench {
             "read",
             "no result: the plain read, for comparison",
             [this, n](const float* in) {
-              return ReadAll(in, n / 4 * 4, 8 * context_.sms, sink_, stream_);
+              const size_t tiles = (n / 4 + 1023) / 1024;
+              const int blocks = static_cast<int>(std::min<size_t>(tiles, 8 * context_.sms));
+              return ReadAll(in, n / 4 * 4, blocks, sink_, stream_);
             },
             [this] {
               CheckCuda(cudaStreamSynchronize(stream_), "cudaStreamSynchronize");
@@ -395,8 +397,8 @@ int main(int argc, char** argv) {
   flags.AddUint32("warmup", &options.warmup, "untimed runs first");
   flags.AddUint32("block-size", &options.block, "ladder threads per block; 0: each default");
   flags.AddUint32("max-blocks", &options.max_blocks,
-                  "single_pass: the most blocks a launch uses (one per 16 KiB tile up to it); 0: "
-                  "the policy's 4096");
+                  "single_pass: the most blocks a launch uses (each reads 16 KiB tiles); 0: the "
+                  "policy's rule");
   flags.AddString("json", &json_path, "also write every row and run as JSON to FILE", "FILE");
   flags.AddBool("csv", &csv, "CSV instead of Markdown on stdout");
   flags.AddBool("list", &list, "list the kernels and exit (needs no GPU)");

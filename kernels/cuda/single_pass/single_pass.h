@@ -15,7 +15,7 @@
 namespace gpureduce::kernels::cuda {
 
 struct SinglePassLaunch {
-  int multiprocessors;  // of the device
+  int multiprocessors;  // of the device: the grid is sized to it
   void* d_scratch;      // kSinglePassScratchBytes, zeroed once before the first launch
   cudaStream_t stream;
   SinglePassPolicy policy = {};
