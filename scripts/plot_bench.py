@@ -31,6 +31,16 @@ def title(doc):
             "cold runs")
 
 
+def finish(fig, ax, doc, ylabel, path):
+    ax.set_xlabel("elements (log2), float32")
+    ax.set_ylabel(ylabel)
+    ax.set_title(title(doc), fontsize=9)
+    ax.legend(fontsize=7, ncol=2)
+    ax.grid(alpha=0.3)
+    fig.tight_layout()
+    fig.savefig(path, dpi=110)
+
+
 def plot_bandwidth(doc, prefix):
     lines = collections.defaultdict(list)
     for row in doc["rows"]:
@@ -47,13 +57,7 @@ def plot_bandwidth(doc, prefix):
     ax.text(10, doc["read_ceiling_gbps"] * 0.96,
             f'measured read ceiling {doc["read_ceiling_gbps"]:.0f} GB/s', fontsize=8)
     ax.set_ylim(0, doc["peak_gbps"] * 1.06)
-    ax.set_xlabel("elements (log2), float32")
-    ax.set_ylabel("GB/s (bytes read / median kernel time)")
-    ax.set_title(title(doc), fontsize=9)
-    ax.legend(fontsize=7, ncol=2)
-    ax.grid(alpha=0.3)
-    fig.tight_layout()
-    fig.savefig(f"{prefix}-bandwidth.png", dpi=110)
+    finish(fig, ax, doc, "GB/s (bytes read / median kernel time)", f"{prefix}-bandwidth.png")
 
 
 def plot_vs_cub(doc, prefix):
@@ -67,13 +71,7 @@ def plot_vs_cub(doc, prefix):
         ax.plot([math.log2(n) for n, _ in points], [r for _, r in points], marker=".", label=name)
     ax.axhline(1.0, color="black", linewidth=0.8)
     ax.axhline(1.15, color="gray", linewidth=0.8, linestyle="--")
-    ax.set_xlabel("elements (log2), float32")
-    ax.set_ylabel("CUB median time / single_pass median time")
-    ax.set_title(title(doc), fontsize=9)
-    ax.legend(fontsize=7, ncol=2)
-    ax.grid(alpha=0.3)
-    fig.tight_layout()
-    fig.savefig(f"{prefix}-vs-cub.png", dpi=110)
+    finish(fig, ax, doc, "CUB median time / single_pass median time", f"{prefix}-vs-cub.png")
 
 
 def plot_ladder(doc, prefix):

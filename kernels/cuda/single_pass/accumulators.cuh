@@ -19,6 +19,15 @@ namespace gpureduce::kernels::cuda {
 
 enum class SumInput { kValue, kSquare };
 
+// The Partial of a chunk of n elements whose reduction is `value` (at chunk index `index`).
+__device__ inline Partial ChunkPartial(double value, uint64_t n, int64_t index = -1) {
+  Partial out;
+  out.value = value;
+  out.index = index;
+  out.count = n;
+  return out;
+}
+
 // SUM and MEAN (kValue), SUM_SQUARES (kSquare), accumulated in AccT: double in production,
 // float only for the benchmark's float32-accumulating comparison.
 template <typename AccT, SumInput kInput>
@@ -36,10 +45,7 @@ struct SumAccumulator {
     return {__shfl_down_sync(0xffffffffu, sum, delta)};
   }
   __device__ Partial ToPartial(uint64_t n, uint64_t) const {
-    Partial out;
-    out.value = static_cast<double>(sum);
-    out.count = n;
-    return out;
+    return ChunkPartial(static_cast<double>(sum), n);
   }
 };
 
@@ -52,12 +58,7 @@ struct ProdAccumulator {
   __device__ ProdAccumulator ShuffleDown(unsigned delta) const {
     return {__shfl_down_sync(0xffffffffu, product, delta)};
   }
-  __device__ Partial ToPartial(uint64_t n, uint64_t) const {
-    Partial out;
-    out.value = product;
-    out.count = n;
-    return out;
-  }
+  __device__ Partial ToPartial(uint64_t n, uint64_t) const { return ChunkPartial(product, n); }
 };
 
 // NumPy's min/max: PTX min.NaN / max.NaN return NaN when either input is NaN, in one instruction.
@@ -87,12 +88,7 @@ struct ExtremeAccumulator {
   __device__ ExtremeAccumulator ShuffleDown(unsigned delta) const {
     return {__shfl_down_sync(0xffffffffu, value, delta)};
   }
-  __device__ Partial ToPartial(uint64_t n, uint64_t) const {
-    Partial out;
-    out.value = value;
-    out.count = n;
-    return out;
-  }
+  __device__ Partial ToPartial(uint64_t n, uint64_t) const { return ChunkPartial(value, n); }
 };
 
 // ARGMIN (kLess) and ARGMAX: the first NaN, else the first occurrence of the extreme value.
@@ -144,11 +140,7 @@ struct ArgExtremeAccumulator {
         static_cast<int64_t>(__shfl_down_sync(0xffffffffu, static_cast<long long>(index), delta))};
   }
   __device__ Partial ToPartial(uint64_t n, uint64_t base_index) const {
-    Partial out;
-    out.value = value;
-    out.index = static_cast<int64_t>(base_index) + index;
-    out.count = n;
-    return out;
+    return ChunkPartial(value, n, static_cast<int64_t>(base_index) + index);
   }
 };
 
