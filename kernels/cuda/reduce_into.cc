@@ -21,11 +21,14 @@ cudaError_t ScratchBytes(size_t max_elements, size_t* bytes) {
 
 cudaError_t ReduceInto(const ChunkLaunch& launch, const float* d_in, size_t n, uint64_t base_index,
                        Partial* d_running) {
+  // The other kernels see only the scratch before single_pass's region, so even a size check
+  // of theirs that failed to hold could not reach its counter.
+  const size_t shared_bytes = launch.scratch_bytes - kSinglePassScratchBytes;
   for (const LadderPolicy& policy : kLadder) {
     if (launch.kernel->name == policy.name) {
       return LadderReduceInto(policy.variant, launch.op, d_in, n, launch.block_size,
-                              launch.multiprocessors, d_running, launch.d_scratch,
-                              launch.scratch_bytes, launch.stream);
+                              launch.multiprocessors, d_running, launch.d_scratch, shared_bytes,
+                              launch.stream);
     }
   }
   if (launch.kernel->name == "single_pass") {
@@ -36,7 +39,7 @@ cudaError_t ReduceInto(const ChunkLaunch& launch, const float* d_in, size_t n, u
   }
   if (launch.kernel->name == "cub") {
     return CubReduceInto(launch.op, d_in, n, base_index, d_running, launch.d_scratch,
-                         launch.scratch_bytes, launch.stream);
+                         shared_bytes, launch.stream);
   }
   return cudaErrorInvalidValue;  // a CPU kernel: the server never sends one here
 }

@@ -54,6 +54,9 @@ absl::Status Device::Init(int index, const DeviceOptions& options) {
     lane->scratch_bytes = scratch_bytes;
     lanes_.push_back(std::move(lane));
   }
+  // The zeroed scratch (single_pass's counter) must be in place before any lane's first kernel;
+  // the lanes are non-blocking streams, so wait here rather than rely on stream order.
+  CUDA_RETURN_IF_ERROR(cudaDeviceSynchronize());
   ASSIGN_OR_RETURN(staging_, StagingPool::Create(options.staging_buffers,
                                                  slot_elements * sizeof(float)));
   copiers_ = std::make_unique<kernels::cpu::ThreadPool>(std::max(1u, options.copy_threads));

@@ -107,6 +107,7 @@ struct ArgExtremeAccumulator {
     }
   }
   __device__ void Add4(float4 v, int64_t i) {
+    if (index >= 0 && value != value) return;  // a NaN was seen: nothing replaces it
     // Most vectors hold nothing better: test the vector's extreme before each element.
     const float best = ExtremeNaN<kLess>(ExtremeNaN<kLess>(v.x, v.y), ExtremeNaN<kLess>(v.z, v.w));
     const bool better = kLess ? best < value : best > value;
