@@ -22,6 +22,7 @@ done
 server=$(find "$bin" -name gpureduce-server -type f | head -1)
 cli=$(find "$bin" -name gpureduce -type f | head -1)
 workdir=$(mktemp -d)
+source scripts/local_server.sh
 pids=()
 trap 'for p in "${pids[@]}"; do kill -TERM "$p" 2>/dev/null; wait "$p" 2>/dev/null; done;
       rm -rf "$workdir"' EXIT
@@ -29,12 +30,9 @@ trap 'for p in "${pids[@]}"; do kill -TERM "$p" 2>/dev/null; wait "$p" 2>/dev/nu
 read -r first second <<<"$backends"
 declare -A target
 for backend in $first $second; do
-  "$server" --backend="$backend" --listen=127.0.0.1:0 --port-file="$workdir/port-$backend" \
-    >"$workdir/server-$backend.log" 2>&1 &
-  pids+=($!)
-  for _ in $(seq 300); do [ -s "$workdir/port-$backend" ] && break; sleep 0.1; done
-  target[$backend]="127.0.0.1:$(cat "$workdir/port-$backend")"
-  "$cli" health --target="${target[$backend]}" --wait=120s >/dev/null
+  start_local_server "$backend" "$server" "$cli" "$workdir"
+  pids+=("$server_pid")
+  target[$backend]=$server_target
   "$cli" reduce --random "$count" --chunk-size="$chunk" --target="${target[$backend]}" \
     >/dev/null  # warm-up, not counted
 done

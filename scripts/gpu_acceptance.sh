@@ -39,14 +39,10 @@ for c in root.iter("testcase"):
 PY
 done
 
+source scripts/local_server.sh
 server_start() {  # $1 backend; sets pid and target
-  rm -f "$out/port"
-  bin/gpureduce-server --backend="$1" --listen=127.0.0.1:0 --port-file="$out/port" \
-    >"$out/server-$1.log" 2>&1 &
-  pid=$!
-  for _ in $(seq 300); do [ -s "$out/port" ] && break; sleep 0.1; done
-  target="127.0.0.1:$(cat "$out/port")"
-  bin/gpureduce health --target="$target" --wait=120s >/dev/null
+  start_local_server "$1" bin/gpureduce-server bin/gpureduce "$out"
+  pid=$server_pid target=$server_target
 }
 server_stop() { kill -TERM "$pid"; wait "$pid"; }
 

@@ -18,13 +18,10 @@ done
 server=$(find "$bin" -name gpureduce-server -type f | head -1)
 cli=$(find "$bin" -name gpureduce -type f | head -1)
 workdir=$(mktemp -d)
-"$server" --backend="$backend" --listen=127.0.0.1:0 --port-file="$workdir/port" \
-  >"$workdir/server.log" 2>&1 &
-pid=$!
-trap 'kill -TERM $pid 2>/dev/null; wait $pid 2>/dev/null; rm -rf "$workdir"' EXIT
-for _ in $(seq 100); do [ -s "$workdir/port" ] && break; sleep 0.1; done
-target="127.0.0.1:$(cat "$workdir/port")"
-"$cli" health --target="$target" --wait=60s >/dev/null
+source scripts/local_server.sh
+trap 'kill -TERM ${server_pid:-} 2>/dev/null; wait ${server_pid:-} 2>/dev/null; rm -rf "$workdir"' EXIT
+start_local_server "$backend" "$server" "$cli" "$workdir"
+pid=$server_pid target=$server_target
 
 echo "| chunk | runs | client GB/s (median) | server GB/s | compute GB/s | server ms |"
 echo "|---|---:|---:|---:|---:|---:|"
@@ -41,5 +38,5 @@ print("| %s | %d | %.2f | %.2f | %.2f | %.1f |" % (sys.argv[1], len(rows),
 ' "$chunk"
 done
 echo
-echo "server: $(grep -h 'backend' "$workdir/server.log" | head -1 | sed 's/.*\] //')"
+echo "server: $(grep -h 'backend' "$workdir/server-$backend.log" | head -1 | sed 's/.*\] //')"
 echo "server peak resident memory (VmHWM): $(awk '/VmHWM/ {print $2/1024 " MiB"}' /proc/$pid/status)"

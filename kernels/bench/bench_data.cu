@@ -30,8 +30,8 @@ __global__ void Fill(float* out, size_t n, size_t stride, uint64_t seed) {
 
 // Block b reads tiles b, b + grid, ... of 256 threads x 4 float4 (16 KiB contiguous), every
 // load of a tile in flight at once.
-__global__ void __launch_bounds__(256) ReadAllKernel(const float4* __restrict__ in, size_t vectors,
-                                                      float* sink) {
+__global__ void __launch_bounds__(256)
+    ReadAllKernel(const float4* __restrict__ in, size_t vectors, float* sink) {
   constexpr unsigned kThreads = 256, kUnroll = 4;
   constexpr size_t kTile = size_t{kThreads} * kUnroll;
   float acc = 0;
@@ -102,58 +102,47 @@ HostSummary Summarize(size_t first, size_t n, uint64_t seed) {
                      total.argmax};
 }
 
-cudaError_t CubReduce(CubOp op, const float* d_in, size_t n, void* d_scratch, size_t scratch_bytes,
-                      cudaStream_t stream) {
-  float* d_value = static_cast<float*>(d_scratch);
-  int64_t* d_index = reinterpret_cast<int64_t*>(static_cast<char*>(d_scratch) + 8);
-  void* d_temp = static_cast<char*>(d_scratch) + kCubResultBytes;
-  size_t temp_bytes = scratch_bytes - kCubResultBytes;
+namespace {
+
+// One CUB call per op; a null d_temp asks for the temp size in temp_bytes.
+cudaError_t CubDispatch(kernels::Op op, const float* d_in, size_t n, float* d_value,
+                        int64_t* d_index, void* d_temp, size_t& temp_bytes, cudaStream_t stream) {
   const auto items = static_cast<int64_t>(n);
   switch (op) {
-    case CubOp::kSum:
+    case kernels::Op::kSum:
       return cub::DeviceReduce::Sum(d_temp, temp_bytes, d_in, d_value, items, stream);
-    case CubOp::kMin:
+    case kernels::Op::kMin:
       return cub::DeviceReduce::Min(d_temp, temp_bytes, d_in, d_value, items, stream);
-    case CubOp::kMax:
+    case kernels::Op::kMax:
       return cub::DeviceReduce::Max(d_temp, temp_bytes, d_in, d_value, items, stream);
-    case CubOp::kArgMin:
+    case kernels::Op::kArgMin:
       return cub::DeviceReduce::ArgMin(d_temp, temp_bytes, d_in, d_value, d_index, items, stream);
-    case CubOp::kArgMax:
+    case kernels::Op::kArgMax:
       return cub::DeviceReduce::ArgMax(d_temp, temp_bytes, d_in, d_value, d_index, items, stream);
+    default:
+      return cudaErrorInvalidValue;
   }
-  return cudaErrorInvalidValue;
+}
+
+}  // namespace
+
+cudaError_t CubReduce(kernels::Op op, const float* d_in, size_t n, void* d_scratch,
+                      size_t scratch_bytes, cudaStream_t stream) {
+  char* scratch = static_cast<char*>(d_scratch);
+  size_t temp_bytes = scratch_bytes - kCubResultBytes;
+  return CubDispatch(op, d_in, n, reinterpret_cast<float*>(scratch),
+                     reinterpret_cast<int64_t*>(scratch + 8), scratch + kCubResultBytes, temp_bytes,
+                     stream);
 }
 
 cudaError_t CubScratchBytes(size_t n, size_t* bytes) {
   size_t most = 0;
-  for (CubOp op : {CubOp::kSum, CubOp::kMin, CubOp::kMax, CubOp::kArgMin, CubOp::kArgMax}) {
-    // A null scratch asks CUB for its temp size, which comes back through temp_bytes: call the
-    // API directly here rather than through CubReduce's fixed scratch size.
+  for (kernels::Op op : kCubOps) {
     size_t temp = 0;
-    float* no_value = nullptr;
-    int64_t* no_index = nullptr;
-    const auto items = static_cast<int64_t>(n);
-    cudaError_t error = cudaSuccess;
-    switch (op) {
-      case CubOp::kSum:
-        error = cub::DeviceReduce::Sum(nullptr, temp, (const float*)nullptr, no_value, items);
-        break;
-      case CubOp::kMin:
-        error = cub::DeviceReduce::Min(nullptr, temp, (const float*)nullptr, no_value, items);
-        break;
-      case CubOp::kMax:
-        error = cub::DeviceReduce::Max(nullptr, temp, (const float*)nullptr, no_value, items);
-        break;
-      case CubOp::kArgMin:
-        error = cub::DeviceReduce::ArgMin(nullptr, temp, (const float*)nullptr, no_value, no_index,
-                                          items);
-        break;
-      case CubOp::kArgMax:
-        error = cub::DeviceReduce::ArgMax(nullptr, temp, (const float*)nullptr, no_value, no_index,
-                                          items);
-        break;
+    if (cudaError_t error = CubDispatch(op, nullptr, n, nullptr, nullptr, nullptr, temp, 0);
+        error != cudaSuccess) {
+      return error;
     }
-    if (error != cudaSuccess) return error;
     most = std::max(most, temp);
   }
   *bytes = kCubResultBytes + most;

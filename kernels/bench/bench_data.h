@@ -9,6 +9,8 @@
 #include <cstddef>
 #include <cstdint>
 
+#include "kernels/op.h"
+
 namespace gpureduce::bench {
 
 // d_out[p] = value (p mod stride) of `seed`, for p in [0, n): a ring of identical inputs.
@@ -25,13 +27,15 @@ struct HostSummary {
 };
 HostSummary Summarize(size_t first, size_t n, uint64_t seed);
 
-// CUB DeviceReduce on float32 with CUB's own operators: the reference every run is timed against.
-enum class CubOp { kSum, kMin, kMax, kArgMin, kArgMax };
-// Scratch for any CubOp over n elements, the results included.
+// CUB DeviceReduce on float32 with CUB's own operators (Sum, Min, Max, ArgMin, ArgMax): the
+// reference every run is timed against. Any other op is cudaErrorInvalidValue.
+inline constexpr kernels::Op kCubOps[] = {kernels::Op::kSum, kernels::Op::kMin, kernels::Op::kMax,
+                                          kernels::Op::kArgMin, kernels::Op::kArgMax};
+// Scratch for any of kCubOps over n elements, the results included.
 cudaError_t CubScratchBytes(size_t n, size_t* bytes);
 // Results land at the start of d_scratch: a float, then (ArgMin/ArgMax) an int64 index at +8.
-cudaError_t CubReduce(CubOp op, const float* d_in, size_t n, void* d_scratch, size_t scratch_bytes,
-                      cudaStream_t stream);
+cudaError_t CubReduce(kernels::Op op, const float* d_in, size_t n, void* d_scratch,
+                      size_t scratch_bytes, cudaStream_t stream);
 inline constexpr size_t kCubResultBytes = 256;
 
 // A plain read of d_in[0, n) in 16 KiB tiles of float4 loads (n a multiple of 4, d_in 16-byte

@@ -28,6 +28,7 @@
 #include "kernels/bench/report.h"
 #include "kernels/cuda/ladder/ladder.h"
 #include "kernels/cuda/single_pass/single_pass.h"
+#include "kernels/op_name.h"
 
 namespace gpureduce::bench {
 namespace {
@@ -39,7 +40,7 @@ struct Options {
   std::string sizes;
   bool sweep = false;
   std::string kernels;
-  std::string ops = "sum,min,max,argmin,argmax";
+  std::vector<kernels::Op> ops;  // production suite; parsed from --ops
   uint32_t runs = 50, warmup = 5, block = 0;
   uint32_t max_blocks = 0;
 };
@@ -141,22 +142,6 @@ struct Checks {
 constexpr double kFloat32Sum = 1e-4;  // float32 accumulation (ladder, CUB, single_pass f32)
 constexpr double kFloat64Sum = 1e-9;  // single_pass's goal
 
-kernels::Op OpFromName(const std::string& name) {
-  if (name == "min") return kernels::Op::kMin;
-  if (name == "max") return kernels::Op::kMax;
-  if (name == "argmin") return kernels::Op::kArgMin;
-  if (name == "argmax") return kernels::Op::kArgMax;
-  return kernels::Op::kSum;
-}
-
-CubOp CubOpFromName(const std::string& name) {
-  if (name == "min") return CubOp::kMin;
-  if (name == "max") return CubOp::kMax;
-  if (name == "argmin") return CubOp::kArgMin;
-  if (name == "argmax") return CubOp::kArgMax;
-  return CubOp::kSum;
-}
-
 class Bench {
  public:
   Bench(const Options& options, const Context& context, cudaStream_t stream)
@@ -196,42 +181,33 @@ class Bench {
         if (Selected(options_.kernels, policy.name)) add(LadderCase(policy, n, aligned));
       }
       add(SinglePassCase(kernels::Op::kSum, n, aligned.Sum(kFloat64Sum)));
-      add(CubCase("sum", n, aligned.Sum(kFloat32Sum)));
+      add(CubCase(kernels::Op::kSum, n, aligned.Sum(kFloat32Sum)));
       return rows;
     }
     add(ReadCase(n));
-    for (absl::string_view op_view : absl::StrSplit(options_.ops, ',')) {
-      const std::string op(op_view);
-      const bool sum = op == "sum";
+    for (kernels::Op op : options_.ops) {
+      const bool sum = op == kernels::Op::kSum;
       const auto check =
           sum ? aligned.Sum(kFloat64Sum)
-              : aligned.Extreme(op == "min" || op == "argmin", op == "argmin" || op == "argmax");
-      add(SinglePassCase(OpFromName(op), n, check));
+              : aligned.Extreme(op == kernels::Op::kMin || op == kernels::Op::kArgMin,
+                                kernels::OpReturnsIndex(op));
+      add(SinglePassCase(op, n, check));
       if (sum) {
-        Case f32 = SinglePassCase(kernels::Op::kSum, n, aligned.Sum(kFloat32Sum));
-        f32.note = "float32 accumulation";
-        f32.launch = [this, n](const float* in) {
-          return kernels::cuda::SinglePassSumFloat32(single_pass_, in, n, b_.d_partial);
-        };
-        f32.call_launch = [this, n](const float* in) {
-          return kernels::cuda::SinglePassSumFloat32(single_pass_, in, n, mapped_);
-        };
-        add(f32);
+        add(SinglePassRow(op, "float32 accumulation", aligned.Sum(kFloat32Sum),
+                          [this, n](const float* in, kernels::Partial* out) {
+                            return kernels::cuda::SinglePassSumFloat32(single_pass_, in, n, out);
+                          }));
         for (auto [shape, note] :
              {std::pair{kernels::cuda::SinglePassShape::k256x8, "256 threads x 8 vectors"},
               std::pair{kernels::cuda::SinglePassShape::k512x4, "512 threads x 4 vectors"}}) {
-          Case shaped = SinglePassCase(kernels::Op::kSum, n, aligned.Sum(kFloat64Sum));
-          shaped.note = note;
-          shaped.launch = [this, n, shape = shape](const float* in) {
-            return kernels::cuda::SinglePassSumShape(single_pass_, shape, in, n, b_.d_partial);
-          };
-          shaped.call_launch = [this, n, shape = shape](const float* in) {
-            return kernels::cuda::SinglePassSumShape(single_pass_, shape, in, n, mapped_);
-          };
-          add(shaped);
+          add(SinglePassRow(op, note, aligned.Sum(kFloat64Sum),
+                            [this, n, shape = shape](const float* in, kernels::Partial* out) {
+                              return kernels::cuda::SinglePassSumShape(single_pass_, shape, in, n,
+                                                                       out);
+                            }));
         }
         const Checks offset{Summarize(1, n, kSeed)};
-        Case shifted = SinglePassCase(kernels::Op::kSum, n, offset.Sum(kFloat64Sum));
+        Case shifted = SinglePassCase(op, n, offset.Sum(kFloat64Sum));
         shifted.note = "offset 1";
         add(shifted, 1);
       }
@@ -295,34 +271,35 @@ class Bench {
             checks.Sum(kFloat32Sum)};
   }
 
-  // Timed into device memory, like CUB; called into mapped pinned memory, so the call is one
-  // launch and one synchronize.
-  Case SinglePassCase(kernels::Op op, size_t n, std::function<bool(const Answer&)> check) {
-    static const char* const kNames[] = {"",     "sum",         "prod",   "min",   "max",
-                                         "mean", "sum_squares", "argmin", "argmax"};
+  // `run(input, output)` timed into device memory, like CUB, and called into mapped pinned
+  // memory, so the call is one launch and one synchronize.
+  using SinglePassRun = std::function<cudaError_t(const float*, kernels::Partial*)>;
+  Case SinglePassRow(kernels::Op op, std::string note, std::function<bool(const Answer&)> check,
+                     SinglePassRun run) {
     Case c{"single_pass",
-           kNames[static_cast<int>(op)],
-           "",
-           [this, op, n](const float* in) {
-             return kernels::cuda::SinglePassReduce(single_pass_, op, in, n, 0, b_.d_partial,
-                                                    false);
-           },
+           std::string(kernels::OpName(op)),
+           std::move(note),
+           [this, run](const float* in) { return run(in, b_.d_partial); },
            [this] { return ReadPartial(b_, stream_); },
            std::move(check)};
-    c.call_launch = [this, op, n](const float* in) {
-      return kernels::cuda::SinglePassReduce(single_pass_, op, in, n, 0, mapped_, false);
-    };
+    c.call_launch = [this, run](const float* in) { return run(in, mapped_); };
     c.call_read = [this] { return ReadMapped(); };
     return c;
   }
 
-  Case CubCase(const std::string& op, size_t n, std::function<bool(const Answer&)> check) {
-    const CubOp cub_op = CubOpFromName(op);
+  Case SinglePassCase(kernels::Op op, size_t n, std::function<bool(const Answer&)> check) {
+    return SinglePassRow(
+        op, "", std::move(check), [this, op, n](const float* in, kernels::Partial* out) {
+          return kernels::cuda::SinglePassReduce(single_pass_, op, in, n, 0, out, false);
+        });
+  }
+
+  Case CubCase(kernels::Op op, size_t n, std::function<bool(const Answer&)> check) {
     return {"cub",
-            op,
+            std::string(kernels::OpName(op)),
             "",
-            [this, cub_op, n](const float* in) {
-              return CubReduce(cub_op, in, n, b_.d_scratch, b_.scratch_bytes, stream_);
+            [this, op, n](const float* in) {
+              return CubReduce(op, in, n, b_.d_scratch, b_.scratch_bytes, stream_);
             },
             [this] { return ReadCub(b_, stream_); },
             std::move(check)};
@@ -392,7 +369,10 @@ int main(int argc, char** argv) {
                   "N,N");
   flags.AddBool("sweep", &options.sweep, "every power of two from 2^10 to 2^30 elements");
   flags.AddString("kernels", &options.kernels, "ladder suite: only these variants", "LIST");
-  flags.AddString("ops", &options.ops, "production suite: the ops", "LIST");
+  std::string ops_text = "sum,min,max,argmin,argmax";
+  flags.AddString("ops", &ops_text,
+                  "production suite: the ops, each one CUB has (sum, min, max, argmin, argmax)",
+                  "LIST");
   flags.AddUint32("runs", &options.runs, "timed runs per case (and as many timed calls)");
   flags.AddUint32("warmup", &options.warmup, "untimed runs first");
   flags.AddUint32("block-size", &options.block, "ladder threads per block; 0: each default");
@@ -417,6 +397,17 @@ int main(int argc, char** argv) {
     std::printf("%-22s production  one launch, float64 accumulation, every op\n", "single_pass");
     std::printf("%-22s reference   CUB DeviceReduce, in the same run\n", "cub");
     return 0;
+  }
+  for (absl::string_view name : absl::StrSplit(ops_text, ',')) {
+    const std::optional<kernels::Op> op = kernels::ParseOp(name);
+    if (!op || std::find(std::begin(kCubOps), std::end(kCubOps), *op) == std::end(kCubOps)) {
+      std::fprintf(stderr,
+                   "gpureduce-bench: --ops: '%s' is not one of sum, min, max, argmin, "
+                   "argmax\n",
+                   std::string(name).c_str());
+      return 2;
+    }
+    options.ops.push_back(*op);
   }
   if (options.runs == 0) {
     std::fprintf(stderr, "gpureduce-bench: --runs must be at least 1\n");

@@ -107,11 +107,11 @@ struct ArgExtremeAccumulator {
     }
   }
   __device__ void Add4(float4 v, int64_t i) {
-    if (index >= 0 && value != value) return;  // a NaN was seen: nothing replaces it
-    // Most vectors hold nothing better: test the vector's extreme before each element.
+    // Most vectors hold nothing better: test the vector's extreme (NaN if any element is) before
+    // each element. Once a NaN is held nothing replaces it.
     const float best = ExtremeNaN<kLess>(ExtremeNaN<kLess>(v.x, v.y), ExtremeNaN<kLess>(v.z, v.w));
     const bool better = kLess ? best < value : best > value;
-    if (index >= 0 && value == value && !better && best == best) return;
+    if (index >= 0 && (value != value || (!better && best == best))) return;
     Add(v.x, i);
     Add(v.y, i + 1);
     Add(v.z, i + 2);
