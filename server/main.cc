@@ -37,6 +37,10 @@ int main(int argc, char** argv) {
                     "largest payload of one ReduceStream message");
   flags.AddUint32("max-concurrent-requests", &config.limits.max_concurrent_requests,
                   "requests in progress at once; beyond it RESOURCE_EXHAUSTED");
+  flags.AddBool("bdp-probe", &config.bdp_probe,
+                "let gRPC grow each connection's receive window to its bandwidth-delay estimate: "
+                "faster for small stream chunks (64KiB), but server memory then grows with the "
+                "estimate instead of staying fixed");
   flags.AddChoice("log-level", &config.log_level,
                   {"trace", "debug", "info", "warn", "error", "critical", "off"},
                   "log verbosity; debug logs one line per request");

@@ -67,6 +67,7 @@ int RunServer(const ServerConfig& config) {
   int port = 0;
   builder.AddListeningPort(config.listen, grpc::InsecureServerCredentials(), &port);
   builder.SetMaxReceiveMessageSize(TransportLimit(config.limits));
+  builder.AddChannelArgument(GRPC_ARG_HTTP2_BDP_PROBE, config.bdp_probe ? 1 : 0);
   builder.RegisterService(&service);
   std::unique_ptr<grpc::Server> server = builder.BuildAndStart();
   if (server == nullptr || port == 0) {

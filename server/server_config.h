@@ -17,6 +17,10 @@ struct ServerConfig {
   uint32_t staging_buffers = 16;                      // per GPU
   uint64_t staging_buffer_bytes = uint64_t{4} << 20;  // each; pinned host + device
   ServiceLimits limits;
+  // gRPC grows a connection's receive window to its bandwidth-delay estimate, which on loopback
+  // reaches tens of MiB per connection and varies run to run; off, each stream reads about one
+  // message ahead of the reactor and server memory stays fixed (docs/architecture.md).
+  bool bdp_probe = false;
   std::string log_level = "info";
   absl::Duration grace_period = absl::Seconds(10);
   std::string port_file;           // where to write the bound port (useful with --listen=...:0)

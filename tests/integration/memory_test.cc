@@ -1,5 +1,6 @@
 // A 4 GiB stream runs in fixed server memory: what the stream adds to the server's peak resident
-// set (VmHWM) stays under 128 MiB, and on the CPU backend the whole peak stays under 256 MiB.
+// set (VmHWM) stays under 64 MiB (about 21 MiB measured with 4 MiB messages), and on the CPU
+// backend the whole peak stays under 256 MiB.
 // (The CUDA backend starts higher: its context and the pinned staging buffers are resident.)
 
 #include <cstdio>
@@ -15,7 +16,7 @@ namespace {
 
 constexpr uint64_t kStreamBytes = uint64_t{4} << 30;
 constexpr uint64_t kPeakLimit = uint64_t{256} << 20;
-constexpr uint64_t kGrowthLimit = uint64_t{128} << 20;
+constexpr uint64_t kGrowthLimit = uint64_t{64} << 20;
 
 TEST(MemoryTest, FourGiBStreamRunsInFixedServerMemory) {
 #if defined(GPUREDUCE_SANITIZED)
