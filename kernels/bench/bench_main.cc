@@ -199,9 +199,7 @@ class Bench {
                           }));
         for (auto [shape, note] :
              {std::pair{kernels::cuda::SinglePassShape::k256x8, "256 threads x 8 vectors"},
-              std::pair{kernels::cuda::SinglePassShape::k512x4, "512 threads x 4 vectors"},
-              std::pair{kernels::cuda::SinglePassShape::k256x4Prefetch,
-                        "256 x 4, next tile prefetched"}}) {
+              std::pair{kernels::cuda::SinglePassShape::k512x4, "512 threads x 4 vectors"}}) {
           add(SinglePassRow(op, note, aligned.Sum(kFloat64Sum),
                             [this, n, shape = shape](const float* in, kernels::Partial* out) {
                               return kernels::cuda::SinglePassSumShape(single_pass_, shape, in, n,

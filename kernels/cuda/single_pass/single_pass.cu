@@ -11,17 +11,16 @@ constexpr unsigned kBlock = SinglePassPolicy::kBlockThreads;
 constexpr unsigned kVectors = SinglePassPolicy::kVectorsPerThread;
 constexpr size_t kCounterBytes = 256;  // keeps the block states aligned
 
-template <typename AccumulatorT, unsigned kBlockT = kBlock, unsigned kVectorsT = kVectors,
-          bool kPrefetchT = false>
-constexpr auto kKernel = SinglePassKernel<AccumulatorT, kBlockT, kVectorsT, kPrefetchT>;
+template <typename AccumulatorT, unsigned kBlockT = kBlock, unsigned kVectorsT = kVectors>
+constexpr auto kKernel = SinglePassKernel<AccumulatorT, kBlockT, kVectorsT>;
 
 // Blocks of this instantiation that fit on one SM; asked once per instantiation.
-template <typename AccumulatorT, unsigned kBlockT, unsigned kVectorsT, bool kPrefetchT>
+template <typename AccumulatorT, unsigned kBlockT, unsigned kVectorsT>
 unsigned ResidentBlocksPerSm() {
   static const unsigned resident = [] {
     int blocks = 0;
     if (cudaOccupancyMaxActiveBlocksPerMultiprocessor(
-            &blocks, kKernel<AccumulatorT, kBlockT, kVectorsT, kPrefetchT>, kBlockT, 0) != cudaSuccess ||
+            &blocks, kKernel<AccumulatorT, kBlockT, kVectorsT>, kBlockT, 0) != cudaSuccess ||
         blocks < 1) {
       return 1u;
     }
@@ -47,16 +46,15 @@ unsigned GridFor(const SinglePassLaunch& launch, size_t n, uint64_t tile_vectors
   return static_cast<unsigned>((tiles + rounds - 1) / rounds);
 }
 
-template <typename AccumulatorT, unsigned kBlockT = kBlock, unsigned kVectorsT = kVectors,
-          bool kPrefetchT = false>
+template <typename AccumulatorT, unsigned kBlockT = kBlock, unsigned kVectorsT = kVectors>
 cudaError_t Launch(const SinglePassLaunch& launch, Op op, const float* d_in, size_t n,
                    uint64_t base_index, Partial* d_out, bool accumulate) {
   const unsigned grid = GridFor(launch, n, uint64_t{kBlockT} * kVectorsT,
-                                ResidentBlocksPerSm<AccumulatorT, kBlockT, kVectorsT, kPrefetchT>());
+                                ResidentBlocksPerSm<AccumulatorT, kBlockT, kVectorsT>());
   char* scratch = static_cast<char*>(launch.d_scratch);
   const SinglePassOutput output{d_out, accumulate, reinterpret_cast<unsigned*>(scratch),
                                 scratch + kCounterBytes};
-  kKernel<AccumulatorT, kBlockT, kVectorsT, kPrefetchT>
+  kKernel<AccumulatorT, kBlockT, kVectorsT>
       <<<grid, kBlockT, 0, launch.stream>>>(d_in, n, base_index, op, output);
   return cudaGetLastError();
 }
@@ -108,8 +106,6 @@ cudaError_t SinglePassSumShape(const SinglePassLaunch& launch, SinglePassShape s
       return Launch<Sum, 256, 8>(launch, Op::kSum, d_in, n, 0, d_out, false);
     case SinglePassShape::k512x4:
       return Launch<Sum, 512, 4>(launch, Op::kSum, d_in, n, 0, d_out, false);
-    case SinglePassShape::k256x4Prefetch:
-      return Launch<Sum, 256, 4, true>(launch, Op::kSum, d_in, n, 0, d_out, false);
   }
   return cudaErrorInvalidValue;
 }

@@ -33,8 +33,7 @@ cudaError_t SinglePassSumFloat32(const SinglePassLaunch& launch, const float* d_
 
 // SUM with tile shapes the policy did not choose (threads x vectors per thread): only the
 // benchmark uses them, to show what the choice is worth.
-// k256x4Prefetch: the policy's shape with the next tile's loads issued before a tile is added.
-enum class SinglePassShape { k256x8, k512x4, k256x4Prefetch };
+enum class SinglePassShape { k256x8, k512x4 };
 cudaError_t SinglePassSumShape(const SinglePassLaunch& launch, SinglePassShape shape,
                                const float* d_in, size_t n, Partial* d_out);
 

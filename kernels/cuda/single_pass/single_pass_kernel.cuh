@@ -2,11 +2,10 @@
 
 // The production reduction in one launch. Each block reads tiles of kBlockThreadsT x kVectorsT
 // float4 vectors (contiguous, so DRAM pages are read whole), all of a tile's loads in flight at
-// once (one tile per block up to the grid's cap, so the hardware balances blocks over the SMs),
-// accumulating per op (accumulators.cuh); each block merges its threads and stores its state; the
-// last block to finish (a counter in scratch tells it) merges the block states in block order, so
-// the result is deterministic, and folds the chunk into the output Partial. No second launch, no
-// host round trip.
+// once (one tile per block up to the grid's cap, so the hardware balances blocks over the SMs), accumulating per op (accumulators.cuh); each block merges its threads and stores its
+// state; the last block to finish (a counter in scratch tells it) merges the block states in
+// block order, so the result is deterministic, and folds the chunk into the output Partial. No
+// second launch, no host round trip.
 //
 // Any alignment: the vectors start at the first 512-byte boundary, so a warp's 512-byte load
 // covers whole cache lines and tiles sit on the same boundaries whatever the input's offset. The
@@ -53,7 +52,7 @@ __device__ inline void WriteChunk(const AccumulatorT& state, Op op, uint64_t n, 
   *output.d_out = output.accumulate ? Combine(op, *output.d_out, chunk) : chunk;
 }
 
-template <typename AccumulatorT, unsigned kBlockThreadsT, unsigned kVectorsT, bool kPrefetchT>
+template <typename AccumulatorT, unsigned kBlockThreadsT, unsigned kVectorsT>
 __global__ void __launch_bounds__(kBlockThreadsT)
     SinglePassKernel(const float* __restrict__ d_in, uint64_t n, uint64_t base_index, Op op,
                      SinglePassOutput output) {
@@ -70,35 +69,16 @@ __global__ void __launch_bounds__(kBlockThreadsT)
   AccumulatorT state;
   if (blockIdx.x == 0 && tid < head) state.Add(d_in[tid], tid);
   const uint64_t full_tiles = vectors / kTile;
-  auto load_tile = [&](float4(&loaded)[kVectorsT], uint64_t tile) {
+  for (uint64_t tile = blockIdx.x; tile < full_tiles; tile += gridDim.x) {
+    const uint64_t first = tile * kTile + tid;
+    float4 loaded[kVectorsT];
 #pragma unroll
     for (unsigned k = 0; k < kVectorsT; ++k) {
-      loaded[k] = __ldcs(d_vectors + tile * kTile + tid + k * kBlockThreadsT);
+      loaded[k] = __ldcs(d_vectors + first + k * kBlockThreadsT);
     }
-  };
-  auto add_tile = [&](const float4(&loaded)[kVectorsT], uint64_t tile) {
 #pragma unroll
     for (unsigned k = 0; k < kVectorsT; ++k) {
-      state.Add4(loaded[k],
-                 static_cast<int64_t>(head + 4 * (tile * kTile + tid + k * kBlockThreadsT)));
-    }
-  };
-  if constexpr (kPrefetchT) {
-    // The next tile's loads go out before this tile is added: two tiles in flight per block.
-    float4 next[kVectorsT];
-    if (blockIdx.x < full_tiles) load_tile(next, blockIdx.x);
-    for (uint64_t tile = blockIdx.x; tile < full_tiles; tile += gridDim.x) {
-      float4 loaded[kVectorsT];
-#pragma unroll
-      for (unsigned k = 0; k < kVectorsT; ++k) loaded[k] = next[k];
-      if (tile + gridDim.x < full_tiles) load_tile(next, tile + gridDim.x);
-      add_tile(loaded, tile);
-    }
-  } else {
-    for (uint64_t tile = blockIdx.x; tile < full_tiles; tile += gridDim.x) {
-      float4 loaded[kVectorsT];
-      load_tile(loaded, tile);
-      add_tile(loaded, tile);
+      state.Add4(loaded[k], static_cast<int64_t>(head + 4 * (first + k * kBlockThreadsT)));
     }
   }
   // The partial last tile goes to the block whose turn it is, its loads also all in flight.
