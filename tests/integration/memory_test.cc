@@ -18,30 +18,20 @@ constexpr uint64_t kStreamBytes = uint64_t{4} << 30;
 constexpr uint64_t kPeakLimit = uint64_t{256} << 20;
 constexpr uint64_t kGrowthLimit = uint64_t{64} << 20;
 
-TEST(MemoryTest, FourGiBStreamRunsInFixedServerMemory) {
-#if defined(GPUREDUCE_SANITIZED)
-  GTEST_SKIP() << "AddressSanitizer's shadow memory and quarantine make VmHWM meaningless; "
-                  "the Release suite measures this";
-#endif
-  TuneMallocForLargeMessages();  // as the CLI does: this process is the streaming client
-  auto server = ServerProcess::Start({});
-  SKIP_IF_BACKEND_UNAVAILABLE(server.status());
-  ASSERT_TRUE(server.ok()) << server.status();
-  auto reducer = (*server)->Connect();
-  const absl::StatusOr<uint64_t> peak_before = (*server)->PeakResidentBytes();
-  ASSERT_TRUE(peak_before.ok());
-
-  // Values k/1024 with |k| <= 1000 sum exactly in float64, so the answer is known exactly.
-  uint64_t state = FreshSeed() | 1;
-  SCOPED_TRACE(SeedTrace(state));
-  double expected = 0;
-  uint64_t remaining = kStreamBytes / sizeof(float);
+// Streams `elements` values k/1024 with |k| <= 1000, drawn from `seed`: they sum exactly in
+// float64, so the answer is known exactly. Returns the response and sets `expected`.
+absl::StatusOr<v1::ReduceResponse> StreamExactValues(client::ReducerClient& reducer,
+                                                     uint64_t elements, size_t chunk_elements,
+                                                     uint64_t seed, double& expected) {
+  uint64_t state = seed | 1;  // xorshift's state must not be zero
+  expected = 0;
+  uint64_t remaining = elements;
   v1::ReduceSpec spec;
   spec.set_op(v1::SUM);
-  spec.set_expected_count(remaining);
+  spec.set_expected_count(elements);
   client::StreamOptions options;
-  options.chunk_elements = 1 << 20;  // 4 MiB messages
-  auto got = reducer->ReduceStream(
+  options.chunk_elements = chunk_elements;
+  return reducer.ReduceStream(
       spec,
       [&](absl::Span<float> out) -> absl::StatusOr<size_t> {
         const size_t n = std::min<uint64_t>(out.size(), remaining);
@@ -56,8 +46,28 @@ TEST(MemoryTest, FourGiBStreamRunsInFixedServerMemory) {
         return n;
       },
       options);
+}
+
+TEST(MemoryTest, FourGiBStreamRunsInFixedServerMemory) {
+#if defined(GPUREDUCE_SANITIZED)
+  GTEST_SKIP() << "AddressSanitizer's shadow memory and quarantine make VmHWM meaningless; "
+                  "the Release suite measures this";
+#endif
+  TuneMallocForLargeMessages();  // as the CLI does: this process is the streaming client
+  auto server = ServerProcess::Start({});
+  SKIP_IF_BACKEND_UNAVAILABLE(server.status());
+  ASSERT_TRUE(server.ok()) << server.status();
+  auto reducer = (*server)->Connect();
+  const absl::StatusOr<uint64_t> peak_before = (*server)->PeakResidentBytes();
+  ASSERT_TRUE(peak_before.ok());
+
+  const uint64_t seed = FreshSeed();
+  SCOPED_TRACE(SeedTrace(seed));
+  double expected = 0;
+  const uint64_t elements = kStreamBytes / sizeof(float);
+  auto got = StreamExactValues(*reducer, elements, 1 << 20, seed, expected);  // 4 MiB messages
   ASSERT_TRUE(got.ok()) << got.status();
-  EXPECT_EQ(got->count(), kStreamBytes / sizeof(float));
+  EXPECT_EQ(got->count(), elements);
   EXPECT_EQ(got->value(), expected);
 
   const absl::StatusOr<uint64_t> peak = (*server)->PeakResidentBytes();
@@ -68,6 +78,23 @@ TEST(MemoryTest, FourGiBStreamRunsInFixedServerMemory) {
   if (TestBackend() == "cpu") {
     EXPECT_LT(*peak, kPeakLimit);
   }
+}
+
+// --bdp-probe hands the receive window back to gRPC's estimator: no memory bound to assert, but
+// small chunks must still arrive whole and in order.
+TEST(MemoryTest, WithTheBdpProbeSmallChunksStillSumExactly) {
+  auto server = ServerProcess::Start({"--bdp-probe"});
+  SKIP_IF_BACKEND_UNAVAILABLE(server.status());
+  ASSERT_TRUE(server.ok()) << server.status();
+  auto reducer = (*server)->Connect();
+  const uint64_t seed = FreshSeed();
+  SCOPED_TRACE(SeedTrace(seed));
+  double expected = 0;
+  const uint64_t elements = (uint64_t{1} << 24) + 3;
+  auto got = StreamExactValues(*reducer, elements, 16381, seed, expected);  // odd, about 64 KiB
+  ASSERT_TRUE(got.ok()) << got.status();
+  EXPECT_EQ(got->count(), elements);
+  EXPECT_EQ(got->value(), expected);
 }
 
 }  // namespace
