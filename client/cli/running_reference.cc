@@ -3,24 +3,58 @@
 #include <cmath>
 
 namespace gpureduce::cli {
+namespace {
+
+// Sums of x (or x^2) and |x| over one chunk, in float64 over 8 independent lanes: the lanes
+// break the add-latency chain a single long double accumulator had (about 4 ns per element,
+// which made --verify the bottleneck of a stream). The error stays far below --verify's
+// tolerance: at most about (n / 8) x 2^-53 x sum|x| for a chunk of n, 4e-12 x sum|x| for a
+// 1 MiB chunk; the chunks' sums are then added in long double.
+template <bool kSquare>
+void SumChunk(absl::Span<const float> chunk, double& sum, double& abs_sum) {
+  constexpr size_t kLanes = 8;
+  double lane_sum[kLanes] = {};
+  double lane_abs[kLanes] = {};
+  size_t i = 0;
+  for (; i + kLanes <= chunk.size(); i += kLanes) {
+    for (size_t k = 0; k < kLanes; ++k) {
+      const double x = chunk[i + k];
+      lane_sum[k] += kSquare ? x * x : x;
+      lane_abs[k] += kSquare ? x * x : std::fabs(x);
+    }
+  }
+  for (; i < chunk.size(); ++i) {
+    const double x = chunk[i];
+    lane_sum[0] += kSquare ? x * x : x;
+    lane_abs[0] += kSquare ? x * x : std::fabs(x);
+  }
+  sum = abs_sum = 0;
+  for (size_t k = 0; k < kLanes; ++k) {
+    sum += lane_sum[k];
+    abs_sum += lane_abs[k];
+  }
+}
+
+}  // namespace
 
 void RunningReference::Add(absl::Span<const float> chunk) {
-  const bool less = op_ == v1::MIN || op_ == v1::ARGMIN;
-  for (size_t i = 0; i < chunk.size(); ++i) {
-    const long double x = chunk[i];
-    switch (op_) {
-      case v1::SUM_SQUARES:
-        sum_ += x * x;
-        abs_sum_ += x * x;
-        break;
-      case v1::PROD:
-        product_ *= x;
-        break;
-      case v1::MIN:
-      case v1::MAX:
-      case v1::ARGMIN:
-      case v1::ARGMAX:
-        if (saw_nan_) break;
+  double sum = 0, abs_sum = 0;
+  switch (op_) {
+    case v1::SUM_SQUARES:
+      SumChunk<true>(chunk, sum, abs_sum);
+      sum_ += sum;
+      abs_sum_ += abs_sum;
+      break;
+    case v1::PROD:
+      // Kept in long double element by element: its exponent range outlasts float64's.
+      for (const float x : chunk) product_ *= x;
+      break;
+    case v1::MIN:
+    case v1::MAX:
+    case v1::ARGMIN:
+    case v1::ARGMAX: {
+      const bool less = op_ == v1::MIN || op_ == v1::ARGMIN;
+      for (size_t i = 0; i < chunk.size() && !saw_nan_; ++i) {
         if (std::isnan(chunk[i])) {
           saw_nan_ = true;
           extreme_ = chunk[i];
@@ -29,11 +63,13 @@ void RunningReference::Add(absl::Span<const float> chunk) {
           extreme_ = chunk[i];
           index_ = static_cast<int64_t>(count_ + i);
         }
-        break;
-      default:  // SUM, MEAN
-        sum_ += x;
-        abs_sum_ += std::fabs(x);
+      }
+      break;
     }
+    default:  // SUM, MEAN
+      SumChunk<false>(chunk, sum, abs_sum);
+      sum_ += sum;
+      abs_sum_ += abs_sum;
   }
   count_ += chunk.size();
 }

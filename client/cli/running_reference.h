@@ -1,7 +1,8 @@
 #pragma once
 
-// `gpureduce reduce --verify`: the client's own float64 (long double) answer, accumulated as
-// the input streams past, so a user can see the server's result is right without a second tool.
+// `gpureduce reduce --verify`: the client's own answer (float64 within a chunk, long double
+// across chunks), accumulated as the input streams past, so a user can see the server's result
+// is right without a second tool.
 
 #include <cstdint>
 
