@@ -2,9 +2,11 @@
 # Measures end-to-end streaming through a local server: for each chunk size, the median of N runs
 # of `gpureduce reduce --random COUNT`, and the server's peak resident memory afterwards.
 # Usage: scripts/measure_stream.sh [--backend cpu|cuda] [--count N] [--runs N] [--bin DIR]
+#        [--chunks "64KiB 1MiB ..."] [--server-flag FLAG]...   (e.g. --server-flag --bdp-probe)
 set -euo pipefail
 cd "$(dirname "$0")/.."
 backend=auto count=100000000 runs=5 bin=build/release chunks="64KiB 256KiB 1MiB 4MiB"
+server_flags=()
 while [ $# -gt 0 ]; do
   case "$1" in
     --backend) backend=$2; shift 2 ;;
@@ -12,6 +14,7 @@ while [ $# -gt 0 ]; do
     --runs) runs=$2; shift 2 ;;
     --bin) bin=$2; shift 2 ;;
     --chunks) chunks=$2; shift 2 ;;
+    --server-flag) server_flags+=("$2"); shift 2 ;;
     *) echo "unknown argument $1" >&2; exit 2 ;;
   esac
 done
@@ -20,7 +23,7 @@ cli=$(find "$bin" -name gpureduce -type f | head -1)
 workdir=$(mktemp -d)
 source scripts/local_server.sh
 trap 'kill -TERM ${server_pid:-} 2>/dev/null; wait ${server_pid:-} 2>/dev/null; rm -rf "$workdir"' EXIT
-start_local_server "$backend" "$server" "$cli" "$workdir"
+start_local_server "$backend" "$server" "$cli" "$workdir" ${server_flags[@]+"${server_flags[@]}"}
 pid=$server_pid target=$server_target
 
 echo "| chunk | runs | client GB/s (median) | server GB/s | compute GB/s | server ms |"

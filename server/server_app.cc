@@ -102,6 +102,7 @@ int RunServer(const ServerConfig& config) {
   spdlog::info("limits: unary {} bytes, stream chunk {} bytes, {} concurrent requests",
                config.limits.max_request_bytes, config.limits.max_chunk_bytes,
                config.limits.max_concurrent_requests);
+  spdlog::info("gRPC BDP probe {}", config.bdp_probe ? "on (--bdp-probe)" : "off");
 
   // Readiness runs beside the signal wait so that a signal during --ready-delay is not delayed.
   absl::Notification stopping;

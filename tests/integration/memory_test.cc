@@ -3,7 +3,9 @@
 // backend the whole peak stays under 256 MiB.
 // (The CUDA backend starts higher: its context and the pinned staging buffers are resident.)
 
+#include <algorithm>
 #include <cstdio>
+#include <string>
 #include <vector>
 
 #include "common/malloc_tuning.h"
@@ -63,7 +65,7 @@ TEST(MemoryTest, FourGiBStreamRunsInFixedServerMemory) {
 
   const uint64_t seed = FreshSeed();
   SCOPED_TRACE(SeedTrace(seed));
-  double expected = 0;
+  double expected;
   const uint64_t elements = kStreamBytes / sizeof(float);
   auto got = StreamExactValues(*reducer, elements, 1 << 20, seed, expected);  // 4 MiB messages
   ASSERT_TRUE(got.ok()) << got.status();
@@ -89,12 +91,13 @@ TEST(MemoryTest, WithTheBdpProbeSmallChunksStillSumExactly) {
   auto reducer = (*server)->Connect();
   const uint64_t seed = FreshSeed();
   SCOPED_TRACE(SeedTrace(seed));
-  double expected = 0;
+  double expected;
   const uint64_t elements = (uint64_t{1} << 24) + 3;
   auto got = StreamExactValues(*reducer, elements, 16381, seed, expected);  // odd, about 64 KiB
   ASSERT_TRUE(got.ok()) << got.status();
   EXPECT_EQ(got->count(), elements);
   EXPECT_EQ(got->value(), expected);
+  EXPECT_NE((*server)->Log().find("gRPC BDP probe on"), std::string::npos) << (*server)->Log();
 }
 
 }  // namespace
