@@ -10,8 +10,13 @@ namespace {
 // which made --verify the bottleneck of a stream). The error stays far below --verify's
 // tolerance: at most about (n / 8) x 2^-53 x sum|x| for a chunk of n, 4e-12 x sum|x| for a
 // 1 MiB chunk; the chunks' sums are then added in long double.
+struct ChunkSums {
+  double sum = 0;      // of x, or x^2
+  double abs_sum = 0;  // of |x|, or x^2
+};
+
 template <bool kSquare>
-void SumChunk(absl::Span<const float> chunk, double& sum, double& abs_sum) {
+ChunkSums SumChunk(absl::Span<const float> chunk) {
   constexpr size_t kLanes = 8;
   double lane_sum[kLanes] = {};
   double lane_abs[kLanes] = {};
@@ -28,23 +33,18 @@ void SumChunk(absl::Span<const float> chunk, double& sum, double& abs_sum) {
     lane_sum[0] += kSquare ? x * x : x;
     lane_abs[0] += kSquare ? x * x : std::fabs(x);
   }
-  sum = abs_sum = 0;
+  ChunkSums sums;
   for (size_t k = 0; k < kLanes; ++k) {
-    sum += lane_sum[k];
-    abs_sum += lane_abs[k];
+    sums.sum += lane_sum[k];
+    sums.abs_sum += lane_abs[k];
   }
+  return sums;
 }
 
 }  // namespace
 
 void RunningReference::Add(absl::Span<const float> chunk) {
-  double sum = 0, abs_sum = 0;
   switch (op_) {
-    case v1::SUM_SQUARES:
-      SumChunk<true>(chunk, sum, abs_sum);
-      sum_ += sum;
-      abs_sum_ += abs_sum;
-      break;
     case v1::PROD:
       // Kept in long double element by element: its exponent range outlasts float64's.
       for (const float x : chunk) product_ *= x;
@@ -66,10 +66,12 @@ void RunningReference::Add(absl::Span<const float> chunk) {
       }
       break;
     }
-    default:  // SUM, MEAN
-      SumChunk<false>(chunk, sum, abs_sum);
-      sum_ += sum;
-      abs_sum_ += abs_sum;
+    default: {  // SUM, MEAN, SUM_SQUARES
+      const ChunkSums sums =
+          op_ == v1::SUM_SQUARES ? SumChunk<true>(chunk) : SumChunk<false>(chunk);
+      sum_ += sums.sum;
+      abs_sum_ += sums.abs_sum;
+    }
   }
   count_ += chunk.size();
 }

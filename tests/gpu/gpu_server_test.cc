@@ -89,7 +89,8 @@ TEST(GpuServerTest, CancelWhileTheGpuIsBusyThenServeTheNextRequest) {
   EXPECT_EQ(writer->Finish().error_code(), grpc::StatusCode::CANCELLED);
 
   const std::vector<float> data = MixedSignData(1000003, FreshSeed());
-  EXPECT_EQ(Check(Op::kArgMax, data, StreamFloats(*reducer, SpecFor(Op::kArgMax), data, 1 << 16)), "");
+  EXPECT_EQ(
+      Check(Op::kArgMax, data, StreamFloats(*reducer, SpecFor(Op::kArgMax), data, 1 << 16)), "");
   absl::StatusOr<bool> serving = reducer->IsServing();
   ASSERT_TRUE(serving.ok());
   EXPECT_TRUE(*serving);
