@@ -24,7 +24,8 @@ function(gpureduce_add_test name)
     return()
   endif()
   add_executable(${name} ${ARG_SOURCES})
-  target_link_libraries(${name} PRIVATE ${ARG_LIBS} gpureduce_options GTest::gmock GTest::gtest GTest::gtest_main)
+  target_link_libraries(${name} PRIVATE ${ARG_LIBS} gpureduce_options gpureduce_test_includes
+                                        GTest::gmock GTest::gtest GTest::gtest_main)
   gtest_discover_tests(${name}
     DISCOVERY_TIMEOUT 60
     PROPERTIES TIMEOUT ${ARG_TIMEOUT} LABELS "${ARG_LABELS}")
@@ -46,7 +47,8 @@ function(gpureduce_add_combined_test)
     endif()
   endforeach()
   add_executable(gpureduce-tests ${sources})
-  target_link_libraries(gpureduce-tests PRIVATE ${libs} gpureduce_options GTest::gmock GTest::gtest GTest::gtest_main)
+  target_link_libraries(gpureduce-tests PRIVATE ${libs} gpureduce_options gpureduce_test_includes
+                                                GTest::gmock GTest::gtest GTest::gtest_main)
   gtest_discover_tests(gpureduce-tests
     DISCOVERY_TIMEOUT 120
     PROPERTIES TIMEOUT ${timeout})

@@ -6,7 +6,7 @@
 
 #include "absl/strings/str_cat.h"
 #include "absl/strings/str_join.h"
-#include "kernels/ladder_policy.h"
+#include "kernels/cuda/ladder/ladder_policy.h"
 #include "kernels/op_name.h"
 
 namespace gpureduce::kernels {
@@ -16,7 +16,8 @@ std::vector<Op> EveryOp() { return std::vector<Op>(std::begin(kAllOps), std::end
 
 // The ladder keeps the seeds' float32 accumulation and leaves ARGMIN/ARGMAX to cub and cpu.
 KernelInfo LadderKernel(const LadderPolicy& policy) {
-  return {.name = policy.name,
+  return {.id = policy.id,
+          .name = policy.name,
           .description = absl::StrCat(policy.description, "; float32 accumulation; blocks meet by ",
                                       policy.combine),
           .lineage = policy.lineage,
@@ -30,7 +31,8 @@ KernelInfo LadderKernel(const LadderPolicy& policy) {
 
 std::vector<KernelInfo> MakeCatalogue() {
   std::vector<KernelInfo> catalogue = {
-      {.name = "cpu",
+      {.id = KernelId::kCpu,
+       .name = "cpu",
        .description = "Multi-threaded CPU reduction: 64Ki-element tasks accumulated in float64 "
                       "and combined in order",
        .lineage = "",
@@ -40,7 +42,8 @@ std::vector<KernelInfo> MakeCatalogue() {
        .default_block_size = 0,
        .min_block_size = 0,
        .max_block_size = 0},
-      {.name = "single_pass",
+      {.id = KernelId::kSinglePass,
+       .name = "single_pass",
        .description = "Production kernel: one launch, float4 loads at any alignment, float64 "
                       "sums and products, NaN propagation, first-occurrence argmin/argmax; the "
                       "last block to finish combines the block results in block order",
@@ -51,7 +54,8 @@ std::vector<KernelInfo> MakeCatalogue() {
        .default_block_size = 0,
        .min_block_size = 0,
        .max_block_size = 0},
-      {.name = "cub",
+      {.id = KernelId::kCub,
+       .name = "cub",
        .description = "CUB DeviceReduce/TransformReduce with NumPy-semantics operators: float64 "
                       "sums and products, NaN propagation, first-occurrence argmin/argmax",
        .lineage = "",
@@ -63,6 +67,9 @@ std::vector<KernelInfo> MakeCatalogue() {
        .max_block_size = 0},
   };
   for (const LadderPolicy& policy : kLadder) catalogue.push_back(LadderKernel(policy));
+  // GetKernel indexes by id (the registry test checks that every id has its entry).
+  std::sort(catalogue.begin(), catalogue.end(),
+            [](const KernelInfo& a, const KernelInfo& b) { return a.id < b.id; });
   return catalogue;
 }
 
@@ -75,6 +82,16 @@ absl::string_view BackendName(BackendKind backend) {
 const std::vector<KernelInfo>& AllKernels() {
   static const std::vector<KernelInfo>* catalogue = new std::vector<KernelInfo>(MakeCatalogue());
   return *catalogue;
+}
+
+const KernelInfo& GetKernel(KernelId id) { return AllKernels()[static_cast<size_t>(id)]; }
+
+KernelId DefaultKernel(BackendKind backend) {
+  switch (backend) {
+    case BackendKind::kCpu: return KernelId::kCpu;
+    case BackendKind::kCuda: return KernelId::kSinglePass;
+  }
+  return KernelId::kCpu;
 }
 
 const KernelInfo* FindKernel(absl::string_view name) {

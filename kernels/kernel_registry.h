@@ -6,10 +6,11 @@
 
 #include <cstdint>
 #include <string>
-#include "absl/strings/string_view.h"
 #include <vector>
 
 #include "absl/status/status.h"
+#include "absl/strings/string_view.h"
+#include "kernels/kernel_id.h"
 #include "kernels/op.h"
 
 namespace gpureduce::kernels {
@@ -19,6 +20,7 @@ enum class BackendKind { kCpu, kCuda };
 absl::string_view BackendName(BackendKind backend);  // "cpu", "cuda"
 
 struct KernelInfo {
+  KernelId id;
   std::string name;
   std::string description;
   std::string lineage;  // seed steps it reproduces; empty for production kernels
@@ -33,10 +35,16 @@ struct KernelInfo {
 // What an empty or "auto" kernel name means.
 inline constexpr absl::string_view kAutoKernel = "auto";
 
+// Every kernel, in KernelId order.
 const std::vector<KernelInfo>& AllKernels();
+
+const KernelInfo& GetKernel(KernelId id);
 
 // nullptr when no backend has a kernel of that name.
 const KernelInfo* FindKernel(absl::string_view name);
+
+// What "auto" runs on each backend: `cpu`, and `single_pass` on a GPU.
+KernelId DefaultKernel(BackendKind backend);
 
 // OK for 0 (the default) or a power of two in the kernel's range; otherwise INVALID_ARGUMENT
 // naming the valid range.

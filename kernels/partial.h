@@ -6,6 +6,7 @@
 
 #include <cstdint>
 
+#include "kernels/extreme_order.h"
 #include "kernels/host_device.h"
 #include "kernels/op.h"
 
@@ -19,15 +20,8 @@ struct Partial {
   uint64_t count = 0;  // elements seen
 };
 
-// True when `candidate` (a later element) replaces `best` for MIN/ARGMIN (`less`) or
-// MAX/ARGMAX. The first NaN wins and stays; among numbers only a strict improvement replaces.
-GPUREDUCE_HOST_DEVICE inline bool ReplacesExtreme(double best, double candidate, bool less) {
-  if (best != best) return false;
-  if (candidate != candidate) return true;
-  return less ? candidate < best : candidate > best;
-}
-
-// `left` covers the elements before `right`; ties and NaNs resolve to the earlier element.
+// `left` covers the elements before `right`. MIN and MAX partials carry no index (-1 on both
+// sides), so a tie, or a NaN on both sides, keeps `left`: the earlier element either way.
 GPUREDUCE_HOST_DEVICE inline Partial Combine(Op op, const Partial& left, const Partial& right) {
   if (left.count == 0) return right;
   if (right.count == 0) return left;
@@ -46,7 +40,8 @@ GPUREDUCE_HOST_DEVICE inline Partial Combine(Op op, const Partial& left, const P
     case Op::kArgMin:
     case Op::kMax:
     case Op::kArgMax:
-      if (ReplacesExtreme(left.value, right.value, op == Op::kMin || op == Op::kArgMin)) {
+      if (PrecedesExtreme(op == Op::kMin || op == Op::kArgMin, right.value, right.index,
+                          left.value, left.index)) {
         out.value = right.value;
         out.index = right.index;
       }

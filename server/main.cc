@@ -18,17 +18,17 @@ int main(int argc, char** argv) {
       "server reflection). Stops on SIGINT or SIGTERM after in-flight requests finish.");
   flags.AddString("listen", &config.listen,
                   "address to listen on; port 0 picks a free port (see --port-file)", "HOST:PORT");
-  flags.AddChoice("backend", &config.backend, {"auto", "cpu", "cuda"},
+  flags.AddChoice("backend", &config.runtime.kind, {"auto", "cpu", "cuda"},
                   "compute backend: auto takes the GPU when there is one, else the CPU");
-  flags.AddUint32("worker-threads", &config.worker_threads,
+  flags.AddUint32("worker-threads", &config.runtime.worker_threads,
                   "CPU backend threads; 0 means one per hardware thread");
-  flags.AddString("devices", &config.devices, "GPUs to own: all, or indices such as 0,1",
+  flags.AddString("devices", &config.runtime.devices, "GPUs to own: all, or indices such as 0,1",
                   "LIST");
-  flags.AddUint32("streams", &config.streams,
+  flags.AddUint32("streams", &config.runtime.streams,
                   "CUDA streams per GPU; 0 picks twice the copy engines (at least 4)");
-  flags.AddUint32("staging-buffers", &config.staging_buffers,
+  flags.AddUint32("staging-buffers", &config.runtime.staging_buffers,
                   "pinned staging buffers per GPU; requests beyond them wait for one");
-  flags.AddByteSize("staging-buffer-bytes", &config.staging_buffer_bytes,
+  flags.AddByteSize("staging-buffer-bytes", &config.runtime.staging_buffer_bytes,
                     "size of each staging buffer (pinned host and device); larger chunks are "
                     "sent in pieces");
   flags.AddByteSize("max-request-bytes", &config.limits.max_request_bytes,
@@ -66,8 +66,8 @@ int main(int argc, char** argv) {
     return 2;
   }
   if (config.limits.max_concurrent_requests == 0 || config.limits.max_request_bytes == 0 ||
-      config.limits.max_chunk_bytes == 0 || config.staging_buffers == 0 ||
-      config.staging_buffer_bytes < 4096) {
+      config.limits.max_chunk_bytes == 0 || config.runtime.staging_buffers == 0 ||
+      config.runtime.staging_buffer_bytes < 4096) {
     std::fprintf(stderr,
                  "gpureduce-server: limits and staging buffers must be positive (staging "
                  "buffers at least 4KiB)\n");

@@ -3,8 +3,6 @@
 #include <utility>
 
 #include "absl/strings/str_cat.h"
-#include "kernels/finalize.h"
-#include "kernels/op_name.h"
 #include "server/grpc_status.h"
 #include "server/request_spec.h"
 #include "common/fmt_absl.h"
@@ -36,9 +34,9 @@ absl::Status ReduceCall::Admit() {
 }
 
 absl::Status ReduceCall::Open(const v1::ReduceSpec& spec) {
-  absl::StatusOr<RequestSpec> resolved = ResolveSpec(spec, state_.backend);
+  absl::StatusOr<runtime::RequestSpec> resolved = ResolveSpec(spec, state_.backend);
   if (!resolved.ok()) return resolved.status();
-  absl::StatusOr<std::unique_ptr<ReduceSession>> session = state_.backend.Open(*resolved);
+  absl::StatusOr<std::unique_ptr<runtime::ReduceSession>> session = state_.backend.Open(*resolved);
   if (!session.ok()) return session.status();
   spec_ = *resolved;
   std::lock_guard<std::mutex> lock(session_mu_);
@@ -57,7 +55,7 @@ absl::Status ReduceCall::Count(size_t elements) {
   return absl::OkStatus();
 }
 
-void ReduceCall::Consume(std::span<const float> data, ConsumeDone done) {
+void ReduceCall::Consume(std::span<const float> data, runtime::ConsumeDone done) {
   session_->Consume(data, std::move(done));
 }
 
@@ -99,7 +97,7 @@ grpc::Status ReduceCall::Conclude(absl::Status status, absl::StatusOr<kernels::P
   }
   if (status.ok()) {
     spdlog::debug("{} op={} kernel={} count={} chunks={} server_us={:.1f} peer={}", method_,
-                  kernels::OpName(spec_->op), spec_->kernel->name, elements_, chunks_,
+                  kernels::OpName(spec_->op), kernels::GetKernel(spec_->kernel).name, elements_, chunks_,
                   response->timing().server_us(), peer_);
   } else {
     spdlog::warn("{} failed: {}: {} (peer {}, {} elements in {} chunks)", method_,
@@ -115,11 +113,11 @@ void ReduceCall::FillResponse(const kernels::ReduceResult& result,
   response->set_value(result.value);
   response->set_index(result.index);
   response->set_count(result.count);
-  response->set_kernel(spec_->kernel->name);
+  response->set_kernel(kernels::GetKernel(spec_->kernel).name);
   response->set_backend(std::string(kernels::BackendName(state_.backend.kind())));
   response->set_device(session_->device_name());
 
-  const BackendTiming backend = session_->timing();
+  const runtime::BackendTiming backend = session_->timing();
   const auto server = std::chrono::steady_clock::now() - start_;
   const uint64_t bytes = elements_ * sizeof(float);
   v1::Timing* timing = response->mutable_timing();

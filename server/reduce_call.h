@@ -16,9 +16,9 @@
 #include "absl/status/statusor.h"
 #include "gpureduce/v1/reduce.pb.h"
 #include "grpcpp/support/status.h"
-#include "kernels/finalize.h"
+#include "kernels/reduce.h"
+#include "runtime/backend.h"
 #include "server/admission.h"
-#include "server/backend.h"
 #include "server/payload.h"
 #include "server/service_state.h"
 
@@ -46,7 +46,7 @@ class ReduceCall {
   }
 
   // Hands the payload to the backend session (see ReduceSession::Consume).
-  void Consume(std::span<const float> data, ConsumeDone done);
+  void Consume(std::span<const float> data, runtime::ConsumeDone done);
 
   // Ends the call: waits for the backend's work on it, then (on OK) finalizes the result into
   // `response`, logs the outcome and hands `finish` the gRPC status to finish the RPC with.
@@ -70,8 +70,8 @@ class ReduceCall {
   std::string peer_;
   const std::chrono::steady_clock::time_point start_;
   std::optional<Admission::Slot> slot_;
-  std::optional<RequestSpec> spec_;
-  std::unique_ptr<ReduceSession> session_;
+  std::optional<runtime::RequestSpec> spec_;
+  std::unique_ptr<runtime::ReduceSession> session_;
   std::mutex session_mu_;  // Cancel may race with Open
   uint64_t elements_ = 0;
   uint64_t chunks_ = 0;

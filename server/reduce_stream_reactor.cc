@@ -2,8 +2,6 @@
 
 #include <utility>
 
-#include "absl/strings/str_cat.h"
-
 namespace gpureduce::server {
 
 ReduceStreamReactor::ReduceStreamReactor(ServiceState& state,
@@ -11,41 +9,43 @@ ReduceStreamReactor::ReduceStreamReactor(ServiceState& state,
                                          v1::ReduceResponse* response)
     : call_(state, "ReduceStream", context->peer()), context_(context), response_(response) {
   if (absl::Status admitted = call_.Admit(); !admitted.ok()) {
-    finished_ = true;
-    Conclude(admitted);
+    StreamFlow::Step step;
+    {
+      std::lock_guard<std::mutex> lock(mu_);
+      step = flow_.Failed(std::move(admitted));
+    }
+    Run(std::move(step));
     return;
   }
-  StartRead(&chunks_[read_buffer_]);
+  StartRead(&chunks_[StreamFlow::kFirstRead]);
 }
 
 void ReduceStreamReactor::OnReadDone(bool ok) {
-  Next next;
+  StreamFlow::Step step;
   {
     std::lock_guard<std::mutex> lock(mu_);
-    if (finished_) return;
+    if (flow_.finished()) return;
+    const int buffer = flow_.read_buffer();
     if (!ok) {
       // Half-close by the client, or a broken call: only the former ends the stream normally.
-      reads_done_ = true;
-      if (context_->IsCancelled()) cancelled_ = true;
-      next = FinishIfIdleLocked();
-    } else if (absl::Status accepted = AcceptChunk(read_buffer_); accepted.ok()) {
-      next = ScheduleLocked(read_buffer_);
+      step = flow_.ReadsEnded(context_->IsCancelled());
+    } else if (absl::Status accepted = AcceptChunk(buffer); accepted.ok()) {
+      step = flow_.ChunkReceived(!payloads_[buffer].empty());
     } else {
-      next = FailLocked(std::move(accepted));
+      step = flow_.Failed(std::move(accepted));
     }
   }
-  Run(std::move(next));
+  Run(std::move(step));
 }
 
 void ReduceStreamReactor::OnCancel() {
-  Next next;
+  StreamFlow::Step step;
   {
     std::lock_guard<std::mutex> lock(mu_);
-    cancelled_ = true;
-    next = FinishIfIdleLocked();
+    step = flow_.Cancelled();
   }
   call_.Cancel();  // a chunk waiting for backend resources gives up
-  Run(std::move(next));
+  Run(std::move(step));
 }
 
 void ReduceStreamReactor::Conclude(absl::Status status) {
@@ -67,87 +67,40 @@ absl::Status ReduceStreamReactor::AcceptChunk(int buffer) {
     return absl::InvalidArgumentError(
         "a later chunk repeats the spec; send the spec in the first chunk only");
   }
-  absl::StatusOr<std::span<const float>> payload = call_.Payload(
-      chunk, call_.limits().max_chunk_bytes,
-      "send smaller chunks (the server's --max-chunk-bytes)", buffer);
+  absl::StatusOr<std::span<const float>> payload =
+      call_.Payload(chunk, call_.limits().max_chunk_bytes,
+                    "send smaller chunks (the server's --max-chunk-bytes)", buffer);
   if (!payload.ok()) return payload.status();
   payloads_[buffer] = *payload;
   return absl::OkStatus();
 }
 
-ReduceStreamReactor::Next ReduceStreamReactor::ScheduleLocked(int received) {
-  int pending = received;
-  if (received >= 0 && computing_) {
-    waiting_ = received;  // both buffers are busy: no read until the backend frees one
-    return Next{};
-  }
-  if (received < 0) {
-    pending = waiting_;
-    waiting_ = -1;
-  }
-  if (pending < 0) return FinishIfIdleLocked();  // a read is in flight, or the stream is over
-
-  Next next;
-  if (!payloads_[pending].empty()) {
-    computing_ = true;
-    next.compute = pending;
-  }
-  read_buffer_ = 1 - pending;  // the other buffer is free: the backend finished with it
-  next.read = read_buffer_;
-  ++starting_reads_;
-  return next;
-}
-
-ReduceStreamReactor::Next ReduceStreamReactor::FailLocked(absl::Status status) {
-  if (error_.ok()) error_ = std::move(status);
-  return FinishIfIdleLocked();
-}
-
-ReduceStreamReactor::Next ReduceStreamReactor::FinishIfIdleLocked() {
-  Next next;
-  // The backend may still hold a buffer, or another thread may be about to call StartRead;
-  // finishing now would let gRPC delete this reactor under them.
-  if (finished_ || computing_ || starting_reads_ > 0) return next;
-  const bool stream_over = reads_done_ && waiting_ < 0;
-  if (error_.ok() && !cancelled_ && !stream_over) return next;
-  finished_ = true;
-  next.finish = true;
-  next.status = error_;
-  if (next.status.ok() && cancelled_) {
-    next.status = absl::CancelledError("the call was cancelled or its deadline passed");
-  }
-  return next;
-}
-
-void ReduceStreamReactor::Run(Next next) {
-  // The read first: handing a chunk to the backend can take a while (the CUDA backend copies it
-  // into pinned memory on this thread), and gRPC should be receiving the next one meanwhile.
-  if (next.read >= 0) {
-    StartRead(&chunks_[next.read]);
-    Next after_read;
+void ReduceStreamReactor::Run(StreamFlow::Step step) {
+  // The read first: handing a chunk to the backend may take a moment, and gRPC should be
+  // receiving the next chunk meanwhile.
+  if (step.read >= 0) {
+    StartRead(&chunks_[step.read]);
+    StreamFlow::Step after_read;
     {
       std::lock_guard<std::mutex> lock(mu_);
-      --starting_reads_;
-      after_read = FinishIfIdleLocked();  // a cancel may have arrived meanwhile
+      after_read = flow_.ReadStarted();
     }
     Run(std::move(after_read));
   }
-  if (next.compute >= 0) {
-    call_.Consume(payloads_[next.compute],
+  if (step.compute >= 0) {
+    call_.Consume(payloads_[step.compute],
                   [this](absl::Status status) { OnComputeDone(std::move(status)); });
   }
-  if (next.finish) Conclude(std::move(next.status));
+  if (step.finish) Conclude(std::move(step.status));
 }
 
 void ReduceStreamReactor::OnComputeDone(absl::Status status) {
-  Next next;
+  StreamFlow::Step step;
   {
     std::lock_guard<std::mutex> lock(mu_);
-    computing_ = false;
-    if (!status.ok() && error_.ok()) error_ = std::move(status);
-    next = (error_.ok() && !cancelled_) ? ScheduleLocked(-1) : FinishIfIdleLocked();
+    step = flow_.ComputeDone(std::move(status));
   }
-  Run(std::move(next));
+  Run(std::move(step));
 }
 
 }  // namespace gpureduce::server

@@ -40,7 +40,7 @@ grpc::ServerUnaryReactor* ReducerService::ListKernels(grpc::CallbackServerContex
   for (const kernels::KernelInfo* kernel : state_.backend.Kernels()) {
     ToProto(*kernel, response->add_kernels());
   }
-  response->set_default_kernel(state_.backend.default_kernel().name);
+  response->set_default_kernel(kernels::GetKernel(state_.backend.default_kernel()).name);
   grpc::ServerUnaryReactor* reactor = context->DefaultReactor();
   reactor->Finish(grpc::Status::OK);
   return reactor;
@@ -51,7 +51,7 @@ grpc::ServerUnaryReactor* ReducerService::GetServerInfo(grpc::CallbackServerCont
                                                         v1::ServerInfo* response) {
   response->set_version(std::string(kVersion) + "+" + kGitCommit);
   response->set_backend(std::string(kernels::BackendName(state_.backend.kind())));
-  for (const DeviceDescription& device : state_.backend.devices()) {
+  for (const runtime::DeviceDescription& device : state_.backend.devices()) {
     v1::DeviceInfo* out = response->add_devices();
     out->set_index(device.index);
     out->set_name(device.name);

@@ -15,7 +15,7 @@ std::string OpChoices() {
   return absl::StrJoin(names, ", ");
 }
 
-std::string KernelChoices(const Backend& backend) {
+std::string KernelChoices(const runtime::Backend& backend) {
   std::vector<std::string> names = {std::string(kernels::kAutoKernel)};
   for (const kernels::KernelInfo* kernel : backend.Kernels()) names.push_back(kernel->name);
   return absl::StrJoin(names, ", ");
@@ -23,7 +23,8 @@ std::string KernelChoices(const Backend& backend) {
 
 }  // namespace
 
-absl::StatusOr<RequestSpec> ResolveSpec(const v1::ReduceSpec& spec, const Backend& backend) {
+absl::StatusOr<runtime::RequestSpec> ResolveSpec(const v1::ReduceSpec& spec,
+                                                 const runtime::Backend& backend) {
   const int op_value = static_cast<int>(spec.op());
   if (op_value < static_cast<int>(kernels::Op::kSum) ||
       op_value > static_cast<int>(kernels::Op::kArgMax)) {
@@ -31,32 +32,31 @@ absl::StatusOr<RequestSpec> ResolveSpec(const v1::ReduceSpec& spec, const Backen
         op_value == 0 ? "op is not set" : absl::StrCat("unknown op ", op_value),
         "; use one of ", OpChoices()));
   }
-  RequestSpec out;
+  runtime::RequestSpec out;
   out.op = static_cast<kernels::Op>(op_value);
   out.block_size = spec.block_size();
   out.expected_count = spec.expected_count();
 
-  if (spec.kernel().empty() || spec.kernel() == kernels::kAutoKernel) {
-    out.kernel = &backend.default_kernel();
-  } else {
-    out.kernel = kernels::FindKernel(spec.kernel());
-    if (out.kernel == nullptr) {
+  const kernels::KernelInfo* kernel = &kernels::GetKernel(backend.default_kernel());
+  if (!spec.kernel().empty() && spec.kernel() != kernels::kAutoKernel) {
+    kernel = kernels::FindKernel(spec.kernel());
+    if (kernel == nullptr) {
       return absl::InvalidArgumentError(absl::StrCat("unknown kernel '", spec.kernel(),
                                                      "'; this server runs: ",
                                                      KernelChoices(backend)));
     }
-    if (out.kernel->backend != backend.kind()) {
+    if (kernel->backend != backend.kind()) {
       return absl::FailedPreconditionError(absl::StrCat(
-          "kernel '", spec.kernel(), "' needs the ", kernels::BackendName(out.kernel->backend),
+          "kernel '", spec.kernel(), "' needs the ", kernels::BackendName(kernel->backend),
           " backend, but this server runs the ", kernels::BackendName(backend.kind()),
           " backend; kernels available here: ", KernelChoices(backend)));
     }
   }
-  if (absl::Status status = kernels::ValidateOp(*out.kernel, out.op); !status.ok()) return status;
-  if (absl::Status status = kernels::ValidateBlockSize(*out.kernel, out.block_size);
-      !status.ok()) {
+  if (absl::Status status = kernels::ValidateOp(*kernel, out.op); !status.ok()) return status;
+  if (absl::Status status = kernels::ValidateBlockSize(*kernel, out.block_size); !status.ok()) {
     return status;
   }
+  out.kernel = kernel->id;
   return out;
 }
 

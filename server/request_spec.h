@@ -4,12 +4,13 @@
 
 #include "absl/status/statusor.h"
 #include "gpureduce/v1/reduce.pb.h"
-#include "server/backend.h"
+#include "runtime/backend.h"
 
 namespace gpureduce::server {
 
 // INVALID_ARGUMENT for an unknown op or kernel, an op the kernel lacks or a bad block size;
 // FAILED_PRECONDITION for a kernel that exists on another backend than the running one.
-absl::StatusOr<RequestSpec> ResolveSpec(const v1::ReduceSpec& spec, const Backend& backend);
+absl::StatusOr<runtime::RequestSpec> ResolveSpec(const v1::ReduceSpec& spec,
+                                                 const runtime::Backend& backend);
 
 }  // namespace gpureduce::server

@@ -13,7 +13,7 @@
 #include "grpcpp/ext/proto_server_reflection_plugin.h"
 #include "grpcpp/grpcpp.h"
 #include "grpcpp/health_check_service_interface.h"
-#include "server/backend_factory.h"
+#include "runtime/backend_factory.h"
 #include "server/reducer_service.h"
 #include "common/fmt_absl.h"
 #include "spdlog/spdlog.h"
@@ -53,7 +53,10 @@ int RunServer(const ServerConfig& config) {
   sigaddset(&signals, SIGTERM);
   pthread_sigmask(SIG_BLOCK, &signals, nullptr);
 
-  absl::StatusOr<std::unique_ptr<Backend>> backend = CreateBackend(config);
+  runtime::BackendOptions backend_options = config.runtime;
+  backend_options.sessions = config.limits.max_concurrent_requests;
+  absl::StatusOr<std::unique_ptr<runtime::Backend>> backend =
+      runtime::CreateBackend(backend_options);
   if (!backend.ok()) {
     spdlog::critical("cannot start: {}", backend.status().message());
     return 1;
@@ -87,7 +90,7 @@ int RunServer(const ServerConfig& config) {
 
   const std::string host = config.listen.substr(0, config.listen.rfind(':'));
   spdlog::info("gpureduce-server {}+{} listening on {}:{}", kVersion, kGitCommit, host, port);
-  for (const DeviceDescription& device : state.backend.devices()) {
+  for (const runtime::DeviceDescription& device : state.backend.devices()) {
     spdlog::info("device {}: {}, {:.1f} GiB, {} {}{}", device.index, device.name,
                  device.memory_bytes / 1073741824.0, device.multiprocessors,
                  state.backend.kind() == kernels::BackendKind::kCpu ? "threads" : "SMs",
@@ -98,7 +101,7 @@ int RunServer(const ServerConfig& config) {
   }
   spdlog::info("backend {}: {} workers; default kernel {}",
                kernels::BackendName(state.backend.kind()), state.backend.workers(),
-               state.backend.default_kernel().name);
+               kernels::GetKernel(state.backend.default_kernel()).name);
   spdlog::info("limits: unary {} bytes, stream chunk {} bytes, {} concurrent requests",
                config.limits.max_request_bytes, config.limits.max_chunk_bytes,
                config.limits.max_concurrent_requests);

@@ -1,21 +1,19 @@
 #pragma once
 
+// Everything gpureduce-server is configured with (main.cc binds the flags to it).
+
 #include <cstdint>
 #include <string>
 
 #include "absl/time/time.h"
+#include "runtime/backend_factory.h"
 #include "server/service_state.h"
 
 namespace gpureduce::server {
 
 struct ServerConfig {
   std::string listen = "127.0.0.1:50051";
-  std::string backend = "auto";
-  uint32_t worker_threads = 0;  // 0: one per hardware thread
-  std::string devices = "all";  // GPUs to own: "all" or a list such as "0,2"
-  uint32_t streams = 0;         // per GPU; 0: from the device (twice its copy engines, >= 4)
-  uint32_t staging_buffers = 16;                      // per GPU
-  uint64_t staging_buffer_bytes = uint64_t{4} << 20;  // each; pinned host + device
+  runtime::BackendOptions runtime;  // runtime.sessions follows limits.max_concurrent_requests
   ServiceLimits limits;
   // gRPC grows a connection's receive window to its bandwidth-delay estimate, which on loopback
   // reaches tens of MiB per connection and varies run to run; off, each stream reads about one

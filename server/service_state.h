@@ -7,7 +7,7 @@
 #include <cstdint>
 
 #include "server/admission.h"
-#include "server/backend.h"
+#include "runtime/backend.h"
 
 namespace gpureduce::server {
 
@@ -18,10 +18,10 @@ struct ServiceLimits {
 };
 
 struct ServiceState {
-  ServiceState(Backend& backend_in, const ServiceLimits& limits_in)
+  ServiceState(runtime::Backend& backend_in, const ServiceLimits& limits_in)
       : backend(backend_in), limits(limits_in), admission(limits_in.max_concurrent_requests) {}
 
-  Backend& backend;
+  runtime::Backend& backend;
   const ServiceLimits limits;
   Admission admission;
   // False until the backend's self-check passes; Reduce calls answer UNAVAILABLE until then.

@@ -58,6 +58,8 @@ Context ReadContext(const Options& options) {
   Context context;
   context.device = props.name;
   context.sms = props.multiProcessorCount;
+  context.gpu = {props.multiProcessorCount, props.maxThreadsPerMultiProcessor,
+                 props.major * 10 + props.minor};
   context.l2_bytes = size_t(props.l2CacheSize);
   context.peak_gbps = 2.0 * clock_khz * 1e3 * (props.memoryBusWidth / 8.0) / 1e9;
   context.suite = options.suite;
@@ -146,9 +148,9 @@ class Bench {
  public:
   Bench(const Options& options, const Context& context, cudaStream_t stream)
       : options_(options), context_(context), stream_(stream) {
-    single_pass_.multiprocessors = context.sms;
+    single_pass_.gpu = context.gpu;
     single_pass_.stream = stream;
-    single_pass_.policy.max_blocks = options.max_blocks;
+    single_pass_.max_blocks = options.max_blocks;
     CheckCuda(cudaMalloc(&b_.d_single_pass, kernels::kSinglePassScratchBytes), "cudaMalloc");
     CheckCuda(cudaMemset(b_.d_single_pass, 0, kernels::kSinglePassScratchBytes), "cudaMemset");
     single_pass_.d_scratch = b_.d_single_pass;
@@ -263,8 +265,8 @@ class Bench {
               CheckCuda(cudaMemcpyAsync(b_.d_partial, b_.h_partial, sizeof(empty),
                                         cudaMemcpyHostToDevice, stream_),
                         "cudaMemcpyAsync");
-              return kernels::cuda::LadderReduceInto(policy.variant, kernels::Op::kSum, in, n,
-                                                     threads, context_.sms, b_.d_partial,
+              return kernels::cuda::LadderReduceInto(policy, kernels::Op::kSum, in, n, threads,
+                                                     context_.gpu, b_.d_partial,
                                                      b_.d_scratch, b_.scratch_bytes, stream_);
             },
             [this] { return ReadPartial(b_, stream_); },

@@ -6,7 +6,7 @@
 #include "absl/strings/str_cat.h"
 #include "absl/strings/str_format.h"
 #include "absl/strings/str_join.h"
-#include "kernels/ladder_policy.h"
+#include "kernels/cuda/ladder/ladder_policy.h"
 
 namespace gpureduce::bench {
 namespace {

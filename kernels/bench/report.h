@@ -7,12 +7,14 @@
 #include <vector>
 
 #include "kernels/bench/measure.h"
+#include "kernels/gpu_traits.h"
 
 namespace gpureduce::bench {
 
 struct Context {
   std::string device;
   int sms = 0;
+  kernels::GpuTraits gpu;  // what the kernels' dispatch is given
   size_t l2_bytes = 0;
   double peak_gbps = 0;     // memory clock x bus width
   double ceiling_gbps = 0;  // the plain read kernel's best, measured in this run

@@ -1,4 +1,7 @@
-#include "kernels/cpu/parallel_reduce.h"
+// The `cpu` kernel on a thread pool (kernels/reduce.h): the array is cut into fixed-size tasks
+// whose partials are combined in order by whichever task finishes last.
+
+#include "kernels/reduce.h"
 
 #include <atomic>
 #include <future>

@@ -5,6 +5,8 @@
 
 #include <algorithm>
 
+#include "kernels/extreme_order.h"
+
 namespace gpureduce::kernels::cuda {
 namespace {
 
@@ -29,28 +31,18 @@ struct Times {
   __device__ double operator()(double a, double b) const { return a * b; }
 };
 
-// NumPy's min/max: any NaN makes the result NaN. Associative and commutative, as CUB requires.
+// NumPy's min/max (extreme_order.h): associative and commutative, as CUB requires.
 template <bool kLess>
 struct NanExtreme {
-  __device__ float operator()(float a, float b) const {
-    if (a != a) return a;
-    if (b != b) return b;
-    return kLess ? (b < a ? b : a) : (b > a ? b : a);
-  }
+  __device__ float operator()(float a, float b) const { return PickExtreme(kLess, a, b); }
 };
 
-// First NaN, else the extreme value, ties to the lower index: a total order, so the reduction
-// is associative and commutative and CUB may combine in any order.
+// The extreme_order.h total order (first NaN, else the extreme, ties to the lower index), so CUB
+// may combine in any order.
 template <bool kLess>
 struct FirstExtreme {
   __device__ ArgPair operator()(const ArgPair& a, const ArgPair& b) const {
-    const bool a_nan = a.value != a.value, b_nan = b.value != b.value;
-    if (a_nan || b_nan) {
-      if (a_nan && b_nan) return a.index < b.index ? a : b;
-      return a_nan ? a : b;
-    }
-    if (a.value == b.value) return a.index < b.index ? a : b;
-    return (kLess ? b.value < a.value : b.value > a.value) ? b : a;
+    return PrecedesExtreme(kLess, b.value, b.index, a.value, a.index) ? b : a;
   }
 };
 

@@ -1,10 +1,11 @@
-#include "kernels/cuda/reduce_into.h"
+// kernels::cuda::ReduceInto (kernels/reduce.h): from a catalogue kernel to its implementation.
 
 #include <algorithm>
 
 #include "kernels/cuda/cub_reduce.h"
 #include "kernels/cuda/ladder/ladder.h"
 #include "kernels/cuda/single_pass/single_pass.h"
+#include "kernels/reduce.h"
 
 namespace gpureduce::kernels::cuda {
 
@@ -24,24 +25,32 @@ cudaError_t ReduceInto(const ChunkLaunch& launch, const float* d_in, size_t n, u
   // The other kernels see only the scratch before single_pass's region, so even a size check
   // of theirs that failed to hold could not reach its counter.
   const size_t shared_bytes = launch.scratch_bytes - kSinglePassScratchBytes;
-  for (const LadderPolicy& policy : kLadder) {
-    if (launch.kernel->name == policy.name) {
-      return LadderReduceInto(policy.variant, launch.op, d_in, n, launch.block_size,
-                              launch.multiprocessors, d_running, launch.d_scratch, shared_bytes,
-                              launch.stream);
+  switch (launch.kernel) {
+    case KernelId::kSinglePass: {
+      char* region = static_cast<char*>(launch.d_scratch) + shared_bytes;
+      const SinglePassLaunch single_pass{launch.gpu, region, launch.stream};
+      return SinglePassReduce(single_pass, launch.op, d_in, n, base_index, d_running, true);
     }
+    case KernelId::kCub:
+      return CubReduceInto(launch.op, d_in, n, base_index, d_running, launch.d_scratch,
+                           shared_bytes, launch.stream);
+    case KernelId::kAtomicGlobal:
+    case KernelId::kAtomicShared:
+    case KernelId::kInterleavedDivergent:
+    case KernelId::kInterleavedStrided:
+    case KernelId::kSequential:
+    case KernelId::kFirstAddLoad:
+    case KernelId::kUnrollLastWarp:
+    case KernelId::kUnrollComplete:
+    case KernelId::kWarpShuffle:
+    case KernelId::kGridStride:
+      return LadderReduceInto(*FindLadderPolicy(launch.kernel), launch.op, d_in, n,
+                              launch.block_size, launch.gpu, d_running, launch.d_scratch,
+                              shared_bytes, launch.stream);
+    case KernelId::kCpu:
+      break;  // the runtime never sends the CPU's kernel to a GPU
   }
-  if (launch.kernel->name == "single_pass") {
-    char* region = static_cast<char*>(launch.d_scratch) + launch.scratch_bytes;
-    const SinglePassLaunch single_pass{launch.multiprocessors, region - kSinglePassScratchBytes,
-                                       launch.stream};
-    return SinglePassReduce(single_pass, launch.op, d_in, n, base_index, d_running, true);
-  }
-  if (launch.kernel->name == "cub") {
-    return CubReduceInto(launch.op, d_in, n, base_index, d_running, launch.d_scratch,
-                         shared_bytes, launch.stream);
-  }
-  return cudaErrorInvalidValue;  // a CPU kernel: the server never sends one here
+  return cudaErrorInvalidValue;
 }
 
 }  // namespace gpureduce::kernels::cuda

@@ -7,13 +7,13 @@
 #include <vector>
 
 #include "gtest/gtest.h"
-#include "kernels/finalize.h"
+#include "kernels/reduce.h"
 #include "kernels/op_name.h"
-#include "server/cuda/cuda_backend.h"
+#include "runtime/cuda/cuda_backend.h"
 #include "tests/support/random_data.h"
 #include "tests/support/reference.h"
 
-namespace gpureduce::server {
+namespace gpureduce::runtime {
 namespace {
 
 using kernels::Op;
@@ -39,7 +39,7 @@ absl::StatusOr<std::unique_ptr<CudaBackend>> MakeBackend(uint32_t staging_buffer
 absl::StatusOr<kernels::Partial> Reduce(Backend& backend, Op op, const std::vector<float>& data,
                                         size_t chunk, BackendTiming* timing = nullptr) {
   absl::StatusOr<std::unique_ptr<ReduceSession>> session =
-      backend.Open(RequestSpec{op, &backend.default_kernel(), 0, 0});
+      backend.Open(RequestSpec{op, backend.default_kernel(), 0, 0});
   if (!session.ok()) return session.status();
   absl::Status consumed;
   for (size_t at = 0; at < data.size() && consumed.ok(); at += chunk) {
@@ -181,7 +181,7 @@ TEST_F(CudaPipelineTest, CancelWhileWaitingForAStagingBuffer) {
   auto first = std::async(std::launch::async, [&] {
     return Check(Op::kSum, busy, Reduce(**backend, Op::kSum, busy, busy.size()));
   });
-  auto waiting = (*backend)->Open(RequestSpec{Op::kSum, &(*backend)->default_kernel(), 0, 0});
+  auto waiting = (*backend)->Open(RequestSpec{Op::kSum, (*backend)->default_kernel(), 0, 0});
   ASSERT_TRUE(waiting.ok());
   std::promise<absl::Status> consumed;
   (*waiting)->Consume(busy, [&](absl::Status status) { consumed.set_value(status); });
@@ -219,4 +219,4 @@ TEST_F(CudaPipelineTest, AnEmptyRequestFinishesWithNothingCounted) {
 }
 
 }  // namespace
-}  // namespace gpureduce::server
+}  // namespace gpureduce::runtime

@@ -31,6 +31,7 @@
 #include "kernels/cuda/ladder/ladder.h"
 #include "kernels/finalize.h"
 #include "kernels/op_name.h"
+#include "tests/gpu/kernel_fixture.h"
 #include "tests/gpu/naive_last_warp.h"
 #include "tests/support/random_data.h"
 #include "tests/support/reference.h"
@@ -45,41 +46,29 @@ constexpr Op kLadderOps[] = {Op::kSum, Op::kProd, Op::kMin, Op::kMax, Op::kMean,
 constexpr double kUnitRoundoff = 0x1p-24;
 
 bool IsAtomic(const LadderPolicy& policy) {
-  return policy.variant == LadderVariant::kAtomicGlobal ||
-         policy.variant == LadderVariant::kAtomicShared;
+  return policy.id == KernelId::kAtomicGlobal ||
+         policy.id == KernelId::kAtomicShared;
 }
 
-double StatedBound(const LadderPolicy& policy, Op op, size_t n, int sms) {
+double StatedBound(const LadderPolicy& policy, Op op, size_t n, const GpuTraits& gpu) {
   if (op == Op::kMin || op == Op::kMax) return 0;
   if (op == Op::kProd) return kUnitRoundoff * double(n) + 1e-7;
   if (IsAtomic(policy)) return kUnitRoundoff * double(n) + 1e-7;
   double per_thread = policy.loads_per_thread;
-  if (policy.variant == LadderVariant::kGridStride) {
-    const double threads = double(sms) * kGridStrideThreadsPerSm;
+  if (policy.id == KernelId::kGridStride) {
+    const double threads = double(gpu.multiprocessors) * gpu.max_threads_per_multiprocessor;
     per_thread = std::max(per_thread, std::ceil(double(n) / threads) + 1);
   }
   const double chain = per_thread + 2 * std::ceil(std::log2(double(n) + 1)) + 2;
   return 2 * kUnitRoundoff * (chain + 1);
 }
 
-class LadderTest : public ::testing::Test {
+class LadderTest : public testing::KernelFixture {
  protected:
-  void SetUp() override {
-    int devices = 0;
-    if (cudaError_t error = cudaGetDeviceCount(&devices); error != cudaSuccess || devices == 0) {
-      GTEST_SKIP() << "no usable GPU: " << cudaGetErrorName(error);
-    }
-    cudaDeviceProp props{};
-    ASSERT_EQ(cudaGetDeviceProperties(&props, 0), cudaSuccess);
-    sms_ = props.multiProcessorCount;
-    ASSERT_EQ(cudaStreamCreate(&stream_), cudaSuccess);
-    ASSERT_EQ(cudaMalloc(reinterpret_cast<void**>(&d_running_), sizeof(Partial)), cudaSuccess);
-  }
   void TearDown() override {
     cudaFree(d_in_);
     cudaFree(d_scratch_);
-    cudaFree(d_running_);
-    if (stream_ != nullptr) cudaStreamDestroy(stream_);
+    KernelFixture::TearDown();
   }
 
   void Upload(const std::vector<float>& data) {
@@ -97,14 +86,13 @@ class LadderTest : public ::testing::Test {
   // Runs one variant over the uploaded data; returns the finalized result or the CUDA error.
   absl::StatusOr<ReduceResult> Run(const LadderPolicy& policy, Op op, size_t n, unsigned block,
                                    float* ms = nullptr) {
-    const Partial empty;
-    cudaMemcpy(d_running_, &empty, sizeof(empty), cudaMemcpyHostToDevice);
+    ResetRunning();
     cudaEvent_t start, stop;
     cudaEventCreate(&start);
     cudaEventCreate(&stop);
     cudaEventRecord(start, stream_);
     cudaError_t error =
-        cuda::LadderReduceInto(policy.variant, op, d_in_, n, block, sms_, d_running_, d_scratch_,
+        cuda::LadderReduceInto(policy, op, d_in_, n, block, gpu_, d_running_, d_scratch_,
                                cuda::LadderScratchBytes(capacity_), stream_);
     cudaEventRecord(stop, stream_);
     if (error == cudaSuccess) error = cudaStreamSynchronize(stream_);
@@ -113,13 +101,12 @@ class LadderTest : public ::testing::Test {
     cudaEventDestroy(stop);
     if (error != cudaSuccess) return absl::InternalError(cudaGetErrorName(error));
     Partial partial;
-    cudaMemcpy(&partial, d_running_, sizeof(partial), cudaMemcpyDeviceToHost);
+    if (cudaError_t read = ReadRunning(&partial); read != cudaSuccess) {
+      return absl::InternalError(cudaGetErrorName(read));
+    }
     return Finalize(op, partial);
   }
 
-  int sms_ = 0;
-  cudaStream_t stream_ = nullptr;
-  Partial* d_running_ = nullptr;
   float* d_in_ = nullptr;
   void* d_scratch_ = nullptr;
   size_t capacity_ = 0;
@@ -169,7 +156,7 @@ TEST_F(LadderTest, EveryVariantOpBlockSizeAndSizeMeetsItsBound) {
           // stop when nothing changes) and ran about 40 s per million elements on the H100, so it
           // stops at 4097; atomic_shared's PROD at a million; the other atomic cases run only the
           // default block size at the largest sizes.
-          const bool global_prod = policy.variant == LadderVariant::kAtomicGlobal && op == Op::kProd;
+          const bool global_prod = policy.id == KernelId::kAtomicGlobal && op == Op::kProd;
           if (IsAtomic(policy) && !AllCells() &&
               ((global_prod && n > 4097) || (op == Op::kProd && n > 1000003) ||
                (n >= (size_t{1} << 24) && block != policy.default_block_size))) {
@@ -181,7 +168,7 @@ TEST_F(LadderTest, EveryVariantOpBlockSizeAndSizeMeetsItsBound) {
             std::printf("  %s %s block %u n %zu: %.1f s\n", policy.name,
                         std::string(OpName(op)).c_str(), block, n, s);
           }
-          const double bound = StatedBound(policy, op, n, sms_);
+          const double bound = StatedBound(policy, op, n, gpu_);
           const std::string why =
               result.ok() ? CheckAgainstReference(op, reference, result->value, -1, bound)
                           : result.status().ToString();
@@ -248,7 +235,7 @@ TEST_F(LadderTest, NaiveVolatileLastWarpIsARaceTheLadderVersionIsNot) {
       ASSERT_EQ(testing::LaunchNaiveLastWarpSum(d_in_, static_cast<float*>(d_scratch_)),
                 cudaSuccess);
     } else {
-      ASSERT_TRUE(Run(kLadder[static_cast<int>(LadderVariant::kUnrollLastWarp)], Op::kSum, 64, 64)
+      ASSERT_TRUE(Run(*FindLadderPolicy(KernelId::kUnrollLastWarp), Op::kSum, 64, 64)
                       .ok());
     }
     ASSERT_EQ(cudaDeviceSynchronize(), cudaSuccess);

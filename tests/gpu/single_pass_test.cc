@@ -18,6 +18,7 @@
 #include "kernels/cuda/single_pass/single_pass.h"
 #include "kernels/finalize.h"
 #include "kernels/op_name.h"
+#include "tests/gpu/kernel_fixture.h"
 #include "tests/support/random_data.h"
 #include "tests/support/reference.h"
 
@@ -39,26 +40,19 @@ double Bound(Op op, size_t n) {
   return 0;
 }
 
-class SinglePassTest : public ::testing::Test {
+class SinglePassTest : public testing::KernelFixture {
  protected:
   void SetUp() override {
-    int devices = 0;
-    if (cudaError_t error = cudaGetDeviceCount(&devices); error != cudaSuccess || devices == 0) {
-      GTEST_SKIP() << "no usable GPU: " << cudaGetErrorName(error);
-    }
-    cudaDeviceProp props{};
-    ASSERT_EQ(cudaGetDeviceProperties(&props, 0), cudaSuccess);
-    ASSERT_EQ(cudaStreamCreate(&stream_), cudaSuccess);
-    ASSERT_EQ(cudaMalloc(reinterpret_cast<void**>(&d_running_), sizeof(Partial)), cudaSuccess);
+    KernelFixture::SetUp();
+    if (IsSkipped() || HasFatalFailure()) return;
     ASSERT_EQ(cudaMalloc(&d_scratch_, kSinglePassScratchBytes), cudaSuccess);
     ASSERT_EQ(cudaMemset(d_scratch_, 0, kSinglePassScratchBytes), cudaSuccess);
-    launch_ = {props.multiProcessorCount, d_scratch_, stream_};
+    launch_ = {gpu_, d_scratch_, stream_};
   }
   void TearDown() override {
     cudaFree(d_in_);
     cudaFree(d_scratch_);
-    cudaFree(d_running_);
-    if (stream_ != nullptr) cudaStreamDestroy(stream_);
+    KernelFixture::TearDown();
   }
 
   // Copies `data` to the device `offset` floats past a 256-byte boundary.
@@ -76,10 +70,7 @@ class SinglePassTest : public ::testing::Test {
 
   // Reduces input_[begin, end) into the running partial (reset first when `fresh`).
   absl::Status Fold(Op op, size_t begin, size_t end, bool fresh) {
-    if (fresh) {
-      const Partial empty;
-      cudaMemcpy(d_running_, &empty, sizeof(empty), cudaMemcpyHostToDevice);
-    }
+    if (fresh) ResetRunning();
     cudaError_t error =
         cuda::SinglePassReduce(launch_, op, input_ + begin, end - begin, begin, d_running_, true);
     if (error == cudaSuccess) error = cudaStreamSynchronize(stream_);
@@ -89,8 +80,7 @@ class SinglePassTest : public ::testing::Test {
 
   absl::StatusOr<ReduceResult> Result(Op op) {
     Partial partial;
-    if (cudaMemcpy(&partial, d_running_, sizeof(partial), cudaMemcpyDeviceToHost) !=
-        cudaSuccess) {
+    if (ReadRunning(&partial) != cudaSuccess) {
       return absl::InternalError("copying the result back failed");
     }
     return Finalize(op, partial);
@@ -110,8 +100,6 @@ class SinglePassTest : public ::testing::Test {
   }
 
   cuda::SinglePassLaunch launch_{};
-  cudaStream_t stream_ = nullptr;
-  Partial* d_running_ = nullptr;
   void* d_scratch_ = nullptr;
   float* d_in_ = nullptr;
   float* input_ = nullptr;

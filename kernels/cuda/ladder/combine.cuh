@@ -6,6 +6,8 @@
 
 #include <cuda_runtime.h>
 
+#include "kernels/extreme_order.h"
+
 namespace gpureduce::kernels::cuda {
 
 // SUM, MEAN and SUM_SQUARES add (SUM_SQUARES squares on load), PROD multiplies.
@@ -19,14 +21,11 @@ struct CombineOp {
     if constexpr (kC == CombineKind::kMin) return __int_as_float(0x7f800000);   // +inf
     return __int_as_float(static_cast<int>(0xff800000u));                   // -inf
   }
-  // NumPy's min/max: a NaN on either side is the answer.
+  // Min and max by NumPy's rule (extreme_order.h): a NaN on either side is the answer.
   __device__ static float Apply(float a, float b) {
     if constexpr (kC == CombineKind::kAdd) return a + b;
     if constexpr (kC == CombineKind::kMul) return a * b;
-    if (a != a) return a;
-    if (b != b) return b;
-    if constexpr (kC == CombineKind::kMin) return b < a ? b : a;
-    return b > a ? b : a;
+    return PickExtreme(kC == CombineKind::kMin, a, b);
   }
 };
 

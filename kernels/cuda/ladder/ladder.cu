@@ -36,26 +36,26 @@ void LaunchUnrollComplete(unsigned grid, const float* in, size_t n, bool square,
 
 // One pass of a tree variant: block partials of in[0, n) into out[0, grid).
 template <CombineKind kC>
-void LaunchTreePass(LadderVariant variant, unsigned grid, unsigned block, const float* in,
+void LaunchTreePass(KernelId variant, unsigned grid, unsigned block, const float* in,
                     size_t n, bool square, float* out, cudaStream_t stream) {
   const size_t shared = block * sizeof(float);
   switch (variant) {
-    case LadderVariant::kInterleavedDivergent:
+    case KernelId::kInterleavedDivergent:
       InterleavedDivergentKernel<kC><<<grid, block, shared, stream>>>(in, n, square, out);
       return;
-    case LadderVariant::kInterleavedStrided:
+    case KernelId::kInterleavedStrided:
       InterleavedStridedKernel<kC><<<grid, block, shared, stream>>>(in, n, square, out);
       return;
-    case LadderVariant::kSequential:
+    case KernelId::kSequential:
       SequentialKernel<kC><<<grid, block, shared, stream>>>(in, n, square, out);
       return;
-    case LadderVariant::kFirstAddLoad:
+    case KernelId::kFirstAddLoad:
       FirstAddLoadKernel<kC><<<grid, block, shared, stream>>>(in, n, square, out);
       return;
-    case LadderVariant::kUnrollLastWarp:
+    case KernelId::kUnrollLastWarp:
       UnrollLastWarpKernel<kC><<<grid, block, shared, stream>>>(in, n, square, out);
       return;
-    case LadderVariant::kUnrollComplete:
+    case KernelId::kUnrollComplete:
       switch (block) {
         case 64: return LaunchUnrollComplete<kC, 64>(grid, in, n, square, out, stream);
         case 128: return LaunchUnrollComplete<kC, 128>(grid, in, n, square, out, stream);
@@ -63,7 +63,7 @@ void LaunchTreePass(LadderVariant variant, unsigned grid, unsigned block, const 
         case 512: return LaunchUnrollComplete<kC, 512>(grid, in, n, square, out, stream);
         default: return LaunchUnrollComplete<kC, 1024>(grid, in, n, square, out, stream);
       }
-    case LadderVariant::kWarpShuffle:
+    case KernelId::kWarpShuffle:
       WarpShuffleKernel<kC><<<grid, block, shared, stream>>>(in, n, square, out);
       return;
     default:
@@ -72,25 +72,27 @@ void LaunchTreePass(LadderVariant variant, unsigned grid, unsigned block, const 
   }
 }
 
-// The blocks a pass over m values launches.
-unsigned PassGrid(const LadderPolicy& policy, size_t m, unsigned block, int multiprocessors) {
+// The blocks a pass over m values launches. grid_stride fills every SM once: as many blocks
+// as the SM holds threads (2048 on Hopper and the A100, 1536 on Ada).
+unsigned PassGrid(const LadderPolicy& policy, size_t m, unsigned block, const GpuTraits& gpu) {
   const size_t per_block = size_t{block} * policy.loads_per_thread;
   size_t grid = (m + per_block - 1) / per_block;
-  if (policy.variant == LadderVariant::kGridStride) {
-    grid = std::min<size_t>(grid, size_t(multiprocessors) * (kGridStrideThreadsPerSm / block));
+  if (policy.id == KernelId::kGridStride) {
+    const size_t per_sm = std::max<size_t>(1, size_t(gpu.max_threads_per_multiprocessor) / block);
+    grid = std::min<size_t>(grid, size_t(std::max(1, gpu.multiprocessors)) * per_sm);
   }
   return static_cast<unsigned>(std::max<size_t>(grid, 1));
 }
 
 template <CombineKind kC>
 cudaError_t Run(const LadderPolicy& policy, const float* in, size_t n, bool square,
-                unsigned block, int multiprocessors, float* result, float* partials_a,
+                unsigned block, const GpuTraits& gpu, float* result, float* partials_a,
                 float* partials_b, cudaStream_t stream) {
-  if (policy.variant == LadderVariant::kAtomicGlobal ||
-      policy.variant == LadderVariant::kAtomicShared) {
+  if (policy.id == KernelId::kAtomicGlobal ||
+      policy.id == KernelId::kAtomicShared) {
     SetIdentity<kC><<<1, 1, 0, stream>>>(result);
     const unsigned grid = static_cast<unsigned>((n + block - 1) / block);
-    if (policy.variant == LadderVariant::kAtomicGlobal) {
+    if (policy.id == KernelId::kAtomicGlobal) {
       AtomicGlobalKernel<kC><<<grid, block, 0, stream>>>(in, n, square, result);
     } else {
       AtomicSharedKernel<kC><<<grid, block, 0, stream>>>(in, n, square, result);
@@ -104,8 +106,8 @@ cudaError_t Run(const LadderPolicy& policy, const float* in, size_t n, bool squa
   float* dst = partials_a;
   bool first = true;
   while (true) {
-    const unsigned grid = PassGrid(policy, m, block, multiprocessors);
-    LaunchTreePass<kC>(policy.variant, grid, block, src, m, first && square,
+    const unsigned grid = PassGrid(policy, m, block, gpu);
+    LaunchTreePass<kC>(policy.id, grid, block, src, m, first && square,
                        grid == 1 ? result : dst, stream);
     if (grid == 1) break;
     m = grid;
@@ -131,10 +133,9 @@ size_t LadderScratchBytes(size_t max_elements) {
   return kResultBytes + 2 * PartialsCapacity(max_elements) * sizeof(float);
 }
 
-cudaError_t LadderReduceInto(LadderVariant variant, Op op, const float* d_in, size_t n,
-                             uint32_t block_size, int multiprocessors, Partial* d_running,
+cudaError_t LadderReduceInto(const LadderPolicy& policy, Op op, const float* d_in, size_t n,
+                             uint32_t block_size, const GpuTraits& gpu, Partial* d_running,
                              void* d_scratch, size_t scratch_bytes, cudaStream_t stream) {
-  const LadderPolicy& policy = kLadder[static_cast<int>(variant)];
   const unsigned block = block_size != 0 ? block_size : policy.default_block_size;
   if (block < policy.min_block_size || block > policy.max_block_size || (block & (block - 1)) ||
       scratch_bytes < LadderScratchBytes(n) || op == Op::kArgMin || op == Op::kArgMax) {
@@ -147,19 +148,19 @@ cudaError_t LadderReduceInto(LadderVariant variant, Op op, const float* d_in, si
   cudaError_t error = cudaSuccess;
   switch (CombineFor(op)) {
     case CombineKind::kAdd:
-      error = Run<CombineKind::kAdd>(policy, d_in, n, square, block, multiprocessors, result,
+      error = Run<CombineKind::kAdd>(policy, d_in, n, square, block, gpu, result,
                                  partials_a, partials_b, stream);
       break;
     case CombineKind::kMul:
-      error = Run<CombineKind::kMul>(policy, d_in, n, square, block, multiprocessors, result,
+      error = Run<CombineKind::kMul>(policy, d_in, n, square, block, gpu, result,
                                  partials_a, partials_b, stream);
       break;
     case CombineKind::kMin:
-      error = Run<CombineKind::kMin>(policy, d_in, n, square, block, multiprocessors, result,
+      error = Run<CombineKind::kMin>(policy, d_in, n, square, block, gpu, result,
                                  partials_a, partials_b, stream);
       break;
     case CombineKind::kMax:
-      error = Run<CombineKind::kMax>(policy, d_in, n, square, block, multiprocessors, result,
+      error = Run<CombineKind::kMax>(policy, d_in, n, square, block, gpu, result,
                                  partials_a, partials_b, stream);
       break;
   }

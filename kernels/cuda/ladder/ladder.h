@@ -8,7 +8,8 @@
 #include <cstddef>
 #include <cstdint>
 
-#include "kernels/ladder_policy.h"
+#include "kernels/gpu_traits.h"
+#include "kernels/cuda/ladder/ladder_policy.h"
 #include "kernels/op.h"
 #include "kernels/partial.h"
 
@@ -18,11 +19,11 @@ namespace gpureduce::kernels::cuda {
 // block size: the result and two buffers of block partials.
 size_t LadderScratchBytes(size_t max_elements);
 
-// Reduces d_in[0, n) (n >= 1) with `variant` at `block_size` threads per block (a power of two
-// the variant's policy allows) and folds the result into *d_running. `multiprocessors` sizes
-// grid_stride's grid. Asynchronous on `stream`.
-cudaError_t LadderReduceInto(LadderVariant variant, Op op, const float* d_in, size_t n,
-                             uint32_t block_size, int multiprocessors, Partial* d_running,
+// Reduces d_in[0, n) (n >= 1) with the variant of `policy` at `block_size` threads per block
+// (0: the policy's default; else a power of two it allows) and folds the result into
+// *d_running. `gpu` sizes grid_stride's grid. Asynchronous on `stream`.
+cudaError_t LadderReduceInto(const LadderPolicy& policy, Op op, const float* d_in, size_t n,
+                             uint32_t block_size, const GpuTraits& gpu, Partial* d_running,
                              void* d_scratch, size_t scratch_bytes, cudaStream_t stream);
 
 }  // namespace gpureduce::kernels::cuda

@@ -13,6 +13,7 @@
 
 #include <cstdint>
 
+#include "kernels/extreme_order.h"
 #include "kernels/partial.h"
 
 namespace gpureduce::kernels::cuda {
@@ -61,79 +62,51 @@ struct ProdAccumulator {
   __device__ Partial ToPartial(uint64_t n, uint64_t) const { return ChunkPartial(product, n); }
 };
 
-// NumPy's min/max: PTX min.NaN / max.NaN return NaN when either input is NaN, in one instruction.
-template <bool kLess>
-__device__ inline float ExtremeNaN(float a, float b) {
-  float out;
-  if constexpr (kLess) {
-    asm("min.NaN.f32 %0, %1, %2;" : "=f"(out) : "f"(a), "f"(b));
-  } else {
-    asm("max.NaN.f32 %0, %1, %2;" : "=f"(out) : "f"(a), "f"(b));
-  }
-  return out;
-}
-
+// MIN (kLess) and MAX by extreme_order.h's rule (min.NaN / max.NaN on the device).
 template <bool kLess>
 struct ExtremeAccumulator {
   float value = kLess ? __builtin_huge_valf() : -__builtin_huge_valf();
 
-  __device__ void Add(float x, int64_t) { value = ExtremeNaN<kLess>(value, x); }
+  __device__ static float Pick(float a, float b) { return PickExtreme(kLess, a, b); }
+  __device__ void Add(float x, int64_t) { value = Pick(value, x); }
   __device__ void Add4(float4 v, int64_t) {
-    value = ExtremeNaN<kLess>(
-        value, ExtremeNaN<kLess>(ExtremeNaN<kLess>(v.x, v.y), ExtremeNaN<kLess>(v.z, v.w)));
+    value = Pick(value, Pick(Pick(v.x, v.y), Pick(v.z, v.w)));
   }
-  __device__ void Merge(const ExtremeAccumulator& other) {
-    value = ExtremeNaN<kLess>(value, other.value);
-  }
+  __device__ void Merge(const ExtremeAccumulator& other) { value = Pick(value, other.value); }
   __device__ ExtremeAccumulator ShuffleDown(unsigned delta) const {
     return {__shfl_down_sync(0xffffffffu, value, delta)};
   }
   __device__ Partial ToPartial(uint64_t n, uint64_t) const { return ChunkPartial(value, n); }
 };
 
-// ARGMIN (kLess) and ARGMAX: the first NaN, else the first occurrence of the extreme value.
+// ARGMIN (kLess) and ARGMAX: the first element in extreme_order.h's order.
 template <bool kLess>
 struct ArgExtremeAccumulator {
   float value = 0;
   int64_t index = -1;  // -1: no element yet
 
-  // Within one thread elements come in increasing index: only a strict improvement (or a first
-  // NaN) replaces, which keeps the earliest.
+  __device__ bool Precedes(float other, int64_t other_index) const {
+    return PrecedesExtreme(kLess, other, other_index, value, index);
+  }
   __device__ void Add(float x, int64_t i) {
-    const bool better = kLess ? x < value : x > value;
-    if (index < 0 || (value == value && (better || x != x))) {
+    if (index < 0 || Precedes(x, i)) {
       value = x;
       index = i;
     }
   }
   __device__ void Add4(float4 v, int64_t i) {
-    // Most vectors hold nothing better: test the vector's extreme (NaN if any element is) before
-    // each element. Once a NaN is held nothing replaces it.
-    const float best = ExtremeNaN<kLess>(ExtremeNaN<kLess>(v.x, v.y), ExtremeNaN<kLess>(v.z, v.w));
-    const bool better = kLess ? best < value : best > value;
-    if (index >= 0 && (value != value || (!better && best == best))) return;
+    // Most vectors hold nothing better: the vector's extreme (NaN if any element is) at its first
+    // index goes first only when some element does, so test it before each element.
+    const float best = PickExtreme(kLess, PickExtreme(kLess, v.x, v.y), PickExtreme(kLess, v.z, v.w));
+    if (index >= 0 && !Precedes(best, i)) return;
     Add(v.x, i);
     Add(v.y, i + 1);
     Add(v.z, i + 2);
     Add(v.w, i + 3);
   }
-  // A total order (NaN first, then the extreme, ties to the lower index), so merges commute.
+  // The order is total on distinct indices, so merges commute.
   __device__ void Merge(const ArgExtremeAccumulator& other) {
-    if (other.index < 0) return;
-    bool take;
-    if (index < 0) {
-      take = true;
-    } else {
-      const bool mine_nan = value != value, other_nan = other.value != other.value;
-      if (mine_nan || other_nan) {
-        take = other_nan && (!mine_nan || other.index < index);
-      } else if (other.value == value) {
-        take = other.index < index;
-      } else {
-        take = kLess ? other.value < value : other.value > value;
-      }
-    }
-    if (take) *this = other;
+    if (other.index >= 0 && (index < 0 || Precedes(other.value, other.index))) *this = other;
   }
   __device__ ArgExtremeAccumulator ShuffleDown(unsigned delta) const {
     return {

@@ -7,8 +7,13 @@
 namespace gpureduce::kernels::cuda {
 namespace {
 
-constexpr unsigned kBlock = SinglePassPolicy::kBlockThreads;
-constexpr unsigned kVectors = SinglePassPolicy::kVectorsPerThread;
+// One tile shape serves every policy, so each accumulator's kernel is instantiated once; a
+// policy with another shape needs its own instantiation in Launch below.
+constexpr SinglePassPolicy kShape = kSinglePassPolicySm90;
+static_assert(kSinglePassPolicyDefault.block_threads == kShape.block_threads &&
+              kSinglePassPolicyDefault.vectors_per_thread == kShape.vectors_per_thread);
+constexpr unsigned kBlock = kShape.block_threads;
+constexpr unsigned kVectors = kShape.vectors_per_thread;
 constexpr size_t kCounterBytes = 256;  // keeps the block states aligned
 
 template <typename AccumulatorT, unsigned kBlockT = kBlock, unsigned kVectorsT = kVectors>
@@ -29,19 +34,18 @@ unsigned ResidentBlocksPerSm() {
   return resident;
 }
 
-// At most as many blocks as fit on the device at once while each gets a few tiles (measured on
-// the H100: at 2^24 floats 4% faster than one block per tile), up to kMaxBlocks for larger
-// inputs (at 2^28 and 2^30, 1% faster than blocks that all fit). Every block gets the same
-// number of tiles, so no last round runs half empty.
-unsigned GridFor(const SinglePassLaunch& launch, size_t n, uint64_t tile_vectors,
-                 unsigned resident_per_sm) {
-  const uint64_t resident = uint64_t(std::max(1, launch.multiprocessors)) * resident_per_sm;
+// At most as many blocks as fit on the device at once while each gets a few tiles, up to the
+// policy's max_blocks for larger inputs (single_pass_policy.h says what each choice measured).
+// Every block gets the same number of tiles, so no last round runs half empty.
+unsigned GridFor(const SinglePassLaunch& launch, const SinglePassPolicy& policy, size_t n,
+                 uint64_t tile_vectors, unsigned resident_per_sm) {
+  const uint64_t resident = uint64_t(std::max(1, launch.gpu.multiprocessors)) * resident_per_sm;
   const uint64_t tiles = std::max<uint64_t>(1, (n / 4 + tile_vectors - 1) / tile_vectors);
-  uint64_t cap = tiles <= SinglePassPolicy::kTilesPerResidentBlock * resident
+  uint64_t cap = tiles <= uint64_t{policy.tiles_per_resident_block} * resident
                      ? resident
-                     : uint64_t{SinglePassPolicy::kMaxBlocks};
-  if (launch.policy.max_blocks != 0) cap = launch.policy.max_blocks;
-  cap = std::min<uint64_t>(cap, SinglePassPolicy::kMaxBlocks);
+                     : uint64_t{policy.max_blocks};
+  if (launch.max_blocks != 0) cap = launch.max_blocks;
+  cap = std::min<uint64_t>(cap, kSinglePassMaxBlocks);
   const uint64_t rounds = (tiles + cap - 1) / cap;
   return static_cast<unsigned>((tiles + rounds - 1) / rounds);
 }
@@ -49,7 +53,8 @@ unsigned GridFor(const SinglePassLaunch& launch, size_t n, uint64_t tile_vectors
 template <typename AccumulatorT, unsigned kBlockT = kBlock, unsigned kVectorsT = kVectors>
 cudaError_t Launch(const SinglePassLaunch& launch, Op op, const float* d_in, size_t n,
                    uint64_t base_index, Partial* d_out, bool accumulate) {
-  const unsigned grid = GridFor(launch, n, uint64_t{kBlockT} * kVectorsT,
+  const SinglePassPolicy& policy = SinglePassPolicyFor(launch.gpu.compute_capability);
+  const unsigned grid = GridFor(launch, policy, n, uint64_t{kBlockT} * kVectorsT,
                                 ResidentBlocksPerSm<AccumulatorT, kBlockT, kVectorsT>());
   char* scratch = static_cast<char*>(launch.d_scratch);
   const SinglePassOutput output{d_out, accumulate, reinterpret_cast<unsigned*>(scratch),
@@ -61,7 +66,7 @@ cudaError_t Launch(const SinglePassLaunch& launch, Op op, const float* d_in, siz
 
 }  // namespace
 
-static_assert(kCounterBytes + SinglePassPolicy::kMaxBlocks * 16 <= kSinglePassScratchBytes);
+static_assert(kCounterBytes + kSinglePassMaxBlocks * 16 <= kSinglePassScratchBytes);
 static_assert(sizeof(ArgExtremeAccumulator<true>) <= 16 &&
               sizeof(SumAccumulator<double, SumInput::kValue>) <= 16 &&
               sizeof(ProdAccumulator) <= 16);

@@ -10,15 +10,16 @@
 
 #include "kernels/op.h"
 #include "kernels/partial.h"
-#include "kernels/single_pass_policy.h"
+#include "kernels/cuda/single_pass/single_pass_policy.h"
+#include "kernels/gpu_traits.h"
 
 namespace gpureduce::kernels::cuda {
 
 struct SinglePassLaunch {
-  int multiprocessors;  // of the device: the grid is sized to it
-  void* d_scratch;      // kSinglePassScratchBytes, zeroed once before the first launch
+  GpuTraits gpu;      // the grid is sized to it, the policy chosen by it
+  void* d_scratch;    // kSinglePassScratchBytes, zeroed once before the first launch
   cudaStream_t stream;
-  SinglePassPolicy policy = {};
+  uint32_t max_blocks = 0;  // overrides the policy's cap on blocks (the bench's --max-blocks)
 };
 
 // Reduces d_in[0, n) (n >= 1; elements base_index.. of the whole array) and folds the result

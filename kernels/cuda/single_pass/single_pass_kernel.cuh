@@ -1,18 +1,19 @@
 #pragma once
 
 // The production reduction in one launch. Each block reads tiles of kBlockThreadsT x kVectorsT
-// float4 vectors (contiguous, so DRAM pages are read whole), all of a tile's loads in flight at
-// once (one tile per block up to the grid's cap, so the hardware balances blocks over the SMs), accumulating per op (accumulators.cuh); each block merges its threads and stores its
-// state; the last block to finish (a counter in scratch tells it) merges the block states in
-// block order, so the result is deterministic, and folds the chunk into the output Partial. No
-// second launch, no host round trip.
+// float4 vectors (contiguous, so DRAM pages are read whole) with all of a tile's loads in flight
+// at once, striding over the tiles by the grid (single_pass.cu sizes it), and accumulates per op
+// (accumulators.cuh). Each block merges its threads and stores its state; the last block to
+// finish (a counter in scratch tells it) merges the block states in block order, so the result
+// is deterministic, and folds the chunk into the output Partial. No second launch, no host round
+// trip.
 //
 // Any alignment: the vectors start at the first 512-byte boundary, so a warp's 512-byte load
 // covers whole cache lines and tiles sit on the same boundaries whatever the input's offset. The
-// elements before it (at most 127) go one each to the first threads
-// of block 0, before their vectors; the elements after the last whole vector (at most 3) one each
-// to the first threads of the last block, after theirs. So every thread sees its elements in
-// increasing index, which ARGMIN/ARGMAX's first occurrence relies on.
+// elements before it (at most 127) go one each to the first threads of block 0, before their
+// vectors; the elements after the last whole vector (at most 3) one each to the first threads of
+// the last block, after theirs. So every thread sees its elements in increasing index, which
+// ARGMIN/ARGMAX's first occurrence relies on.
 
 #include <cuda_runtime.h>
 
@@ -52,6 +53,28 @@ __device__ inline void WriteChunk(const AccumulatorT& state, Op op, uint64_t n, 
   *output.d_out = output.accumulate ? Combine(op, *output.d_out, chunk) : chunk;
 }
 
+// Adds one tile of `count` vectors starting at vector `first` (after the `head` elements before
+// the first vector): every load issued before the first add. A full tile (kFullT) needs no bound
+// checks; the last, partial one checks each load against `count`.
+template <bool kFullT, unsigned kBlockThreadsT, unsigned kVectorsT, typename AccumulatorT>
+__device__ __forceinline__ void ReadTile(AccumulatorT& state, const float4* __restrict__ d_vectors,
+                                         uint64_t first, uint64_t count, uint64_t head) {
+  const unsigned tid = threadIdx.x;
+  float4 loaded[kVectorsT];
+#pragma unroll
+  for (unsigned k = 0; k < kVectorsT; ++k) {
+    if (kFullT || tid + k * kBlockThreadsT < count) {
+      loaded[k] = __ldcs(d_vectors + first + tid + k * kBlockThreadsT);
+    }
+  }
+#pragma unroll
+  for (unsigned k = 0; k < kVectorsT; ++k) {
+    if (kFullT || tid + k * kBlockThreadsT < count) {
+      state.Add4(loaded[k], static_cast<int64_t>(head + 4 * (first + tid + k * kBlockThreadsT)));
+    }
+  }
+}
+
 template <typename AccumulatorT, unsigned kBlockThreadsT, unsigned kVectorsT>
 __global__ void __launch_bounds__(kBlockThreadsT)
     SinglePassKernel(const float* __restrict__ d_in, uint64_t n, uint64_t base_index, Op op,
@@ -70,34 +93,12 @@ __global__ void __launch_bounds__(kBlockThreadsT)
   if (blockIdx.x == 0 && tid < head) state.Add(d_in[tid], tid);
   const uint64_t full_tiles = vectors / kTile;
   for (uint64_t tile = blockIdx.x; tile < full_tiles; tile += gridDim.x) {
-    const uint64_t first = tile * kTile + tid;
-    float4 loaded[kVectorsT];
-#pragma unroll
-    for (unsigned k = 0; k < kVectorsT; ++k) {
-      loaded[k] = __ldcs(d_vectors + first + k * kBlockThreadsT);
-    }
-#pragma unroll
-    for (unsigned k = 0; k < kVectorsT; ++k) {
-      state.Add4(loaded[k], static_cast<int64_t>(head + 4 * (first + k * kBlockThreadsT)));
-    }
+    ReadTile<true, kBlockThreadsT, kVectorsT>(state, d_vectors, tile * kTile, kTile, head);
   }
   // The partial last tile goes to the block whose turn it is, its loads also all in flight.
   const uint64_t rest = vectors - full_tiles * kTile;
   if (rest > 0 && blockIdx.x == full_tiles % gridDim.x) {
-    const uint64_t first = full_tiles * kTile + tid;
-    float4 loaded[kVectorsT];
-#pragma unroll
-    for (unsigned k = 0; k < kVectorsT; ++k) {
-      if (tid + k * kBlockThreadsT < rest) {
-        loaded[k] = __ldcs(d_vectors + first + k * kBlockThreadsT);
-      }
-    }
-#pragma unroll
-    for (unsigned k = 0; k < kVectorsT; ++k) {
-      if (tid + k * kBlockThreadsT < rest) {
-        state.Add4(loaded[k], static_cast<int64_t>(head + 4 * (first + k * kBlockThreadsT)));
-      }
-    }
+    ReadTile<false, kBlockThreadsT, kVectorsT>(state, d_vectors, full_tiles * kTile, rest, head);
   }
   if (blockIdx.x == gridDim.x - 1 && tail_start + tid < n) {
     state.Add(d_in[tail_start + tid], static_cast<int64_t>(tail_start + tid));

@@ -1,0 +1,38 @@
+#pragma once
+
+// A fixed set of worker threads running submitted tasks in FIFO order.
+
+#include <condition_variable>
+#include <cstddef>
+#include <deque>
+#include <mutex>
+#include <thread>
+#include <vector>
+
+#include "absl/functional/any_invocable.h"
+
+namespace gpureduce {
+
+class ThreadPool {
+ public:
+  // `threads` 0 means one per hardware thread.
+  explicit ThreadPool(size_t threads);
+  ~ThreadPool();  // runs what is queued, then joins
+
+  ThreadPool(const ThreadPool&) = delete;
+  ThreadPool& operator=(const ThreadPool&) = delete;
+
+  void Submit(absl::AnyInvocable<void() &&> task);
+  size_t size() const { return workers_.size(); }
+
+ private:
+  void WorkerLoop();
+
+  std::mutex mu_;
+  std::condition_variable cv_;
+  std::deque<absl::AnyInvocable<void() &&>> tasks_;
+  bool stopping_ = false;
+  std::vector<std::thread> workers_;
+};
+
+}  // namespace gpureduce

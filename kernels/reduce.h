@@ -1,0 +1,79 @@
+#pragma once
+
+// The kernels' one host API. The runtime reduces every chunk through the two entry points below
+// (kernels::cpu on a thread pool, kernels::cuda on a stream) and shares the vocabulary the
+// headers included here define: ops and their names, partials and their Combine, the kernel catalogue with its
+// KernelId, the NaN / first-occurrence order, Finalize. Nothing here knows gRPC or protobuf.
+
+#include <chrono>
+#include <cstddef>
+#include <cstdint>
+#include <span>
+
+#include "absl/functional/any_invocable.h"
+#include "common/thread_pool.h"
+#include "kernels/finalize.h"
+#include "kernels/gpu_traits.h"
+#include "kernels/kernel_registry.h"
+#include "kernels/op.h"
+#include "kernels/op_name.h"
+#include "kernels/partial.h"
+
+#if GPUREDUCE_HAVE_CUDA
+#include <cuda_runtime_api.h>
+#endif
+
+namespace gpureduce::kernels {
+
+namespace cpu {
+
+// The `cpu` kernel cuts an array into tasks of this many elements: 256 KiB of floats keeps the
+// per-task overhead under 1% and, being fixed, makes the result depend only on the input (not
+// on the thread count): the CPU backend is deterministic.
+inline constexpr size_t kElementsPerTask = size_t{1} << 16;
+
+struct ReduceTiming {
+  std::chrono::nanoseconds queue{0};    // submit to first task start
+  std::chrono::nanoseconds compute{0};  // first task start to last task end
+};
+
+using ReduceDone = absl::AnyInvocable<void(Partial, ReduceTiming) &&>;
+
+// Reduces `data` (elements base_index.. of the whole array) on `pool` without blocking the
+// caller: the last task to finish combines the task partials in order and calls `done`, on a
+// pool thread (or inline for empty input). `data` must stay valid until then.
+void ReduceAsync(ThreadPool& pool, Op op, std::span<const float> data, uint64_t base_index,
+                 ReduceDone done);
+
+// Blocking convenience for tests, tools and self-checks; never call it from a pool thread.
+Partial Reduce(ThreadPool& pool, Op op, std::span<const float> data, uint64_t base_index = 0);
+
+}  // namespace cpu
+
+#if GPUREDUCE_HAVE_CUDA
+namespace cuda {
+
+// One chunk's launch: which kernel, on which stream, with which scratch.
+struct ChunkLaunch {
+  KernelId kernel;       // a GPU kernel of the catalogue
+  Op op;                 // one the kernel supports (ValidateOp)
+  uint32_t block_size;   // 0: the kernel's default; else one ValidateBlockSize accepts
+  GpuTraits gpu;         // of the device `stream` belongs to
+  void* d_scratch;       // ScratchBytes(max_elements) bytes, zeroed once after allocation
+  size_t scratch_bytes;
+  cudaStream_t stream;   // one chunk at a time per scratch: work on it stays in stream order
+};
+
+// Device scratch one stream needs for chunks of up to `max_elements`, whatever the kernel. Zero
+// it once after allocating it: single_pass keeps a counter there that must start at zero.
+cudaError_t ScratchBytes(size_t max_elements, size_t* bytes);
+
+// Reduces d_in[0, n) (n >= 1; elements base_index.. of the whole array) with the launch's kernel
+// and folds the result into *d_running, asynchronously on the launch's stream.
+cudaError_t ReduceInto(const ChunkLaunch& launch, const float* d_in, size_t n,
+                       uint64_t base_index, Partial* d_running);
+
+}  // namespace cuda
+#endif
+
+}  // namespace gpureduce::kernels

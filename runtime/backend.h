@@ -1,0 +1,100 @@
+#pragma once
+
+// What the service needs from a compute backend (the CPU, or CUDA GPUs): the kernels it runs,
+// the devices it owns, and per-request sessions that reduce a stream of chunks without blocking.
+// The runtime's public API, with backend_factory.h; it knows nothing of gRPC or protobuf.
+
+#include <chrono>
+#include <cstdint>
+#include <functional>
+#include <memory>
+#include <span>
+#include <string>
+#include <vector>
+
+#include "absl/functional/any_invocable.h"
+#include "absl/status/status.h"
+#include "absl/status/statusor.h"
+#include "kernels/reduce.h"
+
+namespace gpureduce::runtime {
+
+// A request after validation: everything a backend needs to start it.
+struct RequestSpec {
+  kernels::Op op;
+  kernels::KernelId kernel;  // resolved ("auto" is the backend's default_kernel())
+  uint32_t block_size;       // 0: the kernel's default
+  uint64_t expected_count;   // 0: not declared
+};
+
+// Where the time of a request went, summed over its chunks.
+struct BackendTiming {
+  std::chrono::nanoseconds queue{0};
+  std::chrono::nanoseconds h2d{0};
+  std::chrono::nanoseconds kernel{0};
+  std::chrono::nanoseconds d2h{0};
+};
+
+struct DeviceDescription {
+  int index = 0;
+  std::string name;
+  uint64_t memory_bytes = 0;
+  int multiprocessors = 0;
+  double peak_bandwidth_gbps = 0;
+  uint64_t l2_bytes = 0;
+};
+
+using ConsumeDone = absl::AnyInvocable<void(absl::Status) &&>;
+using FinishDone = absl::AnyInvocable<void(absl::StatusOr<kernels::Partial>) &&>;
+
+// One request's running reduction. Chunks arrive in order; at most one Consume is in flight.
+class ReduceSession {
+ public:
+  virtual ~ReduceSession() = default;
+
+  // Takes `data`, the elements following everything consumed so far. `done` runs, on a backend
+  // thread and without blocking, once `data` may be released: after the CPU has reduced it, or
+  // after the GPU backend has copied it into pinned staging memory (the reduction goes on).
+  virtual void Consume(std::span<const float> data, ConsumeDone done) = 0;
+
+  // Waits (asynchronously) for all work of the request, then hands over the combined partial.
+  // Call after the last Consume's `done`, also when the request failed: the backend may not
+  // release the session's resources before its work is over.
+  virtual void Finish(FinishDone done) = 0;
+
+  // Where the time went; valid once Finish's `done` ran.
+  virtual BackendTiming timing() const = 0;
+
+  // The device the request runs on, as the response names it.
+  virtual std::string device_name() const = 0;
+
+  // The call was cancelled: a Consume waiting for resources ends with CANCELLED. Thread-safe.
+  virtual void Cancel() {}
+};
+
+class Backend {
+ public:
+  virtual ~Backend() = default;
+
+  virtual kernels::BackendKind kind() const = 0;
+  virtual std::vector<DeviceDescription> devices() const = 0;
+  // What "auto" resolves to.
+  kernels::KernelId default_kernel() const { return kernels::DefaultKernel(kind()); }
+  // Threads (CPU) or streams (GPU) that compute requests.
+  virtual uint32_t workers() const = 0;
+
+  // Reduces a known input and compares with the known answer; the server reports SERVING only
+  // after this passes.
+  virtual absl::Status SelfCheck() = 0;
+
+  virtual absl::StatusOr<std::unique_ptr<ReduceSession>> Open(const RequestSpec& spec) = 0;
+
+  // Called (once, from any thread) when a device fails for good; the server then reports
+  // NOT_SERVING. Backends that cannot lose a device ignore it.
+  virtual void set_on_lost(std::function<void()> on_lost) { (void)on_lost; }
+
+  // The catalogue entries this backend can run.
+  std::vector<const kernels::KernelInfo*> Kernels() const;
+};
+
+}  // namespace gpureduce::runtime

@@ -1,0 +1,125 @@
+#include "runtime/cpu/cpu_backend.h"
+
+#include <unistd.h>
+
+#include <fstream>
+#include <mutex>
+#include <numeric>
+#include <string>
+#include <utility>
+#include <vector>
+
+#include "absl/strings/str_cat.h"
+#include "absl/strings/str_format.h"
+#include "absl/strings/strip.h"
+#include "kernels/reduce.h"
+
+namespace gpureduce::runtime {
+namespace {
+
+std::string CpuModelName() {
+  std::ifstream cpuinfo("/proc/cpuinfo");
+  std::string line;
+  while (std::getline(cpuinfo, line)) {
+    if (absl::StartsWith(line, "model name")) {
+      const size_t colon = line.find(':');
+      if (colon != std::string::npos) {
+        return std::string(absl::StripAsciiWhitespace(absl::string_view(line).substr(colon + 1)));
+      }
+    }
+  }
+  return "CPU";
+}
+
+uint64_t PhysicalMemoryBytes() {
+  const long pages = sysconf(_SC_PHYS_PAGES);
+  const long page_size = sysconf(_SC_PAGESIZE);
+  return pages > 0 && page_size > 0 ? uint64_t(pages) * uint64_t(page_size) : 0;
+}
+
+class CpuSession final : public ReduceSession {
+ public:
+  CpuSession(ThreadPool& pool, kernels::Op op, std::string device)
+      : pool_(pool), op_(op), device_(std::move(device)) {}
+
+  void Consume(std::span<const float> data, ConsumeDone done) override {
+    const uint64_t base = consumed_;
+    consumed_ += data.size();
+    kernels::cpu::ReduceAsync(
+        pool_, op_, data, base,
+        [this, done = std::move(done)](kernels::Partial chunk,
+                                       kernels::cpu::ReduceTiming timing) mutable {
+          {
+            std::lock_guard<std::mutex> lock(mu_);
+            partial_ = kernels::Combine(op_, partial_, chunk);
+            timing_.queue += timing.queue;
+            timing_.kernel += timing.compute;
+          }
+          std::move(done)(absl::OkStatus());
+        });
+  }
+
+  void Finish(FinishDone done) override {
+    kernels::Partial partial;
+    {
+      std::lock_guard<std::mutex> lock(mu_);
+      partial = partial_;
+    }
+    std::move(done)(partial);  // the last Consume's `done` ran: nothing is in flight
+  }
+
+  BackendTiming timing() const override {
+    std::lock_guard<std::mutex> lock(mu_);
+    return timing_;
+  }
+
+  std::string device_name() const override { return device_; }
+
+ private:
+  ThreadPool& pool_;
+  const kernels::Op op_;
+  const std::string device_;
+  uint64_t consumed_ = 0;  // touched only by the caller of Consume
+  mutable std::mutex mu_;  // partial_ and timing_ are written on pool threads
+  kernels::Partial partial_;
+  BackendTiming timing_;
+};
+
+}  // namespace
+
+CpuBackend::CpuBackend(uint32_t threads) : pool_(threads) {
+  device_.index = 0;
+  device_.name = CpuModelName();
+  device_.memory_bytes = PhysicalMemoryBytes();
+  device_.multiprocessors = static_cast<int>(pool_.size());
+}
+
+std::vector<DeviceDescription> CpuBackend::devices() const { return {device_}; }
+
+std::string CpuBackend::DeviceName() const {
+  return absl::StrCat(device_.name, " (", pool_.size(), " threads)");
+}
+
+absl::Status CpuBackend::SelfCheck() {
+  // Exactly representable values with a closed-form sum, long enough to use several tasks.
+  constexpr size_t kCount = 3 * kernels::cpu::kElementsPerTask + 17;
+  std::vector<float> data(kCount);
+  for (size_t i = 0; i < kCount; ++i) data[i] = static_cast<float>(int(i % 7) - 3);
+  data[kCount - 5] = 9.0f;
+  const double expected_sum = std::accumulate(data.begin(), data.end(), 0.0);
+  const kernels::Partial sum = kernels::cpu::Reduce(pool_, kernels::Op::kSum, data);
+  const kernels::Partial argmax = kernels::cpu::Reduce(pool_, kernels::Op::kArgMax, data);
+  if (sum.value != expected_sum || sum.count != kCount || argmax.value != 9.0 ||
+      argmax.index != static_cast<int64_t>(kCount - 5)) {
+    return absl::InternalError(absl::StrFormat(
+        "CPU self-check failed: sum %g (expected %g), argmax %g at %d (expected 9 at %d)",
+        sum.value, expected_sum, argmax.value, argmax.index, kCount - 5));
+  }
+  return absl::OkStatus();
+}
+
+absl::StatusOr<std::unique_ptr<ReduceSession>> CpuBackend::Open(const RequestSpec& spec) {
+  return std::make_unique<CpuSession>(pool_, spec.op, DeviceName());
+}
+
+}  // namespace gpureduce::runtime

@@ -1,0 +1,129 @@
+#include "runtime/cuda/cuda_backend.h"
+
+#include <future>
+#include <numeric>
+
+#include "absl/strings/str_cat.h"
+#include "absl/strings/str_format.h"
+#include "common/status_macros.h"
+#include "runtime/cuda/cuda_session.h"
+#include "runtime/cuda/cuda_status.h"
+
+namespace gpureduce::runtime {
+namespace {
+
+// Reduces `data` through a session and waits: for start-up checks only, never on a gRPC thread.
+absl::StatusOr<kernels::Partial> ReduceNow(ReduceSession& session, std::span<const float> data) {
+  std::promise<absl::Status> consumed;
+  session.Consume(data, [&consumed](absl::Status status) { consumed.set_value(status); });
+  const absl::Status status = consumed.get_future().get();
+  std::promise<absl::StatusOr<kernels::Partial>> finished;
+  session.Finish([&finished](absl::StatusOr<kernels::Partial> partial) {
+    finished.set_value(std::move(partial));
+  });
+  absl::StatusOr<kernels::Partial> partial = finished.get_future().get();
+  if (!status.ok()) return status;
+  return partial;
+}
+
+}  // namespace
+
+absl::StatusOr<int> VisibleGpuCount() {
+  int count = 0;
+  if (cudaError_t error = cudaGetDeviceCount(&count); error != cudaSuccess) {
+    return absl::UnavailableError(absl::StrCat("no usable GPU: cudaGetDeviceCount: ",
+                                               cudaGetErrorName(error), " (",
+                                               cudaGetErrorString(error), ")"));
+  }
+  if (count == 0) return absl::UnavailableError("no usable GPU: no CUDA device is visible");
+  return count;
+}
+
+absl::StatusOr<std::unique_ptr<CudaBackend>> CudaBackend::Create(
+    const CudaBackendOptions& options) {
+  ASSIGN_OR_RETURN(const int visible, VisibleGpuCount());
+  std::vector<int> indices = options.devices;
+  if (indices.empty()) {
+    indices.resize(visible);
+    std::iota(indices.begin(), indices.end(), 0);
+  }
+  std::unique_ptr<CudaBackend> backend(new CudaBackend());
+  for (int index : indices) {
+    if (index < 0 || index >= visible) {
+      return absl::InvalidArgumentError(absl::StrCat("--devices: GPU ", index,
+                                                     " does not exist; ", visible,
+                                                     " are visible (0 to ", visible - 1, ")"));
+    }
+    absl::StatusOr<std::unique_ptr<Device>> device = Device::Open(index, options.device);
+    if (!device.ok()) {
+      return absl::Status(device.status().code(), absl::StrCat("GPU ", index, ": ",
+                                                               device.status().message()));
+    }
+    backend->devices_.push_back(std::move(*device));
+  }
+  return backend;
+}
+
+std::vector<DeviceDescription> CudaBackend::devices() const {
+  std::vector<DeviceDescription> out;
+  for (const auto& device : devices_) out.push_back(device->description());
+  return out;
+}
+
+uint32_t CudaBackend::workers() const {
+  uint32_t lanes = 0;
+  for (const auto& device : devices_) lanes += device->lanes();
+  return lanes;
+}
+
+absl::Status CudaBackend::SelfCheck() {
+  for (const auto& device : devices_) RETURN_IF_ERROR(CheckDevice(*device));
+  return absl::OkStatus();
+}
+
+absl::Status CudaBackend::CheckDevice(Device& device) {
+  // Longer than one staging slot, so the check crosses pieces; small integers so every sum is
+  // exact and the answer known.
+  const size_t count = device.staging_slot_floats() + 4099;
+  std::vector<float> data(count);
+  for (size_t i = 0; i < count; ++i) data[i] = static_cast<float>(int(i % 7) - 3);
+  data[count - 5] = 9.0f;
+  const double expected_sum = std::accumulate(data.begin(), data.end(), 0.0);
+  for (kernels::Op op : kernels::kAllOps) {  // also the warm-up: each kernel loads once here
+    ASSIGN_OR_RETURN(PartialSlot * slot, device.AcquirePartial());
+    ASSIGN_OR_RETURN(std::unique_ptr<CudaSession> session,
+                     CudaSession::Start(device, RequestSpec{op, default_kernel(), 0, 0}, slot));
+    ASSIGN_OR_RETURN(const kernels::Partial partial, ReduceNow(*session, data));
+    const bool right =
+        partial.count == count &&
+        (op != kernels::Op::kSum || partial.value == expected_sum) &&
+        (op != kernels::Op::kArgMax || (partial.value == 9.0 && partial.index == int64_t(count - 5))) &&
+        (op != kernels::Op::kArgMin || (partial.value == -3.0 && partial.index == 0));
+    if (!right) {
+      return absl::InternalError(absl::StrFormat(
+          "GPU %d self-check failed for op %d: got %g at %d over %d elements (sum expected %g)",
+          device.index(), static_cast<int>(op), partial.value, partial.index, partial.count,
+          expected_sum));
+    }
+  }
+  return absl::OkStatus();
+}
+
+absl::StatusOr<std::unique_ptr<ReduceSession>> CudaBackend::Open(const RequestSpec& spec) {
+  for (size_t tries = 0; tries < devices_.size(); ++tries) {
+    Device& device = *devices_[next_device_.fetch_add(1) % devices_.size()];
+    if (device.lost()) continue;
+    ASSIGN_OR_RETURN(PartialSlot * slot, device.AcquirePartial());
+    // A session that fails to start has already given its slot back.
+    ASSIGN_OR_RETURN(std::unique_ptr<CudaSession> session,
+                     CudaSession::Start(device, spec, slot));
+    return std::unique_ptr<ReduceSession>(std::move(session));
+  }
+  return absl::UnavailableError("every GPU of this server is lost; it reports NOT_SERVING");
+}
+
+void CudaBackend::set_on_lost(std::function<void()> on_lost) {
+  for (const auto& device : devices_) device->set_on_lost(on_lost);
+}
+
+}  // namespace gpureduce::runtime

@@ -1,0 +1,43 @@
+#pragma once
+
+// The CUDA backend: one Device per GPU, requests spread over them round robin.
+
+#include <atomic>
+#include <memory>
+#include <vector>
+
+#include "runtime/backend.h"
+#include "runtime/cuda/device.h"
+
+namespace gpureduce::runtime {
+
+struct CudaBackendOptions {
+  std::vector<int> devices;  // empty: every visible GPU
+  DeviceOptions device;
+};
+
+// The number of usable GPUs, or the reason there are none.
+absl::StatusOr<int> VisibleGpuCount();
+
+class CudaBackend final : public Backend {
+ public:
+  static absl::StatusOr<std::unique_ptr<CudaBackend>> Create(const CudaBackendOptions& options);
+
+  kernels::BackendKind kind() const override { return kernels::BackendKind::kCuda; }
+  std::vector<DeviceDescription> devices() const override;
+  uint32_t workers() const override;
+
+  // Warms every op up on every GPU, then reduces known data through the whole pipeline.
+  absl::Status SelfCheck() override;
+  absl::StatusOr<std::unique_ptr<ReduceSession>> Open(const RequestSpec& spec) override;
+  void set_on_lost(std::function<void()> on_lost) override;
+
+ private:
+  CudaBackend() = default;
+  absl::Status CheckDevice(Device& device);
+
+  std::vector<std::unique_ptr<Device>> devices_;
+  std::atomic<uint32_t> next_device_{0};
+};
+
+}  // namespace gpureduce::runtime

@@ -1,0 +1,41 @@
+#include "runtime/cuda/cuda_resources.h"
+
+#include "common/fmt_absl.h"
+#include "runtime/cuda/cuda_status.h"
+#include "spdlog/spdlog.h"
+
+namespace gpureduce::runtime {
+
+void LogCudaDestroyFailure(cudaError_t error, const char* what) {
+  spdlog::error("destroying a {} failed: {}", what, cudaGetErrorName(error));
+}
+
+absl::StatusOr<CudaStream> CreateStream() {
+  cudaStream_t stream = nullptr;
+  CUDA_RETURN_IF_ERROR(cudaStreamCreateWithFlags(&stream, cudaStreamNonBlocking));
+  return CudaStream(stream);
+}
+
+absl::StatusOr<CudaEvent> CreateTimingEvent() {
+  cudaEvent_t event = nullptr;
+  CUDA_RETURN_IF_ERROR(cudaEventCreate(&event));
+  return CudaEvent(event);
+}
+
+namespace internal {
+
+absl::StatusOr<void*> AllocateDeviceBytes(size_t bytes) {
+  void* memory = nullptr;
+  CUDA_RETURN_IF_ERROR(cudaMalloc(&memory, bytes));
+  return memory;
+}
+
+absl::StatusOr<void*> AllocatePinnedBytes(size_t bytes) {
+  void* memory = nullptr;
+  CUDA_RETURN_IF_ERROR(cudaMallocHost(&memory, bytes));
+  return memory;
+}
+
+}  // namespace internal
+
+}  // namespace gpureduce::runtime

@@ -1,0 +1,190 @@
+#include "runtime/cuda/cuda_session.h"
+
+#include <algorithm>
+#include <atomic>
+#include <cstring>
+#include <utility>
+
+#include "common/status_macros.h"
+#include "runtime/cuda/cuda_status.h"
+
+namespace gpureduce::runtime {
+namespace {
+
+std::atomic<uint64_t> next_session_id{1};
+
+std::chrono::nanoseconds Elapsed(const CudaEvent& from, const CudaEvent& to) {
+  float ms = 0;
+  if (cudaEventElapsedTime(&ms, from.get(), to.get()) != cudaSuccess) return {};
+  return std::chrono::nanoseconds(static_cast<int64_t>(ms * 1e6));
+}
+
+}  // namespace
+
+CudaSession::CudaSession(Device& device, const RequestSpec& spec, PartialSlot* partial)
+    : device_(device),
+      lane_(device.NextLane()),
+      op_(spec.op),
+      kernel_(spec.kernel),
+      block_size_(spec.block_size),
+      partial_(partial),
+      id_(next_session_id.fetch_add(1, std::memory_order_relaxed)) {}
+
+absl::StatusOr<std::unique_ptr<CudaSession>> CudaSession::Start(Device& device,
+                                                                const RequestSpec& spec,
+                                                                PartialSlot* partial) {
+  std::unique_ptr<CudaSession> session(new CudaSession(device, spec, partial));
+  RETURN_IF_ERROR(device.Activate());
+  std::lock_guard<std::mutex> lane_lock(session->lane_.mu);
+  if (absl::Status reset = session->QueueReset(); !reset.ok()) {
+    device.ReportError(reset);
+    return reset;
+  }
+  return session;
+}
+
+absl::Status CudaSession::QueueReset() {
+  *partial_->host = kernels::Partial{};  // read by the copy below, rewritten only by Finish's
+  CUDA_RETURN_IF_ERROR(cudaMemcpyAsync(partial_->device, partial_->host, sizeof(*partial_->host),
+                                       cudaMemcpyHostToDevice, lane_.stream.get()));
+  return absl::OkStatus();
+}
+
+CudaSession::~CudaSession() { device_.ReleasePartial(partial_); }
+
+void CudaSession::Consume(std::span<const float> data, ConsumeDone done) {
+  data_ = data;
+  staged_ = 0;
+  done_ = std::move(done);
+  AcquireSlot();
+}
+
+void CudaSession::AcquireSlot() {
+  wait_started_ = Clock::now();
+  device_.staging().Acquire(
+      id_, [this](absl::StatusOr<StagingSlot*> slot) { OnSlot(std::move(slot)); });
+}
+
+void CudaSession::OnSlot(absl::StatusOr<StagingSlot*> slot) {
+  {
+    std::lock_guard<std::mutex> lock(mu_);
+    timing_.queue += Clock::now() - wait_started_;
+  }
+  if (!slot.ok()) {
+    EndConsume(slot.status());
+    return;
+  }
+  // The copy into pinned memory runs on a copy thread: this may be a gRPC thread, which should
+  // go back to receiving the next chunk at once.
+  device_.copiers().Submit([this, slot = *slot] {
+    absl::Status status = StagePiece(*slot);
+    if (status.ok() && staged_ < data_.size()) {
+      AcquireSlot();
+      return;
+    }
+    EndConsume(std::move(status));
+  });
+}
+
+void CudaSession::EndConsume(absl::Status status) {
+  ConsumeDone done = std::move(done_);  // `done` may start the next Consume
+  std::move(done)(std::move(status));
+}
+
+absl::Status CudaSession::StagePiece(StagingSlot& slot) {
+  const size_t count = std::min(device_.staging_slot_floats(), data_.size() - staged_);
+  if (absl::Status active = device_.Activate(); !active.ok()) {
+    device_.staging().Release(&slot);
+    return active;
+  }
+  std::memcpy(slot.host.get(), data_.data() + staged_, count * sizeof(float));
+  std::lock_guard<std::mutex> lane_lock(lane_.mu);
+  const absl::Status queued = QueuePiece(slot, count);
+  if (!queued.ok()) device_.ReportError(queued);
+  // Whatever was queued may still use the slot: it goes back only after the stream passes.
+  device_.completions().RunAfter(
+      lane_.stream.get(), [this, &slot](cudaError_t status) { OnPieceDone(&slot, status); });
+  if (!queued.ok()) return queued;
+  staged_ += count;
+  consumed_ += count;
+  return absl::OkStatus();
+}
+
+absl::Status CudaSession::QueuePiece(StagingSlot& slot, size_t count) {
+  const cudaStream_t stream = lane_.stream.get();
+  CUDA_RETURN_IF_ERROR(cudaEventRecord(slot.started.get(), stream));
+  CUDA_RETURN_IF_ERROR(cudaMemcpyAsync(slot.device.get(), slot.host.get(), count * sizeof(float),
+                                       cudaMemcpyHostToDevice, stream));
+  CUDA_RETURN_IF_ERROR(cudaEventRecord(slot.copied.get(), stream));
+  const kernels::cuda::ChunkLaunch launch{kernel_,
+                                          op_,
+                                          block_size_,
+                                          device_.traits(),
+                                          lane_.scratch.get(),
+                                          lane_.scratch.bytes(),
+                                          stream};
+  CUDA_RETURN_IF_ERROR(kernels::cuda::ReduceInto(launch, slot.device.get(), count, consumed_,
+                                                 partial_->device));
+  CUDA_RETURN_IF_ERROR(cudaEventRecord(slot.reduced.get(), stream));
+  return absl::OkStatus();
+}
+
+void CudaSession::OnPieceDone(StagingSlot* slot, cudaError_t status) {
+  {
+    std::lock_guard<std::mutex> lock(mu_);
+    if (status != cudaSuccess) {
+      if (error_.ok()) error_ = CudaError(status, "a staged chunk", __FILE__, __LINE__);
+    } else if (device_.Activate().ok()) {
+      timing_.h2d += Elapsed(slot->started, slot->copied);
+      timing_.kernel += Elapsed(slot->copied, slot->reduced);
+    }
+  }
+  if (status != cudaSuccess) device_.ReportError(status);
+  device_.staging().Release(slot);  // may hand it to a waiting request, on this thread
+}
+
+void CudaSession::Finish(FinishDone done) {
+  std::lock_guard<std::mutex> lane_lock(lane_.mu);
+  absl::Status queued = QueueReadBack();
+  if (!queued.ok()) device_.ReportError(queued);
+  // Even when queueing failed, answer only after the stream has passed this request's work:
+  // the session (and its partial slot) must outlive every kernel that writes to it.
+  auto on_done = [this, queued = std::move(queued),
+                  done = std::move(done)](cudaError_t status) mutable {
+    absl::StatusOr<kernels::Partial> result = *partial_->host;
+    {
+      std::lock_guard<std::mutex> lock(mu_);
+      if (!queued.ok()) {
+        result = queued;
+      } else if (status != cudaSuccess) {
+        result = CudaError(status, "reading the result back", __FILE__, __LINE__);
+      } else if (!error_.ok()) {
+        result = error_;
+      } else if (device_.Activate().ok()) {
+        timing_.d2h += Elapsed(partial_->copy_started, partial_->copy_done);
+      }
+    }
+    if (status != cudaSuccess) device_.ReportError(status);
+    std::move(done)(std::move(result));
+  };
+  device_.completions().RunAfter(lane_.stream.get(), std::move(on_done));
+}
+
+absl::Status CudaSession::QueueReadBack() {
+  RETURN_IF_ERROR(device_.Activate());
+  const cudaStream_t stream = lane_.stream.get();
+  CUDA_RETURN_IF_ERROR(cudaEventRecord(partial_->copy_started.get(), stream));
+  CUDA_RETURN_IF_ERROR(cudaMemcpyAsync(partial_->host, partial_->device, sizeof(*partial_->host),
+                                       cudaMemcpyDeviceToHost, stream));
+  CUDA_RETURN_IF_ERROR(cudaEventRecord(partial_->copy_done.get(), stream));
+  return absl::OkStatus();
+}
+
+BackendTiming CudaSession::timing() const {
+  std::lock_guard<std::mutex> lock(mu_);
+  return timing_;
+}
+
+void CudaSession::Cancel() { device_.staging().Cancel(id_); }
+
+}  // namespace gpureduce::runtime

@@ -1,0 +1,66 @@
+#pragma once
+
+// One request on one GPU. Each piece of a chunk (at most one staging slot) is copied once from
+// the gRPC message into pinned memory, on one of the device's copy threads, sent to the device
+// asynchronously and reduced into the request's device partial, all in order on one stream; the
+// chunk is released as soon as it is staged, so gRPC receives the next chunk while the GPU works.
+// Finish copies the partial back.
+
+#include <chrono>
+#include <cstdint>
+#include <mutex>
+#include <span>
+
+#include "runtime/backend.h"
+#include "runtime/cuda/device.h"
+
+namespace gpureduce::runtime {
+
+class CudaSession final : public ReduceSession {
+ public:
+  // Takes ownership of `partial` (released on destruction). Queues the partial's reset.
+  static absl::StatusOr<std::unique_ptr<CudaSession>> Start(Device& device,
+                                                            const RequestSpec& spec,
+                                                            PartialSlot* partial);
+  ~CudaSession() override;
+
+  void Consume(std::span<const float> data, ConsumeDone done) override;
+  void Finish(FinishDone done) override;
+  BackendTiming timing() const override;
+  void Cancel() override;
+  std::string device_name() const override { return device_.description().name; }
+
+ private:
+  using Clock = std::chrono::steady_clock;
+
+  CudaSession(Device& device, const RequestSpec& spec, PartialSlot* partial);
+  absl::Status QueueReset();  // under the lane's lock
+  void AcquireSlot();
+  void OnSlot(absl::StatusOr<StagingSlot*> slot);
+  absl::Status StagePiece(StagingSlot& slot);  // on a copy thread
+  absl::Status QueuePiece(StagingSlot& slot, size_t count);  // under the lane's lock
+  absl::Status QueueReadBack();  // under the lane's lock
+  void EndConsume(absl::Status status);
+  void OnPieceDone(StagingSlot* slot, cudaError_t status);
+
+  Device& device_;
+  Device::Lane& lane_;
+  const kernels::Op op_;
+  const kernels::KernelId kernel_;
+  const uint32_t block_size_;
+  PartialSlot* const partial_;
+  const uint64_t id_;
+
+  // The Consume in progress (one at a time).
+  std::span<const float> data_;
+  size_t staged_ = 0;
+  ConsumeDone done_;
+  Clock::time_point wait_started_;
+  uint64_t consumed_ = 0;  // elements staged over the whole request
+
+  mutable std::mutex mu_;  // timing_ and error_ are written on the completion thread
+  BackendTiming timing_;
+  absl::Status error_;
+};
+
+}  // namespace gpureduce::runtime

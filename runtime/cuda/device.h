@@ -1,0 +1,117 @@
+#pragma once
+
+// One GPU as the server owns it: its properties, a pool of streams (each with the scratch its
+// kernels need), the staging pool, per-request partial slots, the copy threads and the completion
+// thread. Everything is allocated at start; the request path allocates no device or pinned
+// memory. Chunks are copied into pinned memory on the device's copy threads, so gRPC's threads
+// only hand them over.
+
+#include <atomic>
+#include <cstddef>
+#include <cstdint>
+#include <functional>
+#include <memory>
+#include <mutex>
+#include <vector>
+
+#include "absl/status/statusor.h"
+#include "common/thread_pool.h"
+#include "kernels/reduce.h"
+#include "runtime/backend.h"
+#include "runtime/cuda/completion_thread.h"
+#include "runtime/cuda/cuda_resources.h"
+#include "runtime/slot_pool.h"
+
+namespace gpureduce::runtime {
+
+struct DeviceOptions {
+  uint32_t streams = 0;  // 0: twice the copy engines, at least 4
+  uint32_t staging_buffers = 16;
+  uint64_t staging_buffer_bytes = uint64_t{4} << 20;
+  uint32_t sessions = 32;      // requests in progress on this device at once
+  uint32_t copy_threads = 4;   // threads that copy chunks into pinned memory
+};
+
+// A pinned host buffer, the device buffer it is copied to, and the events that time the copy
+// and the kernel. The staging pool's slots are the server's bound on staging memory, and its
+// FIFO wait is the GPU's admission.
+struct StagingSlot {
+  PinnedBuffer<float> host;
+  DeviceBuffer<float> device;
+  CudaEvent started;  // before the host-to-device copy
+  CudaEvent copied;   // after it, before the kernel
+  CudaEvent reduced;  // after the kernel
+};
+
+// Where one request keeps its running partial (device) and reads it back (pinned host).
+struct PartialSlot {
+  kernels::Partial* device;
+  kernels::Partial* host;
+  CudaEvent copy_started;
+  CudaEvent copy_done;
+};
+
+class Device {
+ public:
+  // A stream and the scratch that only work on this stream uses. Several requests share a
+  // lane: each enqueues a piece's copy, kernels and events under `mu`, so no other request's
+  // kernels land between a reduction and the fold that reads its result from the scratch.
+  struct Lane {
+    std::mutex mu;
+    CudaStream stream;
+    DeviceBuffer<std::byte> scratch;
+  };
+
+  static absl::StatusOr<std::unique_ptr<Device>> Open(int index, const DeviceOptions& options);
+  ~Device();  // waits for the device's work before its resources go
+
+  const DeviceDescription& description() const { return description_; }
+  const kernels::GpuTraits& traits() const { return traits_; }
+  int index() const { return description_.index; }
+
+  // Makes this the calling thread's current device (any thread may serve any device).
+  absl::Status Activate() const;
+
+  Lane& NextLane();  // round robin
+  // RESOURCE_EXHAUSTED when `options.sessions` requests already hold one.
+  absl::StatusOr<PartialSlot*> AcquirePartial();
+  void ReleasePartial(PartialSlot* slot) { partials_->Release(slot); }
+
+  SlotPool<StagingSlot>& staging() { return *staging_; }
+  size_t staging_slot_floats() const { return staging_slot_floats_; }
+  CompletionThread& completions() { return completions_; }
+  ThreadPool& copiers() { return *copiers_; }
+  uint32_t lanes() const { return static_cast<uint32_t>(lanes_.size()); }
+
+  // Records a failed CUDA call; a sticky error marks the device lost and tells `on_lost`.
+  void ReportError(cudaError_t error);
+  // The same for a status from CUDA_RETURN_IF_ERROR; other statuses are ignored.
+  void ReportError(const absl::Status& status);
+  bool lost() const { return lost_.load(std::memory_order_acquire); }
+  void set_on_lost(std::function<void()> on_lost) { on_lost_ = std::move(on_lost); }
+
+ private:
+  Device() = default;
+  absl::Status Init(int index, const DeviceOptions& options);
+  absl::Status InitLanes(uint32_t streams, size_t slot_floats);
+  absl::Status InitStaging(uint32_t slots, size_t slot_floats);
+  absl::Status InitPartials(uint32_t sessions);
+
+  DeviceDescription description_;
+  kernels::GpuTraits traits_;
+  std::vector<std::unique_ptr<Lane>> lanes_;
+  std::atomic<uint32_t> next_lane_{0};
+  size_t staging_slot_floats_ = 0;
+  std::unique_ptr<SlotPool<StagingSlot>> staging_;
+  DeviceBuffer<kernels::Partial> device_partials_;
+  PinnedBuffer<kernels::Partial> host_partials_;
+  std::unique_ptr<SlotPool<PartialSlot>> partials_;
+  std::atomic<bool> lost_{false};
+  std::function<void()> on_lost_;
+  // Declared last, destroyed first: no callback may outlive the state it touches. A copy may
+  // queue a completion, so the copiers go before the completion thread.
+  CompletionThread completions_;
+  std::unique_ptr<ThreadPool> copiers_;
+};
+
+}  // namespace gpureduce::runtime

@@ -1,0 +1,34 @@
+#include "tests/gpu/kernel_fixture.h"
+
+namespace gpureduce::testing {
+
+void KernelFixture::SetUp() {
+  int devices = 0;
+  if (cudaError_t error = cudaGetDeviceCount(&devices); error != cudaSuccess || devices == 0) {
+    GTEST_SKIP() << "no usable GPU: " << cudaGetErrorName(error);
+  }
+  cudaDeviceProp props{};
+  ASSERT_EQ(cudaGetDeviceProperties(&props, 0), cudaSuccess);
+  gpu_ = {props.multiProcessorCount, props.maxThreadsPerMultiProcessor,
+          props.major * 10 + props.minor};
+  ASSERT_EQ(cudaStreamCreate(&stream_), cudaSuccess);
+  ASSERT_EQ(cudaMalloc(reinterpret_cast<void**>(&d_running_), sizeof(kernels::Partial)),
+            cudaSuccess);
+}
+
+void KernelFixture::TearDown() {
+  cudaFree(d_running_);
+  if (stream_ != nullptr) cudaStreamDestroy(stream_);
+}
+
+void KernelFixture::ResetRunning() {
+  const kernels::Partial empty;
+  ASSERT_EQ(cudaMemcpy(d_running_, &empty, sizeof(empty), cudaMemcpyHostToDevice), cudaSuccess);
+}
+
+cudaError_t KernelFixture::ReadRunning(kernels::Partial* partial) {
+  if (cudaError_t error = cudaStreamSynchronize(stream_); error != cudaSuccess) return error;
+  return cudaMemcpy(partial, d_running_, sizeof(*partial), cudaMemcpyDeviceToHost);
+}
+
+}  // namespace gpureduce::testing

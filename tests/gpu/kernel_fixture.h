@@ -1,0 +1,30 @@
+#pragma once
+
+// What the tests that call GPU kernels directly (no runtime, no server) share: a skip with the
+// reason where there is no GPU, device 0's traits as the runtime would read them, a stream and a
+// running partial on the device.
+
+#include <cuda_runtime_api.h>
+
+#include "gtest/gtest.h"
+#include "kernels/gpu_traits.h"
+#include "kernels/partial.h"
+
+namespace gpureduce::testing {
+
+class KernelFixture : public ::testing::Test {
+ protected:
+  void SetUp() override;
+  void TearDown() override;
+
+  // Resets the running partial to the empty one (synchronously).
+  void ResetRunning();
+  // Waits for the stream, then reads the running partial back; the CUDA error, if any.
+  cudaError_t ReadRunning(kernels::Partial* partial);
+
+  kernels::GpuTraits gpu_;
+  cudaStream_t stream_ = nullptr;
+  kernels::Partial* d_running_ = nullptr;
+};
+
+}  // namespace gpureduce::testing

@@ -1,0 +1,21 @@
+# cmake -DROOT=<source dir> -P check_includes.cmake
+# The kernels and the runtime must not know the wire: no gRPC, protobuf or generated proto
+# header in their sources, even one the system include path would find. (The link check in
+# cmake/Layers.cmake covers their link dependencies.)
+file(GLOB_RECURSE sources ${ROOT}/kernels/* ${ROOT}/runtime/*)
+set(found)
+foreach(source IN LISTS sources)
+  if(NOT source MATCHES "\\.(h|cc|cu|cuh)$")
+    continue()
+  endif()
+  file(STRINGS ${source} lines REGEX "^[ \t]*#[ \t]*include[ \t]*[<\"](grpc|grpcpp|google/protobuf|gpureduce/v1)/")
+  foreach(line IN LISTS lines)
+    file(RELATIVE_PATH relative ${ROOT} ${source})
+    list(APPEND found "${relative}: ${line}")
+  endforeach()
+endforeach()
+if(found)
+  list(JOIN found "\n  " found)
+  message(FATAL_ERROR "kernels/ and runtime/ must not include the wire:\n  ${found}")
+endif()
+message(STATUS "kernels/ and runtime/ include no gRPC, protobuf or proto header")
