@@ -11,6 +11,7 @@
 #include "tests/integration/server_process.h"
 #include "tests/support/random_data.h"
 #include "tests/support/reference.h"
+#include "tests/support/wire.h"
 
 namespace gpureduce::testing {
 namespace {
@@ -24,20 +25,6 @@ struct Outcome {
   grpc::Status status;
   v1::ReduceResponse response;
 };
-
-v1::ReduceSpec Spec(v1::Op op, const std::string& kernel = "", uint32_t block_size = 0,
-                    uint64_t expected_count = 0) {
-  v1::ReduceSpec spec;
-  spec.set_op(op);
-  spec.set_kernel(kernel);
-  spec.set_block_size(block_size);
-  spec.set_expected_count(expected_count);
-  return spec;
-}
-
-std::string Bytes(const std::vector<float>& data) {
-  return std::string(reinterpret_cast<const char*>(data.data()), data.size() * sizeof(float));
-}
 
 class ErrorsTest : public ::testing::Test {
  protected:

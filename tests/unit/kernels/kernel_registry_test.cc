@@ -18,6 +18,16 @@ TEST(KernelRegistryTest, EveryKernelHasANameDescriptionAndOps) {
   EXPECT_EQ(FindKernel("no_such_kernel"), nullptr);
 }
 
+TEST(KernelRegistryTest, EveryIdHasItsEntryAndEachBackendItsDefault) {
+  for (int id = 0; id <= static_cast<int>(KernelId::kGridStride); ++id) {
+    EXPECT_EQ(GetKernel(static_cast<KernelId>(id)).id, static_cast<KernelId>(id)) << id;
+  }
+  EXPECT_EQ(AllKernels().size(), static_cast<size_t>(KernelId::kGridStride) + 1);
+  EXPECT_EQ(GetKernel(DefaultKernel(BackendKind::kCpu)).name, "cpu");
+  EXPECT_EQ(GetKernel(DefaultKernel(BackendKind::kCuda)).name, "single_pass");
+  EXPECT_EQ(GetKernel(DefaultKernel(BackendKind::kCuda)).backend, BackendKind::kCuda);
+}
+
 TEST(KernelRegistryTest, CpuKernelTakesNoBlockSize) {
   const KernelInfo* cpu = FindKernel("cpu");
   ASSERT_NE(cpu, nullptr);

@@ -5,15 +5,13 @@
 #include "absl/strings/str_cat.h"
 #include "gtest/gtest.h"
 #include "tests/support/random_data.h"
+#include "tests/support/wire.h"
 
 namespace gpureduce::server {
 namespace {
 
 using google::protobuf::RepeatedField;
-
-std::string Bytes(const std::vector<float>& data) {
-  return std::string(reinterpret_cast<const char*>(data.data()), data.size() * sizeof(float));
-}
+using testing::Bytes;
 
 TEST(PayloadTest, BytesAreReadAsLittleEndianFloat32) {
   const std::vector<float> data = testing::MixedSignData(1000003, testing::FreshSeed());

@@ -1,0 +1,92 @@
+// The CUDA completion thread: callbacks run once each, in order, on its one thread; after the
+// stream's earlier work where there is a GPU, at once with the error where the callback cannot
+// be queued (as on a machine without a GPU).
+
+#include "runtime/cuda/completion_thread.h"
+
+#include <future>
+#include <thread>
+#include <vector>
+
+#include "gtest/gtest.h"
+
+namespace gpureduce::runtime {
+namespace {
+
+bool HaveGpu() {
+  int devices = 0;
+  return cudaGetDeviceCount(&devices) == cudaSuccess && devices > 0;
+}
+
+TEST(CompletionThreadTest, PostedCallbacksRunInOrderOnOneThread) {
+  CompletionThread completions;
+  std::vector<int> order;
+  std::vector<std::thread::id> threads;
+  std::promise<void> done;
+  for (int i = 0; i < 100; ++i) {
+    completions.Post([&, i] {
+      order.push_back(i);
+      threads.push_back(std::this_thread::get_id());
+      if (i == 99) done.set_value();
+    });
+  }
+  done.get_future().get();
+  ASSERT_EQ(order.size(), 100u);
+  for (int i = 0; i < 100; ++i) EXPECT_EQ(order[i], i);
+  for (const std::thread::id& id : threads) EXPECT_EQ(id, threads.front());
+  EXPECT_NE(threads.front(), std::this_thread::get_id());
+}
+
+TEST(CompletionThreadTest, ACallbackThatCannotBeQueuedRunsOnceWithTheError) {
+  if (HaveGpu()) GTEST_SKIP() << "needs a machine where CUDA calls fail (no GPU)";
+  CompletionThread completions;
+  std::promise<cudaError_t> result;
+  int calls = 0;
+  completions.RunAfter(nullptr, [&](cudaError_t status) {
+    ++calls;
+    result.set_value(status);
+  });
+  EXPECT_NE(result.get_future().get(), cudaSuccess);
+  std::promise<void> drained;
+  completions.Post([&] { drained.set_value(); });
+  drained.get_future().get();
+  EXPECT_EQ(calls, 1);
+}
+
+TEST(CompletionThreadTest, CallbacksRunAfterTheStreamsEarlierWork) {
+  if (!HaveGpu()) GTEST_SKIP() << "no usable GPU";
+  cudaStream_t stream = nullptr;
+  ASSERT_EQ(cudaStreamCreateWithFlags(&stream, cudaStreamNonBlocking), cudaSuccess);
+  constexpr size_t kCount = 1 << 24;  // 64 MiB each way: the copies take a while
+  float *source = nullptr, *device = nullptr, *target = nullptr;
+  ASSERT_EQ(cudaMallocHost(reinterpret_cast<void**>(&source), kCount * sizeof(float)), cudaSuccess);
+  ASSERT_EQ(cudaMallocHost(reinterpret_cast<void**>(&target), kCount * sizeof(float)), cudaSuccess);
+  ASSERT_EQ(cudaMalloc(reinterpret_cast<void**>(&device), kCount * sizeof(float)), cudaSuccess);
+  {
+    CompletionThread completions;
+    for (int round = 1; round <= 3; ++round) {
+      source[kCount - 1] = float(round);
+      target[kCount - 1] = 0;  // the previous round's copies are over
+      ASSERT_EQ(cudaMemcpyAsync(device, source, kCount * sizeof(float), cudaMemcpyHostToDevice,
+                                stream),
+                cudaSuccess);
+      ASSERT_EQ(cudaMemcpyAsync(target, device, kCount * sizeof(float), cudaMemcpyDeviceToHost,
+                                stream),
+                cudaSuccess);
+      std::promise<std::pair<cudaError_t, float>> seen;
+      completions.RunAfter(stream, [&](cudaError_t status) {
+        seen.set_value({status, target[kCount - 1]});
+      });
+      const auto [status, value] = seen.get_future().get();
+      EXPECT_EQ(status, cudaSuccess);
+      EXPECT_EQ(value, float(round)) << "the callback ran before the copy back finished";
+    }
+  }
+  cudaFree(device);
+  cudaFreeHost(target);
+  cudaFreeHost(source);
+  cudaStreamDestroy(stream);
+}
+
+}  // namespace
+}  // namespace gpureduce::runtime
