@@ -24,8 +24,7 @@ void ApplyOptions(const CallOptions& options, grpc::ClientContext* context) {
 
 absl::Status FromGrpcStatus(const grpc::Status& status) {
   if (status.ok()) return absl::OkStatus();
-  return absl::Status(static_cast<absl::StatusCode>(status.error_code()),
-                      status.error_message());
+  return absl::Status(static_cast<absl::StatusCode>(status.error_code()), status.error_message());
 }
 
 void SetPayload(absl::Span<const float> data, bool use_values_field, std::string* bytes,
@@ -33,7 +32,8 @@ void SetPayload(absl::Span<const float> data, bool use_values_field, std::string
   if (use_values_field) {
     bytes->clear();
     values->Resize(static_cast<int>(data.size()), 0.0f);
-    if (!data.empty()) std::memcpy(values->mutable_data(), data.data(), data.size() * sizeof(float));
+    if (!data.empty())
+      std::memcpy(values->mutable_data(), data.data(), data.size() * sizeof(float));
   } else {
     values->Clear();
     bytes->assign(reinterpret_cast<const char*>(data.data()), data.size() * sizeof(float));

@@ -58,8 +58,7 @@ class ReducerClient {
   absl::StatusOr<v1::ServerInfo> GetServerInfo(const CallOptions& options = {});
 
   // grpc.health.v1 Check; `service` empty means the whole server. True when SERVING.
-  absl::StatusOr<bool> IsServing(const std::string& service = "",
-                                 const CallOptions& options = {});
+  absl::StatusOr<bool> IsServing(const std::string& service = "", const CallOptions& options = {});
 
   // For calls the helpers above do not cover (tests of malformed requests, cancellation).
   v1::Reducer::Stub& stub() { return *stub_; }

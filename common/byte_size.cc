@@ -28,20 +28,27 @@ struct Unit {
 };
 
 constexpr std::array<Unit, 11> kUnits = {{
-    {"", 1},         {"b", 1},
-    {"k", kKiB},     {"kib", kKiB},     {"kb", 1'000},
-    {"m", kMiB},     {"mib", kMiB},     {"mb", 1'000'000},
-    {"g", kGiB},     {"gib", kGiB},     {"gb", 1'000'000'000},
+    {"", 1},
+    {"b", 1},
+    {"k", kKiB},
+    {"kib", kKiB},
+    {"kb", 1'000},
+    {"m", kMiB},
+    {"mib", kMiB},
+    {"mb", 1'000'000},
+    {"g", kGiB},
+    {"gib", kGiB},
+    {"gb", 1'000'000'000},
 }};
 
 // Longer fractions could overflow `fraction * multiplier`, and no real size needs them.
 constexpr size_t kMaxFractionDigits = 9;
 
 absl::Status Malformed(absl::string_view text) {
-  return absl::InvalidArgumentError(absl::StrFormat(
-      "invalid byte size \"%s\": expected a number with an optional suffix "
-      "B, K, KB, KiB, M, MB, MiB, G, GB or GiB (e.g. 4096, 64KiB, 1.5GiB)",
-      text));
+  return absl::InvalidArgumentError(
+      absl::StrFormat("invalid byte size \"%s\": expected a number with an optional suffix "
+                      "B, K, KB, KiB, M, MB, MiB, G, GB or GiB (e.g. 4096, 64KiB, 1.5GiB)",
+                      text));
 }
 
 bool StartsWithDigit(absl::string_view text) {
@@ -95,8 +102,8 @@ absl::StatusOr<uint64_t> ParseByteSize(absl::string_view text) {
   const uint64_t fraction_bytes = fraction_scaled / scale;
   constexpr uint64_t kMax = std::numeric_limits<uint64_t>::max();
   if (overflow || whole > (kMax - fraction_bytes) / unit->multiplier) {
-    return absl::InvalidArgumentError(absl::StrFormat(
-        "byte size \"%s\" is too large: the maximum is %d bytes", text, kMax));
+    return absl::InvalidArgumentError(
+        absl::StrFormat("byte size \"%s\" is too large: the maximum is %d bytes", text, kMax));
   }
   return whole * unit->multiplier + fraction_bytes;
 }

@@ -124,8 +124,8 @@ void FlagSet::AddByteSize(absl::string_view name, uint64_t* value, absl::string_
 
 void FlagSet::AddDuration(absl::string_view name, absl::Duration* value, absl::string_view help,
                           absl::string_view placeholder) {
-  Add({std::string(name), std::string(placeholder), std::string(help),
-       absl::FormatDuration(*value), Setter(value)});
+  Add({std::string(name), std::string(placeholder), std::string(help), absl::FormatDuration(*value),
+       Setter(value)});
 }
 
 void FlagSet::AddChoice(absl::string_view name, std::string* value,
@@ -133,8 +133,8 @@ void FlagSet::AddChoice(absl::string_view name, std::string* value,
   const std::string braced = absl::StrCat("{", absl::StrJoin(choices, "|"), "}");
   if (!value->empty() && std::find(choices.begin(), choices.end(), *value) == choices.end() &&
       registration_error_.ok()) {
-    registration_error_ = absl::InvalidArgumentError(absl::StrFormat(
-        "flag --%s: default \"%s\" is not one of %s", name, *value, braced));
+    registration_error_ = absl::InvalidArgumentError(
+        absl::StrFormat("flag --%s: default \"%s\" is not one of %s", name, *value, braced));
   }
   Add({std::string(name), braced, std::string(help), *value,
        [value, choices = std::move(choices), braced](absl::string_view text) {
@@ -255,13 +255,13 @@ absl::Status FlagSet::Parse(const std::vector<std::string>& args) {
         value = args[++i];
       } else {
         // A following "--flag" is far more likely a forgotten value than the value itself.
-        return absl::InvalidArgumentError(absl::StrFormat(
-            "missing value for %s (expected %s=%s)", flag_text, flag_text, flag->placeholder));
+        return absl::InvalidArgumentError(absl::StrFormat("missing value for %s (expected %s=%s)",
+                                                          flag_text, flag_text, flag->placeholder));
       }
     }
     if (absl::Status status = flag->set(value); !status.ok()) {
-      return absl::InvalidArgumentError(absl::StrFormat("invalid value \"%s\" for %s: %s", value,
-                                                        flag_text, status.message()));
+      return absl::InvalidArgumentError(
+          absl::StrFormat("invalid value \"%s\" for %s: %s", value, flag_text, status.message()));
     }
   }
   return absl::OkStatus();

@@ -68,7 +68,7 @@ class FlagSet {
  private:
   struct Flag {
     std::string name;
-    std::string placeholder;   // Empty for bools, which take no separate value.
+    std::string placeholder;  // Empty for bools, which take no separate value.
     std::string help;
     std::string default_text;  // Empty: no "(default: ...)" in Help().
     // Parses `value` into the bound variable; the error message omits the flag name.

@@ -9,12 +9,11 @@
 #define GPUREDUCE_CONCAT_(a, b) GPUREDUCE_CONCAT_INNER_(a, b)
 
 // Returns the status of `expr` from the enclosing function when it is not OK.
-#define RETURN_IF_ERROR(expr)                       \
-  do {                                              \
-    if (absl::Status _gr_status = (expr);           \
-        !_gr_status.ok()) {                         \
-      return _gr_status;                            \
-    }                                               \
+#define RETURN_IF_ERROR(expr)                                 \
+  do {                                                        \
+    if (absl::Status _gr_status = (expr); !_gr_status.ok()) { \
+      return _gr_status;                                      \
+    }                                                         \
   } while (false)
 
 // Evaluates `rexpr` (an absl::StatusOr<T>); returns its status when not OK, otherwise moves its

@@ -88,8 +88,10 @@ const KernelInfo& GetKernel(KernelId id) { return AllKernels()[static_cast<size_
 
 KernelId DefaultKernel(BackendKind backend) {
   switch (backend) {
-    case BackendKind::kCpu: return KernelId::kCpu;
-    case BackendKind::kCuda: return KernelId::kSinglePass;
+    case BackendKind::kCpu:
+      return KernelId::kCpu;
+    case BackendKind::kCuda:
+      return KernelId::kSinglePass;
   }
   return KernelId::kCpu;
 }
@@ -104,16 +106,15 @@ const KernelInfo* FindKernel(absl::string_view name) {
 absl::Status ValidateBlockSize(const KernelInfo& kernel, uint32_t block_size) {
   if (block_size == 0) return absl::OkStatus();
   if (kernel.max_block_size == 0) {
-    return absl::InvalidArgumentError(absl::StrCat("kernel '", kernel.name,
-                                                   "' takes no block size; send 0 (got ",
-                                                   block_size, ")"));
+    return absl::InvalidArgumentError(absl::StrCat(
+        "kernel '", kernel.name, "' takes no block size; send 0 (got ", block_size, ")"));
   }
   if (!std::has_single_bit(block_size) || block_size < kernel.min_block_size ||
       block_size > kernel.max_block_size) {
-    return absl::InvalidArgumentError(absl::StrCat(
-        "block size ", block_size, " is not valid for kernel '", kernel.name,
-        "': use 0 (default ", kernel.default_block_size, ") or a power of two from ",
-        kernel.min_block_size, " to ", kernel.max_block_size));
+    return absl::InvalidArgumentError(
+        absl::StrCat("block size ", block_size, " is not valid for kernel '", kernel.name,
+                     "': use 0 (default ", kernel.default_block_size, ") or a power of two from ",
+                     kernel.min_block_size, " to ", kernel.max_block_size));
   }
   return absl::OkStatus();
 }
@@ -128,9 +129,9 @@ absl::Status ValidateOp(const KernelInfo& kernel, Op op) {
       with_op.push_back(other.name);
     }
   }
-  return absl::InvalidArgumentError(absl::StrCat("kernel '", kernel.name, "' does not support ",
-                                                 OpName(op), "; kernels that do: ",
-                                                 absl::StrJoin(with_op, ", ")));
+  return absl::InvalidArgumentError(
+      absl::StrCat("kernel '", kernel.name, "' does not support ", OpName(op),
+                   "; kernels that do: ", absl::StrJoin(with_op, ", ")));
 }
 
 }  // namespace gpureduce::kernels

@@ -6,14 +6,22 @@ namespace gpureduce::kernels {
 
 absl::string_view OpName(Op op) {
   switch (op) {
-    case Op::kSum: return "sum";
-    case Op::kProd: return "prod";
-    case Op::kMin: return "min";
-    case Op::kMax: return "max";
-    case Op::kMean: return "mean";
-    case Op::kSumSquares: return "sum_squares";
-    case Op::kArgMin: return "argmin";
-    case Op::kArgMax: return "argmax";
+    case Op::kSum:
+      return "sum";
+    case Op::kProd:
+      return "prod";
+    case Op::kMin:
+      return "min";
+    case Op::kMax:
+      return "max";
+    case Op::kMean:
+      return "mean";
+    case Op::kSumSquares:
+      return "sum_squares";
+    case Op::kArgMin:
+      return "argmin";
+    case Op::kArgMax:
+      return "argmax";
   }
   return "unknown";
 }

@@ -40,8 +40,8 @@ GPUREDUCE_HOST_DEVICE inline Partial Combine(Op op, const Partial& left, const P
     case Op::kArgMin:
     case Op::kMax:
     case Op::kArgMax:
-      if (PrecedesExtreme(op == Op::kMin || op == Op::kArgMin, right.value, right.index,
-                          left.value, left.index)) {
+      if (PrecedesExtreme(op == Op::kMin || op == Op::kArgMin, right.value, right.index, left.value,
+                          left.index)) {
         out.value = right.value;
         out.index = right.index;
       }

@@ -2,8 +2,9 @@
 
 // The kernels' one host API. The runtime reduces every chunk through the two entry points below
 // (kernels::cpu on a thread pool, kernels::cuda on a stream) and shares the vocabulary the
-// headers included here define: ops and their names, partials and their Combine, the kernel catalogue with its
-// KernelId, the NaN / first-occurrence order, Finalize. Nothing here knows gRPC or protobuf.
+// headers included here define: ops and their names, partials and their Combine, the kernel
+// catalogue with its KernelId, the NaN / first-occurrence order, Finalize. Nothing here knows gRPC
+// or protobuf.
 
 #include <chrono>
 #include <cstddef>
@@ -55,13 +56,13 @@ namespace cuda {
 
 // One chunk's launch: which kernel, on which stream, with which scratch.
 struct ChunkLaunch {
-  KernelId kernel;       // a GPU kernel of the catalogue
-  Op op;                 // one the kernel supports (ValidateOp)
-  uint32_t block_size;   // 0: the kernel's default; else one ValidateBlockSize accepts
-  GpuTraits gpu;         // of the device `stream` belongs to
-  void* d_scratch;       // ScratchBytes(max_elements) bytes, zeroed once after allocation
+  KernelId kernel;      // a GPU kernel of the catalogue
+  Op op;                // one the kernel supports (ValidateOp)
+  uint32_t block_size;  // 0: the kernel's default; else one ValidateBlockSize accepts
+  GpuTraits gpu;        // of the device `stream` belongs to
+  void* d_scratch;      // ScratchBytes(max_elements) bytes, zeroed once after allocation
   size_t scratch_bytes;
-  cudaStream_t stream;   // one chunk at a time per scratch: work on it stays in stream order
+  cudaStream_t stream;  // one chunk at a time per scratch: work on it stays in stream order
 };
 
 // Device scratch one stream needs for chunks of up to `max_elements`, whatever the kernel. Zero
@@ -70,8 +71,8 @@ cudaError_t ScratchBytes(size_t max_elements, size_t* bytes);
 
 // Reduces d_in[0, n) (n >= 1; elements base_index.. of the whole array) with the launch's kernel
 // and folds the result into *d_running, asynchronously on the launch's stream.
-cudaError_t ReduceInto(const ChunkLaunch& launch, const float* d_in, size_t n,
-                       uint64_t base_index, Partial* d_running);
+cudaError_t ReduceInto(const ChunkLaunch& launch, const float* d_in, size_t n, uint64_t base_index,
+                       Partial* d_running);
 
 }  // namespace cuda
 #endif

@@ -15,10 +15,10 @@ struct BackendOptions {
   // "auto" takes the GPU when this build and machine have one, else the CPU (with a warning);
   // "cuda" without a usable GPU is an error; "cpu".
   std::string kind = "auto";
-  uint32_t worker_threads = 0;  // CPU backend; 0: one per hardware thread
-  std::string devices = "all";  // GPUs to own: "all" or a list such as "0,2"
-  uint32_t streams = 0;         // per GPU; 0: from the device (twice its copy engines, >= 4)
-  uint32_t staging_buffers = 16;                      // per GPU
+  uint32_t worker_threads = 0;    // CPU backend; 0: one per hardware thread
+  std::string devices = "all";    // GPUs to own: "all" or a list such as "0,2"
+  uint32_t streams = 0;           // per GPU; 0: from the device (twice its copy engines, >= 4)
+  uint32_t staging_buffers = 16;  // per GPU
   uint64_t staging_buffer_bytes = uint64_t{4} << 20;  // each; pinned host + device
   uint32_t sessions = 32;  // requests in progress per GPU (the server's admission limit)
 };

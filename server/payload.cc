@@ -20,15 +20,14 @@ absl::StatusOr<std::span<const float>> ExtractPayload(
   }
   const uint64_t bytes = data.empty() ? uint64_t(values.size()) * sizeof(float) : data.size();
   if (bytes > max_bytes) {
-    return absl::ResourceExhaustedError(absl::StrCat("payload of ", bytes,
-                                                     " bytes exceeds the limit of ", max_bytes,
-                                                     " bytes; ", too_big));
+    return absl::ResourceExhaustedError(absl::StrCat(
+        "payload of ", bytes, " bytes exceeds the limit of ", max_bytes, " bytes; ", too_big));
   }
   if (data.empty()) return std::span<const float>(values.data(), values.size());
   if (data.size() % sizeof(float) != 0) {
-    return absl::InvalidArgumentError(absl::StrCat(
-        "data holds ", data.size(),
-        " bytes, which is not a multiple of 4: data must be little-endian float32"));
+    return absl::InvalidArgumentError(
+        absl::StrCat("data holds ", data.size(),
+                     " bytes, which is not a multiple of 4: data must be little-endian float32"));
   }
   const size_t count = data.size() / sizeof(float);
   if (reinterpret_cast<uintptr_t>(data.data()) % alignof(float) == 0) {

@@ -3,9 +3,9 @@
 #include <utility>
 
 #include "absl/strings/str_cat.h"
+#include "common/fmt_absl.h"
 #include "server/grpc_status.h"
 #include "server/request_spec.h"
-#include "common/fmt_absl.h"
 #include "spdlog/spdlog.h"
 
 namespace gpureduce::server {
@@ -16,7 +16,9 @@ double Micros(std::chrono::nanoseconds duration) { return duration.count() / 1e3
 }  // namespace
 
 ReduceCall::ReduceCall(ServiceState& state, const char* method, std::string peer)
-    : state_(state), method_(method), peer_(std::move(peer)),
+    : state_(state),
+      method_(method),
+      peer_(std::move(peer)),
       start_(std::chrono::steady_clock::now()) {}
 
 absl::Status ReduceCall::Admit() {
@@ -26,9 +28,9 @@ absl::Status ReduceCall::Admit() {
   }
   slot_ = state_.admission.TryAcquire();
   if (!slot_.has_value()) {
-    return absl::ResourceExhaustedError(absl::StrCat(
-        "the server is full: ", state_.admission.limit(),
-        " requests are in progress (--max-concurrent-requests); retry with backoff"));
+    return absl::ResourceExhaustedError(
+        absl::StrCat("the server is full: ", state_.admission.limit(),
+                     " requests are in progress (--max-concurrent-requests); retry with backoff"));
   }
   return absl::OkStatus();
 }
@@ -49,8 +51,8 @@ absl::Status ReduceCall::Count(size_t elements) {
   ++chunks_;
   if (spec_->expected_count != 0 && elements_ > spec_->expected_count) {
     return absl::InvalidArgumentError(absl::StrCat(
-        "the request carries more elements than expected_count=", spec_->expected_count,
-        " (", elements_, " so far); send exactly expected_count elements or leave it 0"));
+        "the request carries more elements than expected_count=", spec_->expected_count, " (",
+        elements_, " so far); send exactly expected_count elements or leave it 0"));
   }
   return absl::OkStatus();
 }
@@ -65,8 +67,8 @@ void ReduceCall::Complete(absl::Status status, v1::ReduceResponse* response,
     std::move(finish)(Conclude(std::move(status), absl::StatusOr<kernels::Partial>(), response));
     return;
   }
-  session_->Finish([this, status = std::move(status), response, finish = std::move(finish)](
-                       absl::StatusOr<kernels::Partial> partial) mutable {
+  session_->Finish([this, status = std::move(status), response,
+                    finish = std::move(finish)](absl::StatusOr<kernels::Partial> partial) mutable {
     std::move(finish)(Conclude(std::move(status), std::move(partial), response));
   });
 }
@@ -97,8 +99,8 @@ grpc::Status ReduceCall::Conclude(absl::Status status, absl::StatusOr<kernels::P
   }
   if (status.ok()) {
     spdlog::debug("{} op={} kernel={} count={} chunks={} server_us={:.1f} peer={}", method_,
-                  kernels::OpName(spec_->op), kernels::GetKernel(spec_->kernel).name, elements_, chunks_,
-                  response->timing().server_us(), peer_);
+                  kernels::OpName(spec_->op), kernels::GetKernel(spec_->kernel).name, elements_,
+                  chunks_, response->timing().server_us(), peer_);
   } else {
     spdlog::warn("{} failed: {}: {} (peer {}, {} elements in {} chunks)", method_,
                  absl::StatusCodeToString(status.code()), status.message(), peer_, elements_,

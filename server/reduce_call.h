@@ -11,8 +11,8 @@
 #include <string>
 #include <vector>
 
-#include "absl/status/status.h"
 #include "absl/functional/any_invocable.h"
+#include "absl/status/status.h"
 #include "absl/status/statusor.h"
 #include "gpureduce/v1/reduce.pb.h"
 #include "grpcpp/support/status.h"

@@ -4,8 +4,7 @@
 
 namespace gpureduce::server {
 
-ReduceStreamReactor::ReduceStreamReactor(ServiceState& state,
-                                         grpc::CallbackServerContext* context,
+ReduceStreamReactor::ReduceStreamReactor(ServiceState& state, grpc::CallbackServerContext* context,
                                          v1::ReduceResponse* response)
     : call_(state, "ReduceStream", context->peer()), context_(context), response_(response) {
   if (absl::Status admitted = call_.Admit(); !admitted.ok()) {

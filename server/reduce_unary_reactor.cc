@@ -16,8 +16,9 @@ ReduceUnaryReactor::ReduceUnaryReactor(ServiceState& state, grpc::CallbackServer
 absl::Status ReduceUnaryReactor::Start(const v1::ReduceRequest& request) {
   if (absl::Status admitted = call_.Admit(); !admitted.ok()) return admitted;
   if (!request.has_spec()) {
-    return absl::InvalidArgumentError("the request has no spec: set spec.op (and optionally "
-                                      "spec.kernel, spec.block_size, spec.expected_count)");
+    return absl::InvalidArgumentError(
+        "the request has no spec: set spec.op (and optionally "
+        "spec.kernel, spec.block_size, spec.expected_count)");
   }
   if (absl::Status opened = call_.Open(request.spec()); !opened.ok()) return opened;
   absl::StatusOr<std::span<const float>> payload =

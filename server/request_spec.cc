@@ -28,9 +28,9 @@ absl::StatusOr<runtime::RequestSpec> ResolveSpec(const v1::ReduceSpec& spec,
   const int op_value = static_cast<int>(spec.op());
   if (op_value < static_cast<int>(kernels::Op::kSum) ||
       op_value > static_cast<int>(kernels::Op::kArgMax)) {
-    return absl::InvalidArgumentError(absl::StrCat(
-        op_value == 0 ? "op is not set" : absl::StrCat("unknown op ", op_value),
-        "; use one of ", OpChoices()));
+    return absl::InvalidArgumentError(
+        absl::StrCat(op_value == 0 ? "op is not set" : absl::StrCat("unknown op ", op_value),
+                     "; use one of ", OpChoices()));
   }
   runtime::RequestSpec out;
   out.op = static_cast<kernels::Op>(op_value);
@@ -41,9 +41,8 @@ absl::StatusOr<runtime::RequestSpec> ResolveSpec(const v1::ReduceSpec& spec,
   if (!spec.kernel().empty() && spec.kernel() != kernels::kAutoKernel) {
     kernel = kernels::FindKernel(spec.kernel());
     if (kernel == nullptr) {
-      return absl::InvalidArgumentError(absl::StrCat("unknown kernel '", spec.kernel(),
-                                                     "'; this server runs: ",
-                                                     KernelChoices(backend)));
+      return absl::InvalidArgumentError(absl::StrCat(
+          "unknown kernel '", spec.kernel(), "'; this server runs: ", KernelChoices(backend)));
     }
     if (kernel->backend != backend.kind()) {
       return absl::FailedPreconditionError(absl::StrCat(

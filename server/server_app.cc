@@ -9,13 +9,13 @@
 
 #include "absl/strings/str_cat.h"
 #include "absl/synchronization/notification.h"
+#include "common/fmt_absl.h"
 #include "gpureduce/version.h"
 #include "grpcpp/ext/proto_server_reflection_plugin.h"
 #include "grpcpp/grpcpp.h"
 #include "grpcpp/health_check_service_interface.h"
 #include "runtime/backend_factory.h"
 #include "server/reducer_service.h"
-#include "common/fmt_absl.h"
 #include "spdlog/spdlog.h"
 
 namespace gpureduce::server {

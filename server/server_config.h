@@ -21,7 +21,7 @@ struct ServerConfig {
   bool bdp_probe = false;
   std::string log_level = "info";
   absl::Duration grace_period = absl::Seconds(10);
-  std::string port_file;           // where to write the bound port (useful with --listen=...:0)
+  std::string port_file;  // where to write the bound port (useful with --listen=...:0)
   absl::Duration ready_delay = absl::ZeroDuration();  // hold NOT_SERVING this long after start
 };
 

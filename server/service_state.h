@@ -6,8 +6,8 @@
 #include <atomic>
 #include <cstdint>
 
-#include "server/admission.h"
 #include "runtime/backend.h"
+#include "server/admission.h"
 
 namespace gpureduce::server {
 

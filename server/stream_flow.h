@@ -51,10 +51,10 @@ class StreamFlow {
 
   bool has_data_[2] = {false, false};
   bool computing_ = false;
-  int starting_reads_ = 0;   // reads decided on whose StartRead has not returned yet
-  int waiting_ = -1;         // a received chunk waiting for the backend
+  int starting_reads_ = 0;        // reads decided on whose StartRead has not returned yet
+  int waiting_ = -1;              // a received chunk waiting for the backend
   int read_buffer_ = kFirstRead;  // where the read in flight lands
-  bool reads_done_ = false;  // the client half-closed, or the call broke
+  bool reads_done_ = false;       // the client half-closed, or the call broke
   bool cancelled_ = false;
   bool finished_ = false;
   absl::Status error_;

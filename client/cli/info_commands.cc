@@ -46,10 +46,13 @@ std::string KernelsJson(const v1::ListKernelsResponse& response) {
   std::vector<std::string> kernels;
   for (const v1::KernelInfo& kernel : response.kernels()) {
     std::vector<std::string> ops;
-    for (int op : kernel.ops()) ops.push_back(JsonString(absl::AsciiStrToLower(v1::Op_Name(v1::Op(op)))));
+    for (int op : kernel.ops())
+      ops.push_back(JsonString(absl::AsciiStrToLower(v1::Op_Name(v1::Op(op)))));
     JsonObject json;
-    json.Add("name", kernel.name()).Add("backend", kernel.backend())
-        .Add("description", kernel.description()).Add("lineage", kernel.lineage())
+    json.Add("name", kernel.name())
+        .Add("backend", kernel.backend())
+        .Add("description", kernel.description())
+        .Add("lineage", kernel.lineage())
         .AddRaw("ops", absl::StrCat("[", absl::StrJoin(ops, ","), "]"))
         .Add("deterministic", kernel.deterministic())
         .Add("default_block_size", kernel.default_block_size())
@@ -75,11 +78,10 @@ std::string InfoText(const v1::ServerInfo& info, const std::string& target) {
     }
     out += "\n";
   }
-  absl::StrAppendFormat(&out,
-                        "limits: unary %s, stream chunk %s, %d concurrent requests, %d workers\n",
-                        FormatByteSize(info.max_request_bytes()),
-                        FormatByteSize(info.max_chunk_bytes()), info.max_concurrent_requests(),
-                        info.worker_threads());
+  absl::StrAppendFormat(
+      &out, "limits: unary %s, stream chunk %s, %d concurrent requests, %d workers\n",
+      FormatByteSize(info.max_request_bytes()), FormatByteSize(info.max_chunk_bytes()),
+      info.max_concurrent_requests(), info.worker_threads());
   return out;
 }
 
@@ -87,14 +89,17 @@ std::string InfoJson(const v1::ServerInfo& info) {
   std::vector<std::string> devices;
   for (const v1::DeviceInfo& device : info.devices()) {
     JsonObject json;
-    json.Add("index", int64_t{device.index()}).Add("name", device.name())
+    json.Add("index", int64_t{device.index()})
+        .Add("name", device.name())
         .Add("memory_bytes", device.memory_bytes())
         .Add("multiprocessors", int64_t{device.multiprocessors()})
         .Add("peak_bandwidth_gbps", device.peak_bandwidth_gbps());
     devices.push_back(json.str());
   }
   JsonObject out;
-  out.Add("version", info.version()).Add("backend", info.backend()).Add("serving", info.serving())
+  out.Add("version", info.version())
+      .Add("backend", info.backend())
+      .Add("serving", info.serving())
       .AddRaw("devices", absl::StrCat("[", absl::StrJoin(devices, ","), "]"))
       .Add("max_request_bytes", info.max_request_bytes())
       .Add("max_chunk_bytes", info.max_chunk_bytes())
@@ -149,9 +154,11 @@ int RunHealth(int argc, char** argv) {
   AddConnectionFlags(flags, &connection);
   if (int exit = ParseFlags(flags, argc, argv, 0); exit >= 0) return exit;
 
-  std::unique_ptr<client::ReducerClient> reducer = client::ReducerClient::Connect(connection.target);
+  std::unique_ptr<client::ReducerClient> reducer =
+      client::ReducerClient::Connect(connection.target);
   client::CallOptions options;
-  options.timeout = connection.timeout == absl::ZeroDuration() ? absl::Seconds(5) : connection.timeout;
+  options.timeout =
+      connection.timeout == absl::ZeroDuration() ? absl::Seconds(5) : connection.timeout;
   const absl::Time give_up = absl::Now() + wait;
   absl::StatusOr<bool> serving;
   while (true) {
@@ -162,7 +169,9 @@ int RunHealth(int argc, char** argv) {
   if (!serving.ok()) return ReportServerError("health", serving.status());
   const char* state = *serving ? "SERVING" : "NOT_SERVING";
   if (connection.json) {
-    std::fputs((JsonObject().Add("status", state).Add("target", connection.target).str() + "\n").c_str(), stdout);
+    std::fputs(
+        (JsonObject().Add("status", state).Add("target", connection.target).str() + "\n").c_str(),
+        stdout);
   } else {
     std::printf("%s %s\n", connection.target.c_str(), state);
   }

@@ -24,7 +24,9 @@ bool StderrIsATerminal() {
 }  // namespace
 
 ProgressBar::ProgressBar(uint64_t total_bytes)
-    : total_bytes_(total_bytes), enabled_(StderrIsATerminal()), start_(Clock::now()),
+    : total_bytes_(total_bytes),
+      enabled_(StderrIsATerminal()),
+      start_(Clock::now()),
       last_draw_(start_) {}
 
 void ProgressBar::Update(uint64_t bytes_done) {
@@ -38,9 +40,9 @@ void ProgressBar::Update(uint64_t bytes_done) {
   if (total_bytes_ > 0) {
     const double fraction = std::min(1.0, double(bytes_done) / double(total_bytes_));
     const int filled = static_cast<int>(fraction * kBarWidth);
-    line = absl::StrFormat("\r[%s%s] %5.1f%%  %.0f / %.0f MB  %.0f MB/s ",
-                           std::string(filled, '#'), std::string(kBarWidth - filled, '.'),
-                           100 * fraction, mb, total_bytes_ / 1e6, mb / seconds);
+    line = absl::StrFormat("\r[%s%s] %5.1f%%  %.0f / %.0f MB  %.0f MB/s ", std::string(filled, '#'),
+                           std::string(kBarWidth - filled, '.'), 100 * fraction, mb,
+                           total_bytes_ / 1e6, mb / seconds);
   } else {
     line = absl::StrFormat("\r%.0f MB sent  %.0f MB/s ", mb, mb / seconds);
   }

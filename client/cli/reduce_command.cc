@@ -43,8 +43,10 @@ void Register(FlagSet& flags, ReduceFlags* f) {
   flags.AddChoice("format", &f->format, {"auto", "npy", "raw", "text"},
                   "input format; auto: .npy by its header, .raw/.bin/.f32 raw little-endian "
                   "float32, .txt/.csv/.tsv and stdin text");
-  flags.AddInt64("random", &f->random, "reduce N random floats, uniform in [-1, 1), instead of "
-                 "a file; -1 means read a file", "N");
+  flags.AddInt64("random", &f->random,
+                 "reduce N random floats, uniform in [-1, 1), instead of "
+                 "a file; -1 means read a file",
+                 "N");
   flags.AddUint64("seed", &f->seed, "seed for --random", "S");
   flags.AddBool("values", &f->values, "send `repeated float values` instead of bytes");
   flags.AddBool("verify", &f->verify,
@@ -104,7 +106,8 @@ int RunReduce(int argc, char** argv) {
   if (f.verify) reference.emplace(op);
   RunningReference* ref = reference.has_value() ? &*reference : nullptr;
 
-  std::unique_ptr<client::ReducerClient> reducer = client::ReducerClient::Connect(f.connection.target);
+  std::unique_ptr<client::ReducerClient> reducer =
+      client::ReducerClient::Connect(f.connection.target);
   client::StreamOptions options;
   options.timeout = CallTimeout(f.connection);
   options.use_values_field = f.values;
@@ -113,7 +116,8 @@ int RunReduce(int argc, char** argv) {
   // The first chunk decides: an input that fits in it goes in one unary message.
   std::vector<float> first(chunk_elements);
   absl::StatusOr<size_t> first_filled = ReadChunk(**source, absl::MakeSpan(first), ref);
-  if (!first_filled.ok()) return ReportUsageError(kCommand, std::string(first_filled.status().message()));
+  if (!first_filled.ok())
+    return ReportUsageError(kCommand, std::string(first_filled.status().message()));
   const bool streamed = *first_filled == chunk_elements;
 
   const absl::Time start = absl::Now();
@@ -141,8 +145,8 @@ int RunReduce(int argc, char** argv) {
         options);
     progress.Finish();
     if (!input_error.ok()) {
-      return ReportUsageError(kCommand, absl::StrCat((*source)->Describe(), ": ",
-                                                     input_error.message()));
+      return ReportUsageError(kCommand,
+                              absl::StrCat((*source)->Describe(), ": ", input_error.message()));
     }
   }
   const absl::Duration wall = absl::Now() - start;
@@ -153,9 +157,9 @@ int RunReduce(int argc, char** argv) {
   if (reference.has_value()) {
     verification = Verification{reference->value(), reference->index(), reference->scale()};
   }
-  const std::string text =
-      f.connection.json ? FormatReduceJson(op, *response, client_side, verification)
-                        : FormatReduceText(op, *response, client_side, verification);
+  const std::string text = f.connection.json
+                               ? FormatReduceJson(op, *response, client_side, verification)
+                               : FormatReduceText(op, *response, client_side, verification);
   std::fputs(text.c_str(), stdout);
   return kExitOk;
 }

@@ -69,19 +69,30 @@ std::string FormatReduceJson(v1::Op op, const v1::ReduceResponse& response,
                              const std::optional<Verification>& verification) {
   const v1::Timing& t = response.timing();
   JsonObject timing;
-  timing.Add("queue_us", t.queue_us()).Add("h2d_us", t.h2d_us()).Add("kernel_us", t.kernel_us())
-      .Add("d2h_us", t.d2h_us()).Add("server_us", t.server_us()).Add("bytes", t.bytes())
-      .Add("chunks", t.chunks()).Add("kernel_gbps", t.kernel_gbps())
+  timing.Add("queue_us", t.queue_us())
+      .Add("h2d_us", t.h2d_us())
+      .Add("kernel_us", t.kernel_us())
+      .Add("d2h_us", t.d2h_us())
+      .Add("server_us", t.server_us())
+      .Add("bytes", t.bytes())
+      .Add("chunks", t.chunks())
+      .Add("kernel_gbps", t.kernel_gbps())
       .Add("server_gbps", t.server_gbps());
   JsonObject client_json;
   client_json.Add("wall_us", absl::ToDoubleMicroseconds(client.wall))
-      .Add("gbps", ClientGbps(response, client)).Add("streamed", client.streamed)
+      .Add("gbps", ClientGbps(response, client))
+      .Add("streamed", client.streamed)
       .Add("input", client.input);
   JsonObject out;
-  out.Add("op", OpName(op)).Add("value", response.value()).Add("index", response.index())
-      .Add("count", response.count()).Add("kernel", response.kernel())
-      .Add("backend", response.backend()).Add("device", response.device())
-      .Add("timing", timing).Add("client", client_json);
+  out.Add("op", OpName(op))
+      .Add("value", response.value())
+      .Add("index", response.index())
+      .Add("count", response.count())
+      .Add("kernel", response.kernel())
+      .Add("backend", response.backend())
+      .Add("device", response.device())
+      .Add("timing", timing)
+      .Add("client", client_json);
   if (verification.has_value()) {
     JsonObject verify;
     verify.Add("reference", verification->reference)

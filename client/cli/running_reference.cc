@@ -78,13 +78,17 @@ void RunningReference::Add(absl::Span<const float> chunk) {
 
 double RunningReference::value() const {
   switch (op_) {
-    case v1::PROD: return static_cast<double>(product_);
+    case v1::PROD:
+      return static_cast<double>(product_);
     case v1::MIN:
     case v1::MAX:
     case v1::ARGMIN:
-    case v1::ARGMAX: return extreme_;
-    case v1::MEAN: return static_cast<double>(sum_ / count_);
-    default: return static_cast<double>(sum_);
+    case v1::ARGMAX:
+      return extreme_;
+    case v1::MEAN:
+      return static_cast<double>(sum_ / count_);
+    default:
+      return static_cast<double>(sum_);
   }
 }
 

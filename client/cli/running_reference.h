@@ -25,10 +25,10 @@ class RunningReference {
  private:
   v1::Op op_;
   uint64_t count_ = 0;
-  long double sum_ = 0;       // SUM, MEAN: sum of x; SUM_SQUARES: sum of x^2
-  long double abs_sum_ = 0;   // sum of |x| (or x^2)
+  long double sum_ = 0;      // SUM, MEAN: sum of x; SUM_SQUARES: sum of x^2
+  long double abs_sum_ = 0;  // sum of |x| (or x^2)
   long double product_ = 1;
-  float extreme_ = 0;         // MIN, MAX, ARGMIN, ARGMAX
+  float extreme_ = 0;  // MIN, MAX, ARGMIN, ARGMAX
   int64_t index_ = -1;
   bool saw_nan_ = false;
 };

@@ -15,7 +15,7 @@
 namespace gpureduce::client {
 
 absl::StatusOr<std::unique_ptr<ByteReader>> ByteReader::OpenFile(const std::string& path,
-                                                                  size_t buffer_size) {
+                                                                 size_t buffer_size) {
   int fd;
   do {
     fd = ::open(path.c_str(), O_RDONLY | O_CLOEXEC);

@@ -27,18 +27,32 @@ std::string DtypeName(char kind, absl::string_view size_text) {
   }
   const std::string bits = absl::StrCat(bytes * 8);
   switch (kind) {
-    case 'f': return absl::StrCat("float", bits);
-    case 'i': return absl::StrCat("int", bits);
-    case 'u': return absl::StrCat("uint", bits);
-    case 'c': return absl::StrCat("complex", bits);
-    case 'b': case '?': return "bool";
-    case 'U': return "unicode strings";
-    case 'S': case 'a': return "byte strings";
-    case 'O': return "Python objects";
-    case 'M': return "datetime64";
-    case 'm': return "timedelta64";
-    case 'V': return "raw records";
-    default: return "an unknown dtype";
+    case 'f':
+      return absl::StrCat("float", bits);
+    case 'i':
+      return absl::StrCat("int", bits);
+    case 'u':
+      return absl::StrCat("uint", bits);
+    case 'c':
+      return absl::StrCat("complex", bits);
+    case 'b':
+    case '?':
+      return "bool";
+    case 'U':
+      return "unicode strings";
+    case 'S':
+    case 'a':
+      return "byte strings";
+    case 'O':
+      return "Python objects";
+    case 'M':
+      return "datetime64";
+    case 'm':
+      return "timedelta64";
+    case 'V':
+      return "raw records";
+    default:
+      return "an unknown dtype";
   }
 }
 
@@ -61,9 +75,9 @@ absl::Status CheckDescr(absl::string_view descr, absl::string_view name, NpyHead
     return absl::OkStatus();
   }
   const std::string type = rest.empty() ? "an unknown dtype" : DtypeName(rest[0], rest.substr(1));
-  return absl::InvalidArgumentError(absl::StrCat(
-      name, " holds ", descr, " (", type,
-      "); gpureduce reduces float32: convert with arr.astype(np.float32)"));
+  return absl::InvalidArgumentError(
+      absl::StrCat(name, " holds ", descr, " (", type,
+                   "); gpureduce reduces float32: convert with arr.astype(np.float32)"));
 }
 
 }  // namespace
@@ -73,13 +87,12 @@ std::string FormatNpyShape(const std::vector<uint64_t>& shape) {
   return absl::StrCat("(", absl::StrJoin(shape, ", "), ")");
 }
 
-absl::Status ParseNpyHeaderDict(absl::string_view dict, absl::string_view name,
-                                NpyHeader& header) {
+absl::Status ParseNpyHeaderDict(absl::string_view dict, absl::string_view name, NpyHeader& header) {
   const auto malformed = [&](absl::string_view why) {
     constexpr size_t kShown = 200;
-    return absl::InvalidArgumentError(absl::StrCat(
-        name, " has a malformed NPY header (", why, "): ",
-        absl::CHexEscape(dict.substr(0, kShown)), dict.size() > kShown ? "..." : ""));
+    return absl::InvalidArgumentError(absl::StrCat(name, " has a malformed NPY header (", why,
+                                                   "): ", absl::CHexEscape(dict.substr(0, kShown)),
+                                                   dict.size() > kShown ? "..." : ""));
   };
   absl::StatusOr<std::vector<std::pair<std::string, PyLiteral>>> entries = ParsePyDict(dict);
   if (!entries.ok()) return malformed(entries.status().message());
@@ -89,9 +102,9 @@ absl::Status ParseNpyHeaderDict(absl::string_view dict, absl::string_view name,
   const PyLiteral* shape = nullptr;
   for (const auto& [key, value] : *entries) {
     const PyLiteral** slot = key == "descr"           ? &descr
-                           : key == "fortran_order" ? &fortran_order
-                           : key == "shape"         ? &shape
-                                                    : nullptr;
+                             : key == "fortran_order" ? &fortran_order
+                             : key == "shape"         ? &shape
+                                                      : nullptr;
     if (slot == nullptr) return malformed(absl::StrCat("unexpected key '", key, "'"));
     if (*slot != nullptr) return malformed(absl::StrCat("duplicate key '", key, "'"));
     *slot = &value;
@@ -102,7 +115,8 @@ absl::Status ParseNpyHeaderDict(absl::string_view dict, absl::string_view name,
 
   if (descr->kind == PyLiteral::Kind::kList) {
     return absl::InvalidArgumentError(absl::StrCat(
-        name, " holds a structured dtype (record fields); gpureduce reduces plain float32 "
+        name,
+        " holds a structured dtype (record fields); gpureduce reduces plain float32 "
         "arrays: extract one field and convert it with arr['field'].astype(np.float32)"));
   }
   if (descr->kind != PyLiteral::Kind::kString) return malformed("'descr' is not a string");
@@ -154,9 +168,9 @@ absl::StatusOr<NpyHeader> ReadNpyHeader(ByteReader& reader) {
   header.major_version = static_cast<unsigned char>(preamble[6]);
   header.minor_version = static_cast<unsigned char>(preamble[7]);
   if (header.major_version < 1 || header.major_version > 3 || header.minor_version != 0) {
-    return absl::InvalidArgumentError(absl::StrCat(
-        name, " uses NPY format version ", header.major_version, ".", header.minor_version,
-        "; only 1.0, 2.0 and 3.0 exist"));
+    return absl::InvalidArgumentError(absl::StrCat(name, " uses NPY format version ",
+                                                   header.major_version, ".", header.minor_version,
+                                                   "; only 1.0, 2.0 and 3.0 exist"));
   }
 
   // The header length is little-endian: 2 bytes in version 1.0, 4 bytes afterwards.
@@ -170,17 +184,16 @@ absl::StatusOr<NpyHeader> ReadNpyHeader(ByteReader& reader) {
   uint64_t header_length = 0;
   for (size_t i = length_bytes; i-- > 0;) header_length = (header_length << 8) | length_le[i];
   if (header_length > kMaxHeaderLength) {
-    return absl::InvalidArgumentError(absl::StrCat(
-        name, " claims an NPY header of ", header_length, " bytes; at most ", kMaxHeaderLength,
-        " is accepted"));
+    return absl::InvalidArgumentError(absl::StrCat(name, " claims an NPY header of ", header_length,
+                                                   " bytes; at most ", kMaxHeaderLength,
+                                                   " is accepted"));
   }
 
   std::string dict(header_length, '\0');
   ASSIGN_OR_RETURN(const size_t dict_got, reader.Read(absl::MakeSpan(dict)));
   if (dict_got < header_length) {
-    return absl::InvalidArgumentError(absl::StrCat(
-        name, " is truncated inside its NPY header (", dict_got, " of ", header_length,
-        " bytes)"));
+    return absl::InvalidArgumentError(absl::StrCat(name, " is truncated inside its NPY header (",
+                                                   dict_got, " of ", header_length, " bytes)"));
   }
   // Version 3.0 only changes the header's encoding to UTF-8; the keys and values are ASCII.
   RETURN_IF_ERROR(ParseNpyHeaderDict(dict, name, header));

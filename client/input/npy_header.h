@@ -35,8 +35,7 @@ absl::StatusOr<NpyHeader> ReadNpyHeader(ByteReader& reader);
 
 // Parses the dict literal into `header` (descr, fortran_order, shape, count, big_endian).
 // `name` prefixes error messages. Exposed for tests.
-absl::Status ParseNpyHeaderDict(absl::string_view dict, absl::string_view name,
-                                NpyHeader& header);
+absl::Status ParseNpyHeaderDict(absl::string_view dict, absl::string_view name, NpyHeader& header);
 
 // Python tuple notation: "()", "(5,)", "(3, 4)".
 std::string FormatNpyShape(const std::vector<uint64_t>& shape);

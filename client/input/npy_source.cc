@@ -29,14 +29,14 @@ absl::StatusOr<std::unique_ptr<NpySource>> NpySource::Open(std::unique_ptr<ByteR
     const uint64_t data_bytes = header.count * sizeof(float);
     const uint64_t present = *reader->size() - std::min(*reader->size(), reader->position());
     if (present != data_bytes) {
-      const std::string promise = absl::StrCat(
-          "its header (", header.data_offset, " bytes) declares shape ",
-          FormatNpyShape(header.shape), " = ", header.count, " float32 values = ", data_bytes,
-          " bytes of data");
+      const std::string promise =
+          absl::StrCat("its header (", header.data_offset, " bytes) declares shape ",
+                       FormatNpyShape(header.shape), " = ", header.count,
+                       " float32 values = ", data_bytes, " bytes of data");
       if (present < data_bytes) {
-        return absl::InvalidArgumentError(absl::StrCat(
-            reader->name(), " is truncated: ", promise, ", but only ", present,
-            " bytes follow the header"));
+        return absl::InvalidArgumentError(absl::StrCat(reader->name(), " is truncated: ", promise,
+                                                       ", but only ", present,
+                                                       " bytes follow the header"));
       }
       return absl::InvalidArgumentError(absl::StrCat(
           reader->name(), " has ", present - data_bytes, " unexpected trailing bytes: ", promise,
@@ -69,18 +69,17 @@ absl::StatusOr<size_t> NpySource::Read(absl::Span<float> out) {
     // A stream's length is unknown up front: make sure nothing follows the declared data.
     ASSIGN_OR_RETURN(const absl::string_view extra, reader_->Peek(1));
     if (!extra.empty()) {
-      return absl::InvalidArgumentError(absl::StrCat(
-          reader_->name(), " has unexpected bytes after the ", header_.count,
-          " float32 values its NPY header declares"));
+      return absl::InvalidArgumentError(
+          absl::StrCat(reader_->name(), " has unexpected bytes after the ", header_.count,
+                       " float32 values its NPY header declares"));
     }
   }
   return n;
 }
 
 std::string NpySource::Describe() const {
-  return absl::StrCat(reader_->name(), " (npy v", header_.major_version, ".",
-                      header_.minor_version, " ", header_.descr,
-                      header_.fortran_order ? " fortran_order" : "", ", shape ",
+  return absl::StrCat(reader_->name(), " (npy v", header_.major_version, ".", header_.minor_version,
+                      " ", header_.descr, header_.fortran_order ? " fortran_order" : "", ", shape ",
                       FormatNpyShape(header_.shape), ", ", header_.count, " floats)");
 }
 

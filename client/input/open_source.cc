@@ -60,8 +60,8 @@ absl::StatusOr<std::unique_ptr<FloatSource>> OpenSource(const SourceOptions& opt
   const bool random = options.random || (options.path.empty() && options.random_count > 0);
   if (random) {
     if (!options.path.empty()) {
-      return absl::InvalidArgumentError(absl::StrCat(
-          "choose one input: random values or ", options.path, ", not both"));
+      return absl::InvalidArgumentError(
+          absl::StrCat("choose one input: random values or ", options.path, ", not both"));
     }
     return std::make_unique<RandomSource>(options.random_count, options.random_seed);
   }

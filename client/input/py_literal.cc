@@ -126,8 +126,7 @@ class Parser {
 
 }  // namespace
 
-absl::StatusOr<std::vector<std::pair<std::string, PyLiteral>>> ParsePyDict(
-    absl::string_view text) {
+absl::StatusOr<std::vector<std::pair<std::string, PyLiteral>>> ParsePyDict(absl::string_view text) {
   std::vector<std::pair<std::string, PyLiteral>> entries;
   Parser parser(text);
   if (!parser.ParseDict(entries)) return absl::InvalidArgumentError(parser.error());

@@ -14,11 +14,11 @@ static_assert(std::endian::native == std::endian::little, "gpureduce assumes a l
 
 absl::StatusOr<std::unique_ptr<RawSource>> RawSource::Open(std::unique_ptr<ByteReader> reader) {
   if (reader->size().has_value() && *reader->size() % sizeof(float) != 0) {
-    return absl::InvalidArgumentError(absl::StrCat(
-        reader->name(), " is ", *reader->size(),
-        " bytes, which is not a multiple of 4 bytes, so it is not raw float32 data (",
-        *reader->size() / sizeof(float), " values and ", *reader->size() % sizeof(float),
-        " bytes left over)"));
+    return absl::InvalidArgumentError(
+        absl::StrCat(reader->name(), " is ", *reader->size(),
+                     " bytes, which is not a multiple of 4 bytes, so it is not raw float32 data (",
+                     *reader->size() / sizeof(float), " values and ",
+                     *reader->size() % sizeof(float), " bytes left over)"));
   }
   return std::unique_ptr<RawSource>(new RawSource(std::move(reader)));
 }
@@ -26,16 +26,15 @@ absl::StatusOr<std::unique_ptr<RawSource>> RawSource::Open(std::unique_ptr<ByteR
 RawSource::RawSource(std::unique_ptr<ByteReader> reader) : reader_(std::move(reader)) {}
 
 absl::StatusOr<size_t> RawSource::Read(absl::Span<float> out) {
-  ASSIGN_OR_RETURN(const size_t got, reader_->Read(absl::MakeSpan(
-                                         reinterpret_cast<char*>(out.data()),
-                                         out.size() * sizeof(float))));
+  ASSIGN_OR_RETURN(const size_t got,
+                   reader_->Read(absl::MakeSpan(reinterpret_cast<char*>(out.data()),
+                                                out.size() * sizeof(float))));
   if (got % sizeof(float) != 0) {
     // Read() comes up short only at the end of input, so these bytes are all that is left.
     return absl::InvalidArgumentError(absl::StrCat(
         reader_->name(), " ends with a partial float32 value: ", got % sizeof(float),
         got % sizeof(float) == 1 ? " stray byte" : " stray bytes", " after ",
-        delivered_ + got / sizeof(float),
-        " values (the input is not a multiple of 4 bytes)"));
+        delivered_ + got / sizeof(float), " values (the input is not a multiple of 4 bytes)"));
   }
   delivered_ += got / sizeof(float);
   return got / sizeof(float);

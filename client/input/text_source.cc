@@ -183,9 +183,9 @@ absl::StatusOr<float> TextSource::ParseToken(absl::string_view token, uint64_t l
 }
 
 absl::Status TextSource::TokenTooLong(uint64_t line) const {
-  return absl::InvalidArgumentError(absl::StrCat(
-      reader_->name(), ":", line, ": a token is longer than ", kMaxTokenLength,
-      " characters; is this really a text file of numbers?"));
+  return absl::InvalidArgumentError(
+      absl::StrCat(reader_->name(), ":", line, ": a token is longer than ", kMaxTokenLength,
+                   " characters; is this really a text file of numbers?"));
 }
 
 }  // namespace gpureduce::client

@@ -47,7 +47,7 @@ class TextSource final : public FloatSource {
   absl::string_view pending_;  // Unscanned rest of the reader's current chunk.
   std::string partial_;        // A token cut by the end of a chunk, awaiting its rest.
   uint64_t partial_line_ = 0;
-  uint64_t line_ = 1;          // Line of the next unscanned byte.
+  uint64_t line_ = 1;  // Line of the next unscanned byte.
   bool started_ = false;
   bool in_comment_ = false;
   bool at_end_ = false;

@@ -1,10 +1,10 @@
+#include "kernels/bench/bench_data.h"
+
 #include <algorithm>
 #include <cmath>
 #include <cub/device/device_reduce.cuh>
 #include <thread>
 #include <vector>
-
-#include "kernels/bench/bench_data.h"
 
 namespace gpureduce::bench {
 namespace {

@@ -266,8 +266,8 @@ class Bench {
                                         cudaMemcpyHostToDevice, stream_),
                         "cudaMemcpyAsync");
               return kernels::cuda::LadderReduceInto(policy, kernels::Op::kSum, in, n, threads,
-                                                     context_.gpu, b_.d_partial,
-                                                     b_.d_scratch, b_.scratch_bytes, stream_);
+                                                     context_.gpu, b_.d_partial, b_.d_scratch,
+                                                     b_.scratch_bytes, stream_);
             },
             [this] { return ReadPartial(b_, stream_); },
             checks.Sum(kFloat32Sum)};

@@ -1,8 +1,6 @@
 // The `cpu` kernel on a thread pool (kernels/reduce.h): the array is cut into fixed-size tasks
 // whose partials are combined in order by whichever task finishes last.
 
-#include "kernels/reduce.h"
-
 #include <atomic>
 #include <future>
 #include <memory>
@@ -11,6 +9,7 @@
 #include <vector>
 
 #include "kernels/cpu/block_reduce.h"
+#include "kernels/reduce.h"
 
 namespace gpureduce::kernels::cpu {
 namespace {
@@ -34,7 +33,8 @@ void RunTask(const std::shared_ptr<Job>& job, size_t task) {
   std::call_once(job->started_once, [&] { job->started = Clock::now(); });
   const size_t begin = task * kElementsPerTask;
   const size_t size = std::min(kElementsPerTask, job->data.size() - begin);
-  job->partials[task] = ReduceBlock(job->op, job->data.subspan(begin, size), job->base_index + begin);
+  job->partials[task] =
+      ReduceBlock(job->op, job->data.subspan(begin, size), job->base_index + begin);
   if (job->remaining.fetch_sub(1, std::memory_order_acq_rel) != 1) return;
 
   Partial total;

@@ -1,9 +1,9 @@
 #include "kernels/cuda/cub_reduce.h"
 
-#include <cub/device/device_reduce.cuh>
 #include <thrust/iterator/counting_iterator.h>
 
 #include <algorithm>
+#include <cub/device/device_reduce.cuh>
 
 #include "kernels/extreme_order.h"
 
@@ -94,21 +94,19 @@ cudaError_t Dispatch(Op op, const float* d_in, size_t n, void* d_result, void* d
                                                 static_cast<double*>(d_result), n, Times{},
                                                 ToDouble{}, 1.0, stream);
     case Op::kMin:
-      return cub::DeviceReduce::Reduce(d_temp, temp_bytes, d_in, static_cast<float*>(d_result),
-                                       n, NanExtreme<true>{}, __builtin_huge_valf(), stream);
+      return cub::DeviceReduce::Reduce(d_temp, temp_bytes, d_in, static_cast<float*>(d_result), n,
+                                       NanExtreme<true>{}, __builtin_huge_valf(), stream);
     case Op::kMax:
-      return cub::DeviceReduce::Reduce(d_temp, temp_bytes, d_in, static_cast<float*>(d_result),
-                                       n, NanExtreme<false>{}, -__builtin_huge_valf(), stream);
+      return cub::DeviceReduce::Reduce(d_temp, temp_bytes, d_in, static_cast<float*>(d_result), n,
+                                       NanExtreme<false>{}, -__builtin_huge_valf(), stream);
     case Op::kArgMin:
-      return cub::DeviceReduce::TransformReduce(d_temp, temp_bytes, indices,
-                                                static_cast<ArgPair*>(d_result), n,
-                                                FirstExtreme<true>{}, ToArgPair{d_in}, lowest,
-                                                stream);
+      return cub::DeviceReduce::TransformReduce(
+          d_temp, temp_bytes, indices, static_cast<ArgPair*>(d_result), n, FirstExtreme<true>{},
+          ToArgPair{d_in}, lowest, stream);
     case Op::kArgMax:
-      return cub::DeviceReduce::TransformReduce(d_temp, temp_bytes, indices,
-                                                static_cast<ArgPair*>(d_result), n,
-                                                FirstExtreme<false>{}, ToArgPair{d_in}, highest,
-                                                stream);
+      return cub::DeviceReduce::TransformReduce(
+          d_temp, temp_bytes, indices, static_cast<ArgPair*>(d_result), n, FirstExtreme<false>{},
+          ToArgPair{d_in}, highest, stream);
   }
   return cudaErrorInvalidValue;
 }

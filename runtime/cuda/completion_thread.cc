@@ -26,9 +26,8 @@ void CompletionThread::RunAfter(cudaStream_t stream, StreamDone callback) {
 
 void CUDART_CB CompletionThread::OnStreamReached(cudaStream_t, cudaError_t status, void* item) {
   std::unique_ptr<PendingCallback> pending(static_cast<PendingCallback*>(item));
-  pending->owner->Post([callback = std::move(pending->callback), status]() mutable {
-    std::move(callback)(status);
-  });
+  pending->owner->Post(
+      [callback = std::move(pending->callback), status]() mutable { std::move(callback)(status); });
 }
 
 }  // namespace gpureduce::runtime

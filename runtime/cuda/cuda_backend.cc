@@ -31,9 +31,9 @@ absl::StatusOr<kernels::Partial> ReduceNow(ReduceSession& session, std::span<con
 absl::StatusOr<int> VisibleGpuCount() {
   int count = 0;
   if (cudaError_t error = cudaGetDeviceCount(&count); error != cudaSuccess) {
-    return absl::UnavailableError(absl::StrCat("no usable GPU: cudaGetDeviceCount: ",
-                                               cudaGetErrorName(error), " (",
-                                               cudaGetErrorString(error), ")"));
+    return absl::UnavailableError(
+        absl::StrCat("no usable GPU: cudaGetDeviceCount: ", cudaGetErrorName(error), " (",
+                     cudaGetErrorString(error), ")"));
   }
   if (count == 0) return absl::UnavailableError("no usable GPU: no CUDA device is visible");
   return count;
@@ -50,14 +50,14 @@ absl::StatusOr<std::unique_ptr<CudaBackend>> CudaBackend::Create(
   std::unique_ptr<CudaBackend> backend(new CudaBackend());
   for (int index : indices) {
     if (index < 0 || index >= visible) {
-      return absl::InvalidArgumentError(absl::StrCat("--devices: GPU ", index,
-                                                     " does not exist; ", visible,
-                                                     " are visible (0 to ", visible - 1, ")"));
+      return absl::InvalidArgumentError(absl::StrCat("--devices: GPU ", index, " does not exist; ",
+                                                     visible, " are visible (0 to ", visible - 1,
+                                                     ")"));
     }
     absl::StatusOr<std::unique_ptr<Device>> device = Device::Open(index, options.device);
     if (!device.ok()) {
-      return absl::Status(device.status().code(), absl::StrCat("GPU ", index, ": ",
-                                                               device.status().message()));
+      return absl::Status(device.status().code(),
+                          absl::StrCat("GPU ", index, ": ", device.status().message()));
     }
     backend->devices_.push_back(std::move(*device));
   }
@@ -95,9 +95,9 @@ absl::Status CudaBackend::CheckDevice(Device& device) {
                      CudaSession::Start(device, RequestSpec{op, default_kernel(), 0, 0}, slot));
     ASSIGN_OR_RETURN(const kernels::Partial partial, ReduceNow(*session, data));
     const bool right =
-        partial.count == count &&
-        (op != kernels::Op::kSum || partial.value == expected_sum) &&
-        (op != kernels::Op::kArgMax || (partial.value == 9.0 && partial.index == int64_t(count - 5))) &&
+        partial.count == count && (op != kernels::Op::kSum || partial.value == expected_sum) &&
+        (op != kernels::Op::kArgMax ||
+         (partial.value == 9.0 && partial.index == int64_t(count - 5))) &&
         (op != kernels::Op::kArgMin || (partial.value == -3.0 && partial.index == 0));
     if (!right) {
       return absl::InternalError(absl::StrFormat(
@@ -115,8 +115,7 @@ absl::StatusOr<std::unique_ptr<ReduceSession>> CudaBackend::Open(const RequestSp
     if (device.lost()) continue;
     ASSIGN_OR_RETURN(PartialSlot * slot, device.AcquirePartial());
     // A session that fails to start has already given its slot back.
-    ASSIGN_OR_RETURN(std::unique_ptr<CudaSession> session,
-                     CudaSession::Start(device, spec, slot));
+    ASSIGN_OR_RETURN(std::unique_ptr<CudaSession> session, CudaSession::Start(device, spec, slot));
     return std::unique_ptr<ReduceSession>(std::move(session));
   }
   return absl::UnavailableError("every GPU of this server is lost; it reports NOT_SERVING");

@@ -61,8 +61,8 @@ void CudaSession::Consume(std::span<const float> data, ConsumeDone done) {
 
 void CudaSession::AcquireSlot() {
   wait_started_ = Clock::now();
-  device_.staging().Acquire(
-      id_, [this](absl::StatusOr<StagingSlot*> slot) { OnSlot(std::move(slot)); });
+  device_.staging().Acquire(id_,
+                            [this](absl::StatusOr<StagingSlot*> slot) { OnSlot(std::move(slot)); });
 }
 
 void CudaSession::OnSlot(absl::StatusOr<StagingSlot*> slot) {
@@ -102,8 +102,8 @@ absl::Status CudaSession::StagePiece(StagingSlot& slot) {
   const absl::Status queued = QueuePiece(slot, count);
   if (!queued.ok()) device_.ReportError(queued);
   // Whatever was queued may still use the slot: it goes back only after the stream passes.
-  device_.completions().RunAfter(
-      lane_.stream.get(), [this, &slot](cudaError_t status) { OnPieceDone(&slot, status); });
+  device_.completions().RunAfter(lane_.stream.get(),
+                                 [this, &slot](cudaError_t status) { OnPieceDone(&slot, status); });
   if (!queued.ok()) return queued;
   staged_ += count;
   consumed_ += count;
@@ -116,15 +116,11 @@ absl::Status CudaSession::QueuePiece(StagingSlot& slot, size_t count) {
   CUDA_RETURN_IF_ERROR(cudaMemcpyAsync(slot.device.get(), slot.host.get(), count * sizeof(float),
                                        cudaMemcpyHostToDevice, stream));
   CUDA_RETURN_IF_ERROR(cudaEventRecord(slot.copied.get(), stream));
-  const kernels::cuda::ChunkLaunch launch{kernel_,
-                                          op_,
-                                          block_size_,
-                                          device_.traits(),
-                                          lane_.scratch.get(),
-                                          lane_.scratch.bytes(),
-                                          stream};
-  CUDA_RETURN_IF_ERROR(kernels::cuda::ReduceInto(launch, slot.device.get(), count, consumed_,
-                                                 partial_->device));
+  const kernels::cuda::ChunkLaunch launch{
+      kernel_, op_, block_size_, device_.traits(), lane_.scratch.get(), lane_.scratch.bytes(),
+      stream};
+  CUDA_RETURN_IF_ERROR(
+      kernels::cuda::ReduceInto(launch, slot.device.get(), count, consumed_, partial_->device));
   CUDA_RETURN_IF_ERROR(cudaEventRecord(slot.reduced.get(), stream));
   return absl::OkStatus();
 }

@@ -19,8 +19,7 @@ namespace gpureduce::runtime {
 class CudaSession final : public ReduceSession {
  public:
   // Takes ownership of `partial` (released on destruction). Queues the partial's reset.
-  static absl::StatusOr<std::unique_ptr<CudaSession>> Start(Device& device,
-                                                            const RequestSpec& spec,
+  static absl::StatusOr<std::unique_ptr<CudaSession>> Start(Device& device, const RequestSpec& spec,
                                                             PartialSlot* partial);
   ~CudaSession() override;
 
@@ -37,9 +36,9 @@ class CudaSession final : public ReduceSession {
   absl::Status QueueReset();  // under the lane's lock
   void AcquireSlot();
   void OnSlot(absl::StatusOr<StagingSlot*> slot);
-  absl::Status StagePiece(StagingSlot& slot);  // on a copy thread
+  absl::Status StagePiece(StagingSlot& slot);                // on a copy thread
   absl::Status QueuePiece(StagingSlot& slot, size_t count);  // under the lane's lock
-  absl::Status QueueReadBack();  // under the lane's lock
+  absl::Status QueueReadBack();                              // under the lane's lock
   void EndConsume(absl::Status status);
   void OnPieceDone(StagingSlot* slot, cudaError_t status);
 

@@ -15,11 +15,10 @@ constexpr char kCudaErrorPayload[] = "type.gpureduce/cuda-error";
 }  // namespace
 
 absl::Status CudaError(cudaError_t error, const char* call, const char* file, int line) {
-  const std::string message = absl::StrCat(cudaGetErrorName(error), " (",
-                                           cudaGetErrorString(error), ") in ", call, " at ",
-                                           file, ":", line);
+  const std::string message = absl::StrCat(cudaGetErrorName(error), " (", cudaGetErrorString(error),
+                                           ") in ", call, " at ", file, ":", line);
   absl::Status status = error == cudaErrorMemoryAllocation ? absl::ResourceExhaustedError(message)
-                                                            : absl::InternalError(message);
+                                                           : absl::InternalError(message);
   status.SetPayload(kCudaErrorPayload, absl::Cord(absl::StrCat(static_cast<int>(error))));
   return status;
 }

@@ -25,9 +25,9 @@ bool IsStickyCudaError(cudaError_t error);
 }  // namespace gpureduce::runtime
 
 // Returns CudaError(...) from the enclosing function when `call` does not return cudaSuccess.
-#define CUDA_RETURN_IF_ERROR(call)                                                      \
-  do {                                                                                  \
-    if (cudaError_t _gr_cuda_error = (call); _gr_cuda_error != cudaSuccess) {           \
+#define CUDA_RETURN_IF_ERROR(call)                                                       \
+  do {                                                                                   \
+    if (cudaError_t _gr_cuda_error = (call); _gr_cuda_error != cudaSuccess) {            \
       return ::gpureduce::runtime::CudaError(_gr_cuda_error, #call, __FILE__, __LINE__); \
-    }                                                                                   \
+    }                                                                                    \
   } while (false)

@@ -80,8 +80,7 @@ absl::Status Device::InitStaging(uint32_t slots, size_t slot_floats) {
     staging.push_back(std::move(slot));
   }
   staging_slot_floats_ = slot_floats;
-  staging_ =
-      std::make_unique<SlotPool<StagingSlot>>(std::move(staging), "a GPU staging buffer");
+  staging_ = std::make_unique<SlotPool<StagingSlot>>(std::move(staging), "a GPU staging buffer");
   return absl::OkStatus();
 }
 

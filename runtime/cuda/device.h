@@ -28,8 +28,8 @@ struct DeviceOptions {
   uint32_t streams = 0;  // 0: twice the copy engines, at least 4
   uint32_t staging_buffers = 16;
   uint64_t staging_buffer_bytes = uint64_t{4} << 20;
-  uint32_t sessions = 32;      // requests in progress on this device at once
-  uint32_t copy_threads = 4;   // threads that copy chunks into pinned memory
+  uint32_t sessions = 32;     // requests in progress on this device at once
+  uint32_t copy_threads = 4;  // threads that copy chunks into pinned memory
 };
 
 // A pinned host buffer, the device buffer it is copied to, and the events that time the copy

@@ -2,14 +2,15 @@
 // pipeline, chunked and concurrent use, admission waits and cancellation, timing, and flat
 // memory. Without a GPU every test is skipped with the reason.
 
+#include "runtime/cuda/cuda_backend.h"
+
 #include <future>
 #include <thread>
 #include <vector>
 
 #include "gtest/gtest.h"
-#include "kernels/reduce.h"
 #include "kernels/op_name.h"
-#include "runtime/cuda/cuda_backend.h"
+#include "kernels/reduce.h"
 #include "tests/support/random_data.h"
 #include "tests/support/reference.h"
 
@@ -84,8 +85,8 @@ class CudaBackendTest : public ::testing::TestWithParam<Op> {
 
 TEST_P(CudaBackendTest, MatchesTheReferenceAtAwkwardSizes) {
   const Op op = GetParam();
-  for (size_t n : {size_t{1}, size_t{2}, size_t{31}, size_t{4097}, size_t{1000003},
-                   size_t{3} << 22, size_t{1} << 24}) {
+  for (size_t n : {size_t{1}, size_t{2}, size_t{31}, size_t{4097}, size_t{1000003}, size_t{3} << 22,
+                   size_t{1} << 24}) {
     const uint64_t seed = testing::FreshSeed();
     SCOPED_TRACE(testing::SeedTrace(seed) + " n=" + std::to_string(n));
     const std::vector<float> data = DataFor(op, n, seed);

@@ -45,8 +45,8 @@ TEST(GpuServerTest, AStreamOfTenThousandChunks) {
 
 TEST(GpuServerTest, RequestsWaitForAStagingBufferAndAllGetRightAnswers) {
   // One 64 KiB staging buffer for eight concurrent 4 MiB streams: most of them wait.
-  auto server = ServerProcess::Start({"--staging-buffers=1", "--staging-buffer-bytes=64KiB"},
-                                     true, "cuda");
+  auto server =
+      ServerProcess::Start({"--staging-buffers=1", "--staging-buffer-bytes=64KiB"}, true, "cuda");
   SKIP_IF_BACKEND_UNAVAILABLE(server.status());
   ASSERT_TRUE(server.ok()) << server.status();
   const uint64_t seed = FreshSeed();
@@ -70,8 +70,8 @@ TEST(GpuServerTest, RequestsWaitForAStagingBufferAndAllGetRightAnswers) {
 }
 
 TEST(GpuServerTest, CancelWhileTheGpuIsBusyThenServeTheNextRequest) {
-  auto server = ServerProcess::Start({"--staging-buffers=2", "--staging-buffer-bytes=64KiB"},
-                                     true, "cuda");
+  auto server =
+      ServerProcess::Start({"--staging-buffers=2", "--staging-buffer-bytes=64KiB"}, true, "cuda");
   SKIP_IF_BACKEND_UNAVAILABLE(server.status());
   ASSERT_TRUE(server.ok()) << server.status();
   auto reducer = (*server)->Connect();
@@ -89,8 +89,8 @@ TEST(GpuServerTest, CancelWhileTheGpuIsBusyThenServeTheNextRequest) {
   EXPECT_EQ(writer->Finish().error_code(), grpc::StatusCode::CANCELLED);
 
   const std::vector<float> data = MixedSignData(1000003, FreshSeed());
-  EXPECT_EQ(
-      Check(Op::kArgMax, data, StreamFloats(*reducer, SpecFor(Op::kArgMax), data, 1 << 16)), "");
+  EXPECT_EQ(Check(Op::kArgMax, data, StreamFloats(*reducer, SpecFor(Op::kArgMax), data, 1 << 16)),
+            "");
   absl::StatusOr<bool> serving = reducer->IsServing();
   ASSERT_TRUE(serving.ok());
   EXPECT_TRUE(*serving);

@@ -14,8 +14,9 @@
 //     far beyond a random walk's 4e-5. From n = 2^24 on the bound exceeds 1: float32 products of
 //     that many values mean nothing, which is why the default kernels accumulate in float64.
 
-#include <cuda_runtime_api.h>
+#include "kernels/cuda/ladder/ladder.h"
 
+#include <cuda_runtime_api.h>
 #include <sys/wait.h>
 #include <unistd.h>
 
@@ -28,7 +29,6 @@
 #include "absl/strings/str_cat.h"
 #include "absl/time/clock.h"
 #include "gtest/gtest.h"
-#include "kernels/cuda/ladder/ladder.h"
 #include "kernels/finalize.h"
 #include "kernels/op_name.h"
 #include "tests/gpu/kernel_fixture.h"
@@ -46,8 +46,7 @@ constexpr Op kLadderOps[] = {Op::kSum, Op::kProd, Op::kMin, Op::kMax, Op::kMean,
 constexpr double kUnitRoundoff = 0x1p-24;
 
 bool IsAtomic(const LadderPolicy& policy) {
-  return policy.id == KernelId::kAtomicGlobal ||
-         policy.id == KernelId::kAtomicShared;
+  return policy.id == KernelId::kAtomicGlobal || policy.id == KernelId::kAtomicShared;
 }
 
 double StatedBound(const LadderPolicy& policy, Op op, size_t n, const GpuTraits& gpu) {
@@ -76,7 +75,8 @@ class LadderTest : public testing::KernelFixture {
       cudaFree(d_in_);
       cudaFree(d_scratch_);
       capacity_ = data.size();
-      ASSERT_EQ(cudaMalloc(reinterpret_cast<void**>(&d_in_), capacity_ * sizeof(float)), cudaSuccess);
+      ASSERT_EQ(cudaMalloc(reinterpret_cast<void**>(&d_in_), capacity_ * sizeof(float)),
+                cudaSuccess);
       ASSERT_EQ(cudaMalloc(&d_scratch_, cuda::LadderScratchBytes(capacity_)), cudaSuccess);
     }
     ASSERT_EQ(cudaMemcpy(d_in_, data.data(), data.size() * sizeof(float), cudaMemcpyHostToDevice),
@@ -123,7 +123,8 @@ size_t MaxSize() {
 bool VariantSelected(const LadderPolicy& policy) {
   const char* only = std::getenv("GPUREDUCE_LADDER_VARIANTS");
   return only == nullptr ||
-         absl::StrCat(",", only, ",").find(absl::StrCat(",", policy.name, ",")) != std::string::npos;
+         absl::StrCat(",", only, ",").find(absl::StrCat(",", policy.name, ",")) !=
+             std::string::npos;
 }
 bool AllCells() { return std::getenv("GPUREDUCE_LADDER_ALL_CELLS") != nullptr; }
 // GPUREDUCE_LADDER_OPS=prod,min runs only those ops.
@@ -137,9 +138,9 @@ TEST_F(LadderTest, EveryVariantOpBlockSizeAndSizeMeetsItsBound) {
   const uint64_t seed = testing::FreshSeed();
   SCOPED_TRACE(testing::SeedTrace(seed));
   int failures = 0;
-  for (size_t n : {size_t{1}, size_t{2}, size_t{31}, size_t{32}, size_t{33}, size_t{1023},
-                   size_t{1025}, size_t{4097}, size_t{1000003}, size_t{3} << 22, size_t{1} << 24,
-                   size_t{1} << 28}) {
+  for (size_t n :
+       {size_t{1}, size_t{2}, size_t{31}, size_t{32}, size_t{33}, size_t{1023}, size_t{1025},
+        size_t{4097}, size_t{1000003}, size_t{3} << 22, size_t{1} << 24, size_t{1} << 28}) {
     if (n > MaxSize()) break;
     const absl::Time size_started = absl::Now();
     const std::vector<float> mixed = testing::MixedSignData(n, seed + n);
@@ -235,8 +236,7 @@ TEST_F(LadderTest, NaiveVolatileLastWarpIsARaceTheLadderVersionIsNot) {
       ASSERT_EQ(testing::LaunchNaiveLastWarpSum(d_in_, static_cast<float*>(d_scratch_)),
                 cudaSuccess);
     } else {
-      ASSERT_TRUE(Run(*FindLadderPolicy(KernelId::kUnrollLastWarp), Op::kSum, 64, 64)
-                      .ok());
+      ASSERT_TRUE(Run(*FindLadderPolicy(KernelId::kUnrollLastWarp), Op::kSum, 64, 64).ok());
     }
     ASSERT_EQ(cudaDeviceSynchronize(), cudaSuccess);
     return;

@@ -4,6 +4,8 @@
 // (the accuracy goal of the float64 accumulation); PROD n * 2^-53 (the rigorous bound of a
 // float64 product); MIN, MAX, ARGMIN, ARGMAX exact. Without a GPU every test skips.
 
+#include "kernels/cuda/single_pass/single_pass.h"
+
 #include <cuda_runtime_api.h>
 
 #include <cmath>
@@ -15,7 +17,6 @@
 
 #include "absl/status/statusor.h"
 #include "gtest/gtest.h"
-#include "kernels/cuda/single_pass/single_pass.h"
 #include "kernels/finalize.h"
 #include "kernels/op_name.h"
 #include "tests/gpu/kernel_fixture.h"

@@ -70,8 +70,8 @@ SharedServer CliTest::shared_;
 
 std::string WriteNpy(const std::vector<float>& data) {
   const std::string path = ScratchPath("input.npy");
-  std::string header = absl::StrCat("{'descr': '<f4', 'fortran_order': False, 'shape': (",
-                                    data.size(), ",), }");
+  std::string header =
+      absl::StrCat("{'descr': '<f4', 'fortran_order': False, 'shape': (", data.size(), ",), }");
   header.append(64 - (10 + header.size() + 1) % 64, ' ');
   header += '\n';
   std::ofstream out(path, std::ios::binary);
@@ -102,8 +102,8 @@ TEST_F(CliTest, RandomInputWithVerifyReportsAgreement) {
   ASSERT_EQ(run.exit_code, 0) << run.err;
   EXPECT_THAT(run.out, HasSubstr("(3000017 floats"));
   EXPECT_THAT(run.out, HasSubstr(": OK"));
-  EXPECT_THAT(run.out, HasSubstr(absl::StrCat("kernel ", TestDefaultKernel(), ", backend ",
-                                             TestBackend())));
+  EXPECT_THAT(run.out,
+              HasSubstr(absl::StrCat("kernel ", TestDefaultKernel(), ", backend ", TestBackend())));
 }
 
 TEST_F(CliTest, TextOnStdinGoesInOneMessage) {

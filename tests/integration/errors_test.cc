@@ -44,9 +44,8 @@ class ErrorsTest : public ::testing::Test {
     const std::vector<float> data = MixedSignData(4097, FreshSeed());
     auto got = reducer_->Reduce(Spec(v1::SUM), data);
     ASSERT_TRUE(got.ok()) << got.status();
-    EXPECT_EQ(CheckAgainstReference(kernels::Op::kSum,
-                                    ComputeReference(kernels::Op::kSum, data), got->value(), -1,
-                                    1e-9),
+    EXPECT_EQ(CheckAgainstReference(kernels::Op::kSum, ComputeReference(kernels::Op::kSum, data),
+                                    got->value(), -1, 1e-9),
               "");
   }
 
@@ -99,24 +98,24 @@ const std::vector<float> kFew = {1.5f, -2.0f, 3.25f};
 TEST_F(ErrorsTest, UnknownOrMissingOpIsInvalidArgument) {
   ExpectRefused(Unary(Request(Spec(static_cast<v1::Op>(99)), kFew)),
                 grpc::StatusCode::INVALID_ARGUMENT, "unknown op 99; use one of SUM, PROD");
-  ExpectRefused(Unary(Request(Spec(v1::OP_UNSPECIFIED), kFew)),
-                grpc::StatusCode::INVALID_ARGUMENT, "op is not set");
+  ExpectRefused(Unary(Request(Spec(v1::OP_UNSPECIFIED), kFew)), grpc::StatusCode::INVALID_ARGUMENT,
+                "op is not set");
   v1::ReduceRequest no_spec;
   no_spec.set_data(Bytes(kFew));
   ExpectRefused(Unary(no_spec), grpc::StatusCode::INVALID_ARGUMENT, "no spec");
 }
 
 TEST_F(ErrorsTest, UnknownKernelIsInvalidArgumentAndNamesTheKernels) {
-  ExpectRefused(Unary(Request(Spec(v1::SUM, "fastest"), kFew)),
-                grpc::StatusCode::INVALID_ARGUMENT,
+  ExpectRefused(Unary(Request(Spec(v1::SUM, "fastest"), kFew)), grpc::StatusCode::INVALID_ARGUMENT,
                 "unknown kernel 'fastest'; this server runs: auto, " + TestDefaultKernel());
 }
 
 TEST_F(ErrorsTest, KernelOfAnotherBackendIsFailedPrecondition) {
   const std::string foreign = TestForeignKernel();
-  const std::string needs = TestBackend() == "cuda" ? "needs the cpu backend" : "needs the cuda backend";
-  ExpectRefused(Unary(Request(Spec(v1::SUM, foreign), kFew)),
-                grpc::StatusCode::FAILED_PRECONDITION, needs);
+  const std::string needs =
+      TestBackend() == "cuda" ? "needs the cpu backend" : "needs the cuda backend";
+  ExpectRefused(Unary(Request(Spec(v1::SUM, foreign), kFew)), grpc::StatusCode::FAILED_PRECONDITION,
+                needs);
   std::vector<v1::ReduceChunk> chunks = {Chunk(kFew, nullptr)};
   const v1::ReduceSpec spec = Spec(v1::MAX, foreign);
   *chunks[0].mutable_spec() = spec;
@@ -131,7 +130,8 @@ TEST_F(ErrorsTest, BlockSizeOutOfRangeIsInvalidArgument) {
 TEST_F(ErrorsTest, ByteLengthNotAMultipleOfFourIsInvalidArgument) {
   v1::ReduceRequest request = Request(Spec(v1::SUM), kFew);
   request.mutable_data()->push_back('x');
-  ExpectRefused(Unary(request), grpc::StatusCode::INVALID_ARGUMENT, "13 bytes, which is not a multiple of 4");
+  ExpectRefused(Unary(request), grpc::StatusCode::INVALID_ARGUMENT,
+                "13 bytes, which is not a multiple of 4");
   v1::ReduceSpec spec = Spec(v1::SUM);
   std::vector<v1::ReduceChunk> chunks = {Chunk(kFew, &spec), Chunk(kFew, nullptr)};
   chunks[1].mutable_data()->append("ab");
@@ -155,8 +155,7 @@ TEST_F(ErrorsTest, StreamSpecMissingOrRepeatedIsInvalidArgument) {
 
 TEST_F(ErrorsTest, EmptyInputWithoutIdentityIsInvalidArgument) {
   for (v1::Op op : {v1::MIN, v1::MAX, v1::MEAN, v1::SUM_SQUARES, v1::ARGMIN, v1::ARGMAX}) {
-    ExpectRefused(Unary(Request(Spec(op), {})), grpc::StatusCode::INVALID_ARGUMENT,
-                  "empty input");
+    ExpectRefused(Unary(Request(Spec(op), {})), grpc::StatusCode::INVALID_ARGUMENT, "empty input");
     const v1::ReduceSpec spec = Spec(op);
     ExpectRefused(Stream({Chunk({}, &spec)}), grpc::StatusCode::INVALID_ARGUMENT, "empty input");
   }

@@ -60,8 +60,9 @@ std::string CliBinary() {
   return FindBinary("GPUREDUCE_CLI_BINARY", "gpureduce", GPUREDUCE_CLI_BINARY);
 }
 
-absl::StatusOr<std::unique_ptr<ServerProcess>> ServerProcess::Start(
-    std::vector<std::string> flags, bool wait_until_serving, const std::string& backend) {
+absl::StatusOr<std::unique_ptr<ServerProcess>> ServerProcess::Start(std::vector<std::string> flags,
+                                                                    bool wait_until_serving,
+                                                                    const std::string& backend) {
   std::unique_ptr<ServerProcess> server(new ServerProcess());
   char dir_template[] = "/tmp/gpureduce-test-XXXXXX";
   if (mkdtemp(dir_template) == nullptr) return absl::InternalError("mkdtemp failed");

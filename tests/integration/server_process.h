@@ -67,14 +67,14 @@ class SharedServer {
   absl::Status status_;
 };
 
-#define REQUIRE_SHARED_SERVER(shared)                                  \
-  SKIP_IF_BACKEND_UNAVAILABLE((shared).status());                      \
+#define REQUIRE_SHARED_SERVER(shared)             \
+  SKIP_IF_BACKEND_UNAVAILABLE((shared).status()); \
   ASSERT_NE((shared).get(), nullptr) << (shared).status()
 
 // Skips the current test when `status` says the test backend cannot run here.
-#define SKIP_IF_BACKEND_UNAVAILABLE(status)                          \
-  if ((status).code() == absl::StatusCode::kFailedPrecondition) {     \
-    GTEST_SKIP() << (status).message();                               \
+#define SKIP_IF_BACKEND_UNAVAILABLE(status)                       \
+  if ((status).code() == absl::StatusCode::kFailedPrecondition) { \
+    GTEST_SKIP() << (status).message();                           \
   }
 
 // Streams `data` in chunks of `chunk_elements` through the client library.

@@ -7,7 +7,8 @@
 namespace gpureduce::testing {
 
 uint64_t FreshSeed() {
-  if (const char* fixed = std::getenv("GPUREDUCE_TEST_SEED")) return std::strtoull(fixed, nullptr, 10);
+  if (const char* fixed = std::getenv("GPUREDUCE_TEST_SEED"))
+    return std::strtoull(fixed, nullptr, 10);
   static std::random_device device;
   return (uint64_t{device()} << 32) ^ device();
 }

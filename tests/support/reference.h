@@ -25,7 +25,7 @@ Reference ComputeReference(kernels::Op op, std::span<const float> data);
 // Checks `value`/`index` against the reference: NaN must match NaN, infinities must match
 // exactly, exact ops must match exactly, accumulating ops within rel_tol * scale.
 // Returns an empty string when it matches, else a description of the mismatch.
-std::string CheckAgainstReference(kernels::Op op, const Reference& ref, double value,
-                                  int64_t index, double rel_tol);
+std::string CheckAgainstReference(kernels::Op op, const Reference& ref, double value, int64_t index,
+                                  double rel_tol);
 
 }  // namespace gpureduce::testing

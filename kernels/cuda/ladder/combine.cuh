@@ -18,8 +18,8 @@ struct CombineOp {
   __device__ static float Identity() {
     if constexpr (kC == CombineKind::kAdd) return 0.0f;
     if constexpr (kC == CombineKind::kMul) return 1.0f;
-    if constexpr (kC == CombineKind::kMin) return __int_as_float(0x7f800000);   // +inf
-    return __int_as_float(static_cast<int>(0xff800000u));                   // -inf
+    if constexpr (kC == CombineKind::kMin) return __int_as_float(0x7f800000);  // +inf
+    return __int_as_float(static_cast<int>(0xff800000u));                      // -inf
   }
   // Min and max by NumPy's rule (extreme_order.h): a NaN on either side is the answer.
   __device__ static float Apply(float a, float b) {

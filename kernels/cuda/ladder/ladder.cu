@@ -36,8 +36,8 @@ void LaunchUnrollComplete(unsigned grid, const float* in, size_t n, bool square,
 
 // One pass of a tree variant: block partials of in[0, n) into out[0, grid).
 template <CombineKind kC>
-void LaunchTreePass(KernelId variant, unsigned grid, unsigned block, const float* in,
-                    size_t n, bool square, float* out, cudaStream_t stream) {
+void LaunchTreePass(KernelId variant, unsigned grid, unsigned block, const float* in, size_t n,
+                    bool square, float* out, cudaStream_t stream) {
   const size_t shared = block * sizeof(float);
   switch (variant) {
     case KernelId::kInterleavedDivergent:
@@ -57,11 +57,16 @@ void LaunchTreePass(KernelId variant, unsigned grid, unsigned block, const float
       return;
     case KernelId::kUnrollComplete:
       switch (block) {
-        case 64: return LaunchUnrollComplete<kC, 64>(grid, in, n, square, out, stream);
-        case 128: return LaunchUnrollComplete<kC, 128>(grid, in, n, square, out, stream);
-        case 256: return LaunchUnrollComplete<kC, 256>(grid, in, n, square, out, stream);
-        case 512: return LaunchUnrollComplete<kC, 512>(grid, in, n, square, out, stream);
-        default: return LaunchUnrollComplete<kC, 1024>(grid, in, n, square, out, stream);
+        case 64:
+          return LaunchUnrollComplete<kC, 64>(grid, in, n, square, out, stream);
+        case 128:
+          return LaunchUnrollComplete<kC, 128>(grid, in, n, square, out, stream);
+        case 256:
+          return LaunchUnrollComplete<kC, 256>(grid, in, n, square, out, stream);
+        case 512:
+          return LaunchUnrollComplete<kC, 512>(grid, in, n, square, out, stream);
+        default:
+          return LaunchUnrollComplete<kC, 1024>(grid, in, n, square, out, stream);
       }
     case KernelId::kWarpShuffle:
       WarpShuffleKernel<kC><<<grid, block, shared, stream>>>(in, n, square, out);
@@ -85,11 +90,10 @@ unsigned PassGrid(const LadderPolicy& policy, size_t m, unsigned block, const Gp
 }
 
 template <CombineKind kC>
-cudaError_t Run(const LadderPolicy& policy, const float* in, size_t n, bool square,
-                unsigned block, const GpuTraits& gpu, float* result, float* partials_a,
-                float* partials_b, cudaStream_t stream) {
-  if (policy.id == KernelId::kAtomicGlobal ||
-      policy.id == KernelId::kAtomicShared) {
+cudaError_t Run(const LadderPolicy& policy, const float* in, size_t n, bool square, unsigned block,
+                const GpuTraits& gpu, float* result, float* partials_a, float* partials_b,
+                cudaStream_t stream) {
+  if (policy.id == KernelId::kAtomicGlobal || policy.id == KernelId::kAtomicShared) {
     SetIdentity<kC><<<1, 1, 0, stream>>>(result);
     const unsigned grid = static_cast<unsigned>((n + block - 1) / block);
     if (policy.id == KernelId::kAtomicGlobal) {
@@ -107,8 +111,8 @@ cudaError_t Run(const LadderPolicy& policy, const float* in, size_t n, bool squa
   bool first = true;
   while (true) {
     const unsigned grid = PassGrid(policy, m, block, gpu);
-    LaunchTreePass<kC>(policy.id, grid, block, src, m, first && square,
-                       grid == 1 ? result : dst, stream);
+    LaunchTreePass<kC>(policy.id, grid, block, src, m, first && square, grid == 1 ? result : dst,
+                       stream);
     if (grid == 1) break;
     m = grid;
     src = dst;
@@ -120,10 +124,14 @@ cudaError_t Run(const LadderPolicy& policy, const float* in, size_t n, bool squa
 
 CombineKind CombineFor(Op op) {
   switch (op) {
-    case Op::kProd: return CombineKind::kMul;
-    case Op::kMin: return CombineKind::kMin;
-    case Op::kMax: return CombineKind::kMax;
-    default: return CombineKind::kAdd;
+    case Op::kProd:
+      return CombineKind::kMul;
+    case Op::kMin:
+      return CombineKind::kMin;
+    case Op::kMax:
+      return CombineKind::kMax;
+    default:
+      return CombineKind::kAdd;
   }
 }
 
@@ -148,20 +156,20 @@ cudaError_t LadderReduceInto(const LadderPolicy& policy, Op op, const float* d_i
   cudaError_t error = cudaSuccess;
   switch (CombineFor(op)) {
     case CombineKind::kAdd:
-      error = Run<CombineKind::kAdd>(policy, d_in, n, square, block, gpu, result,
-                                 partials_a, partials_b, stream);
+      error = Run<CombineKind::kAdd>(policy, d_in, n, square, block, gpu, result, partials_a,
+                                     partials_b, stream);
       break;
     case CombineKind::kMul:
-      error = Run<CombineKind::kMul>(policy, d_in, n, square, block, gpu, result,
-                                 partials_a, partials_b, stream);
+      error = Run<CombineKind::kMul>(policy, d_in, n, square, block, gpu, result, partials_a,
+                                     partials_b, stream);
       break;
     case CombineKind::kMin:
-      error = Run<CombineKind::kMin>(policy, d_in, n, square, block, gpu, result,
-                                 partials_a, partials_b, stream);
+      error = Run<CombineKind::kMin>(policy, d_in, n, square, block, gpu, result, partials_a,
+                                     partials_b, stream);
       break;
     case CombineKind::kMax:
-      error = Run<CombineKind::kMax>(policy, d_in, n, square, block, gpu, result,
-                                 partials_a, partials_b, stream);
+      error = Run<CombineKind::kMax>(policy, d_in, n, square, block, gpu, result, partials_a,
+                                     partials_b, stream);
       break;
   }
   if (error != cudaSuccess) return error;

@@ -8,8 +8,8 @@
 #include <cstddef>
 #include <cstdint>
 
-#include "kernels/gpu_traits.h"
 #include "kernels/cuda/ladder/ladder_policy.h"
+#include "kernels/gpu_traits.h"
 #include "kernels/op.h"
 #include "kernels/partial.h"
 

@@ -30,16 +30,16 @@ inline constexpr LadderPolicy kLadder[] = {
      "prod/min/max)",
      "003 #1, 002 kernel 0", "global atomics", 256, 32, 1024, 1, false},
     {KernelId::kAtomicShared, "atomic_shared",
-     "atomics into one shared-memory value per block, then one global atomic per block",
-     "003 #2", "shared then global atomics", 256, 32, 1024, 1, false},
+     "atomics into one shared-memory value per block, then one global atomic per block", "003 #2",
+     "shared then global atomics", 256, 32, 1024, 1, false},
     {KernelId::kInterleavedDivergent, "interleaved_divergent",
      "shared-memory tree, interleaved addressing with a modulo test: divergent warps",
      "004 reduce0, 003 #3, 002 kernels 1-2, 000 #1", "second pass over block partials", 256, 32,
      1024, 1, true},
     {KernelId::kInterleavedStrided, "interleaved_strided",
      "interleaved addressing with a strided index: no divergence, shared-memory bank conflicts",
-     "004 reduce1, 003 #4, 002 kernel 3, 000 #2", "second pass over block partials", 256, 32,
-     1024, 1, true},
+     "004 reduce1, 003 #4, 002 kernel 3, 000 #2", "second pass over block partials", 256, 32, 1024,
+     1, true},
     {KernelId::kSequential, "sequential",
      "sequential addressing: conflict-free, half the threads idle from the first step",
      "004 reduce2, 003 #5, 002 kernel 4, 000 #3, 001", "second pass over block partials", 256, 32,
@@ -51,9 +51,8 @@ inline constexpr LadderPolicy kLadder[] = {
      "the last warp unrolled warp-synchronously, with __syncwarp between steps (Volta+)",
      "003 #7, 002 kernel 6", "second pass over block partials", 256, 64, 1024, 2, true},
     {KernelId::kUnrollComplete, "unroll_complete",
-     "completely unrolled over a templated block size",
-     "004 reduce5, 003 #8, 002 kernel 5", "second pass over block partials", 256, 64, 1024, 2,
-     true},
+     "completely unrolled over a templated block size", "004 reduce5, 003 #8, 002 kernel 5",
+     "second pass over block partials", 256, 64, 1024, 2, true},
     {KernelId::kWarpShuffle, "warp_shuffle",
      "the last warp reduced with __shfl_down_sync instead of shared memory",
      "004 reduce4, 003 #9, 002 kernel 7", "second pass over block partials", 256, 32, 1024, 2,
@@ -64,7 +63,6 @@ inline constexpr LadderPolicy kLadder[] = {
      "004 reduce6, 003 #10, 002 kernel 8", "second pass over block partials (one block)", 256, 32,
      1024, 2, true},
 };
-
 
 // The policy of a ladder kernel; nullptr for the other kernels.
 constexpr const LadderPolicy* FindLadderPolicy(KernelId id) {

@@ -97,7 +97,8 @@ struct ArgExtremeAccumulator {
   __device__ void Add4(float4 v, int64_t i) {
     // Most vectors hold nothing better: the vector's extreme (NaN if any element is) at its first
     // index goes first only when some element does, so test it before each element.
-    const float best = PickExtreme(kLess, PickExtreme(kLess, v.x, v.y), PickExtreme(kLess, v.z, v.w));
+    const float best =
+        PickExtreme(kLess, PickExtreme(kLess, v.x, v.y), PickExtreme(kLess, v.z, v.w));
     if (index >= 0 && !Precedes(best, i)) return;
     Add(v.x, i);
     Add(v.y, i + 1);

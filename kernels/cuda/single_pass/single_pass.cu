@@ -1,7 +1,8 @@
+#include "kernels/cuda/single_pass/single_pass.h"
+
 #include <algorithm>
 
 #include "kernels/cuda/single_pass/accumulators.cuh"
-#include "kernels/cuda/single_pass/single_pass.h"
 #include "kernels/cuda/single_pass/single_pass_kernel.cuh"
 
 namespace gpureduce::kernels::cuda {

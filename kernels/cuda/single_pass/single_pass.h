@@ -8,16 +8,16 @@
 #include <cstddef>
 #include <cstdint>
 
-#include "kernels/op.h"
-#include "kernels/partial.h"
 #include "kernels/cuda/single_pass/single_pass_policy.h"
 #include "kernels/gpu_traits.h"
+#include "kernels/op.h"
+#include "kernels/partial.h"
 
 namespace gpureduce::kernels::cuda {
 
 struct SinglePassLaunch {
-  GpuTraits gpu;      // the grid is sized to it, the policy chosen by it
-  void* d_scratch;    // kSinglePassScratchBytes, zeroed once before the first launch
+  GpuTraits gpu;    // the grid is sized to it, the policy chosen by it
+  void* d_scratch;  // kSinglePassScratchBytes, zeroed once before the first launch
   cudaStream_t stream;
   uint32_t max_blocks = 0;  // overrides the policy's cap on blocks (the bench's --max-blocks)
 };

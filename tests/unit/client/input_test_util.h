@@ -54,7 +54,9 @@ inline void WriteFile(const std::string& path, absl::string_view bytes) {
 }
 
 // A fresh seed per call, so every run exercises new values; tests print it on failure.
-inline uint64_t FreshSeed() { return (uint64_t{std::random_device{}()} << 32) | std::random_device{}(); }
+inline uint64_t FreshSeed() {
+  return (uint64_t{std::random_device{}()} << 32) | std::random_device{}();
+}
 
 // Mixed-sign values of many magnitudes, with every 16th one an arbitrary bit pattern
 // (subnormals, infinities, NaN payloads) to prove the bytes pass through untouched.
@@ -106,8 +108,9 @@ inline std::string NpyHeaderBytes(int major, absl::string_view dict) {
 
 inline std::string NpyDict(absl::string_view descr, absl::string_view shape,
                            bool fortran_order = false) {
-  return absl::StrCat("{'descr': '", descr, "', 'fortran_order': ",
-                      fortran_order ? "True" : "False", ", 'shape': ", shape, ", }");
+  return absl::StrCat("{'descr': '", descr,
+                      "', 'fortran_order': ", fortran_order ? "True" : "False",
+                      ", 'shape': ", shape, ", }");
 }
 
 // Reads everything in chunks of `chunk`, checking the Read() contract on the way.

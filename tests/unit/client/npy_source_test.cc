@@ -43,8 +43,7 @@ struct Layout {
 void PrintTo(const Layout& layout, std::ostream* os) { *os << layout.shape_text; }
 
 // (major version, descr, layout)
-class NpyRoundTripTest
-    : public ::testing::TestWithParam<std::tuple<int, std::string, Layout>> {};
+class NpyRoundTripTest : public ::testing::TestWithParam<std::tuple<int, std::string, Layout>> {};
 
 TEST_P(NpyRoundTripTest, EveryValueBitExactInAwkwardChunks) {
   const auto& [major, descr, layout] = GetParam();
@@ -74,8 +73,11 @@ TEST_P(NpyRoundTripTest, EveryValueBitExactInAwkwardChunks) {
 
 std::string ParamName(const ::testing::TestParamInfo<NpyRoundTripTest::ParamType>& info) {
   const auto& [major, descr, layout] = info.param;
-  std::string name = absl::StrCat(
-      "v", major, descr[0] == '<' ? "_le" : descr[0] == '>' ? "_be" : "_native", "_shape");
+  std::string name = absl::StrCat("v", major,
+                                  descr[0] == '<'   ? "_le"
+                                  : descr[0] == '>' ? "_be"
+                                                    : "_native",
+                                  "_shape");
   for (uint64_t dim : layout.shape) absl::StrAppend(&name, "_", dim);
   return name;
 }
@@ -111,8 +113,9 @@ TEST(NpySourceTest, FourGiBFileStreamsInFixedMemory) {
     ASSERT_TRUE(got.ok()) << got.status();
     if (*got == 0) break;
     total += *got;
-    nonzero += static_cast<uint64_t>(std::count_if(
-        buffer.begin(), buffer.begin() + static_cast<ptrdiff_t>(*got), [](float v) { return v != 0; }));
+    nonzero += static_cast<uint64_t>(std::count_if(buffer.begin(),
+                                                   buffer.begin() + static_cast<ptrdiff_t>(*got),
+                                                   [](float v) { return v != 0; }));
   }
   EXPECT_EQ(total, kCount);
   EXPECT_EQ(nonzero, 0u);
@@ -148,8 +151,8 @@ TEST(NpySourceTest, TruncatedDataNamesTheNumbers) {
 
 TEST(NpySourceTest, TrailingBytesAreRejected) {
   const std::string path = TempPath("x.npy");
-  WriteFile(path, NpyHeaderBytes(2, NpyDict("<f4", "(10,)")) + FloatBytes(RandomFloats(10, 3)) +
-                      "junk");
+  WriteFile(path,
+            NpyHeaderBytes(2, NpyDict("<f4", "(10,)")) + FloatBytes(RandomFloats(10, 3)) + "junk");
   auto source = OpenNpy(path);
   ASSERT_FALSE(source.ok());
   EXPECT_THAT(source.status().message(),
@@ -157,9 +160,14 @@ TEST(NpySourceTest, TrailingBytesAreRejected) {
 }
 
 TEST(NpySourceTest, OtherDtypesAreRejectedByName) {
-  for (const auto& [descr, name] : std::vector<std::pair<std::string, std::string>>{
-           {"<f8", "float64"}, {"<i4", "int32"}, {"<f2", "float16"}, {"|u1", "uint8"},
-           {"|b1", "bool"}, {"<c8", "complex64"}, {">i8", "int64"}}) {
+  for (const auto& [descr, name] :
+       std::vector<std::pair<std::string, std::string>>{{"<f8", "float64"},
+                                                        {"<i4", "int32"},
+                                                        {"<f2", "float16"},
+                                                        {"|u1", "uint8"},
+                                                        {"|b1", "bool"},
+                                                        {"<c8", "complex64"},
+                                                        {">i8", "int64"}}) {
     SCOPED_TRACE(descr);
     const std::string path = TempPath("d.npy");
     WriteFile(path, NpyHeaderBytes(1, NpyDict(descr, "(2,)")) + std::string(64, '\0'));
@@ -174,8 +182,9 @@ TEST(NpySourceTest, OtherDtypesAreRejectedByName) {
 
 TEST(NpySourceTest, StructuredAndOrderlessDtypesAreRejected) {
   const std::string path = TempPath("s.npy");
-  WriteFile(path, NpyHeaderBytes(1, "{'descr': [('a', '<f4'), ('b', '<i4')], 'fortran_order': "
-                                    "False, 'shape': (2,), }") +
+  WriteFile(path, NpyHeaderBytes(1,
+                                 "{'descr': [('a', '<f4'), ('b', '<i4')], 'fortran_order': "
+                                 "False, 'shape': (2,), }") +
                       std::string(16, '\0'));
   EXPECT_THAT(OpenNpy(path).status().message(), HasSubstr("structured dtype"));
   WriteFile(path, NpyHeaderBytes(1, NpyDict("|f4", "(2,)")) + std::string(8, '\0'));
@@ -199,8 +208,9 @@ TEST(NpySourceTest, BadMagicVersionAndHeaders) {
   EXPECT_THAT(OpenNpy(path).status().message(), HasSubstr("truncated inside its NPY header"));
 
   for (const std::string dict :
-       {"{'descr': '<f4', 'fortran_order': False}", "{'descr': '<f4', 'fortran_order': False, "
-                                                    "'shape': (1,), 'extra': 1}",
+       {"{'descr': '<f4', 'fortran_order': False}",
+        "{'descr': '<f4', 'fortran_order': False, "
+        "'shape': (1,), 'extra': 1}",
         "{'descr': '<f4', 'fortran_order': False, 'shape': [1]}",
         "{'descr': '<f4', 'fortran_order': False, 'shape': (-1,)}",
         "{'descr': '<f4', 'fortran_order': 0, 'shape': (1,)}", "{'descr': '<f4'",
@@ -215,15 +225,15 @@ TEST(NpySourceTest, BadMagicVersionAndHeaders) {
 
 TEST(NpyHeaderTest, ParsesNumpyVariants) {
   NpyHeader header;
-  ASSERT_TRUE(ParseNpyHeaderDict(
-                  "{\"shape\": (3L, 4L), \"fortran_order\": False, \"descr\": \">f4\"}  \n",
-                  "x", header)
-                  .ok());
+  ASSERT_TRUE(
+      ParseNpyHeaderDict("{\"shape\": (3L, 4L), \"fortran_order\": False, \"descr\": \">f4\"}  \n",
+                         "x", header)
+          .ok());
   EXPECT_EQ(header.shape, (std::vector<uint64_t>{3, 4}));
   EXPECT_EQ(header.count, 12u);
   EXPECT_TRUE(header.big_endian);
-  ASSERT_TRUE(ParseNpyHeaderDict("{'descr':'<f4','fortran_order':True,'shape':(5,)}", "x", header)
-                  .ok());
+  ASSERT_TRUE(
+      ParseNpyHeaderDict("{'descr':'<f4','fortran_order':True,'shape':(5,)}", "x", header).ok());
   EXPECT_EQ(header.count, 5u);
   EXPECT_FALSE(header.big_endian);
   EXPECT_EQ(FormatNpyShape({}), "()");

@@ -89,7 +89,8 @@ TEST(RandomSourceTest, UniformOverMinusOneToOneOnTheDocumentedGrid) {
   EXPECT_NEAR(sum / static_cast<double>(values.size()), 0.0,
               5.0 / std::sqrt(3.0 * static_cast<double>(values.size())));
   const double expected = static_cast<double>(values.size()) / kBins;
-  for (int64_t count : histogram) EXPECT_NEAR(static_cast<double>(count), expected, 6 * std::sqrt(expected));
+  for (int64_t count : histogram)
+    EXPECT_NEAR(static_cast<double>(count), expected, 6 * std::sqrt(expected));
 }
 
 // Informational: the quickstart generates 100 million values.

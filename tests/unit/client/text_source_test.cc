@@ -104,13 +104,13 @@ TEST(TextSourceTest, OverflowIsAnErrorNamingLineAndToken) {
 }
 
 TEST(TextSourceTest, InvalidTokensNameLineAndToken) {
-  for (const std::string token : {"abc", "1e", "0x10", "+-1", "1.2.3", "--1", "5e", "nanx",
-                                  "1#2", "\x93NUMPY"}) {
+  for (const std::string token :
+       {"abc", "1e", "0x10", "+-1", "1.2.3", "--1", "5e", "nanx", "1#2", "\x93NUMPY"}) {
     SCOPED_TRACE(token);
     const std::string message = ErrorOf(absl::StrCat("# comment\n1 2\n\n3\r\n4 ", token, "\n5\n"));
     const std::string shown = token[0] == '\x93' ? "\\x93NUMPY" : token;
-    EXPECT_THAT(message, AllOf(HasSubstr("input.txt:5: '" + shown + "'"),
-                               HasSubstr("is not a number")));
+    EXPECT_THAT(message,
+                AllOf(HasSubstr("input.txt:5: '" + shown + "'"), HasSubstr("is not a number")));
   }
 }
 
@@ -126,7 +126,9 @@ TEST(TextSourceTest, EmptyInputsAndByteOrderMark) {
   EXPECT_TRUE(Parse("")->empty());
   EXPECT_TRUE(Parse("# only a comment")->empty());
   EXPECT_TRUE(Parse(" \n,\n;  \n")->empty());
-  EXPECT_THAT(*Parse("\xEF\xBB\xBF" "1.5,2\n"), ElementsAre(1.5f, 2.0f));
+  EXPECT_THAT(*Parse("\xEF\xBB\xBF"
+                     "1.5,2\n"),
+              ElementsAre(1.5f, 2.0f));
 }
 
 // A file several times the 1 MiB block, with values printed to round-trip exactly and random

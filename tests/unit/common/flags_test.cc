@@ -73,8 +73,8 @@ TEST_F(FlagsTest, DefaultsSurviveAnEmptyCommandLine) {
 
 TEST_F(FlagsTest, ParsesEveryTypeWithEquals) {
   ASSERT_TRUE(Parse({"--server=gpu7:9000", "--verbose=true", "--verify=0", "--offset=-42",
-                     "--count=18446744073709551615", "--threads=4294967295",
-                     "--tolerance=1e-6", "--chunk=1MiB", "--timeout=500ms", "--op=max"})
+                     "--count=18446744073709551615", "--threads=4294967295", "--tolerance=1e-6",
+                     "--chunk=1MiB", "--timeout=500ms", "--op=max"})
                   .ok());
   EXPECT_EQ(server_, "gpu7:9000");
   EXPECT_TRUE(verbose_);
@@ -245,18 +245,26 @@ TEST_F(FlagsTest, HelpListsEveryFlagWithDefaultAndHelp) {
   const std::string help = flags_.Help();
   EXPECT_THAT(help, HasSubstr("Usage: gpureduce reduce [flags] [FILE|-]\n"));
   EXPECT_THAT(help, HasSubstr(kDescription));
-  for (const char* part : {
-           "--server=HOST:PORT", "address of the server (default: \"localhost:50051\")",
-           "--verbose ", "log every request (default: false)",
-           "check the result on the CPU (default: true)",
-           "--offset=N", "(default: -3)",
-           "--count=N", "number of elements (default: 1000)",
-           "--threads=N", "worker threads (default: 4)",
-           "--tolerance=X", "relative error allowed (default: 0.001)",
-           "--chunk=SIZE", "bytes per chunk (default: 64MiB)",
-           "--timeout=DURATION", "deadline per request (default: 30s)",
-           "--op={sum|min|max}", "reduction operator (default: sum)",
-           "-h, --help"}) {
+  for (const char* part : {"--server=HOST:PORT",
+                           "address of the server (default: \"localhost:50051\")",
+                           "--verbose ",
+                           "log every request (default: false)",
+                           "check the result on the CPU (default: true)",
+                           "--offset=N",
+                           "(default: -3)",
+                           "--count=N",
+                           "number of elements (default: 1000)",
+                           "--threads=N",
+                           "worker threads (default: 4)",
+                           "--tolerance=X",
+                           "relative error allowed (default: 0.001)",
+                           "--chunk=SIZE",
+                           "bytes per chunk (default: 64MiB)",
+                           "--timeout=DURATION",
+                           "deadline per request (default: 30s)",
+                           "--op={sum|min|max}",
+                           "reduction operator (default: sum)",
+                           "-h, --help"}) {
     EXPECT_THAT(help, HasSubstr(part)) << help;
   }
 }

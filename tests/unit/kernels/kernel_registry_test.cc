@@ -38,9 +38,15 @@ TEST(KernelRegistryTest, CpuKernelTakesNoBlockSize) {
 }
 
 TEST(KernelRegistryTest, BlockSizeMustBeAPowerOfTwoInRange) {
-  KernelInfo kernel{.name = "k", .description = "d", .lineage = "", .backend = BackendKind::kCuda,
-                    .ops = {Op::kSum}, .deterministic = true, .default_block_size = 256,
-                    .min_block_size = 32, .max_block_size = 1024};
+  KernelInfo kernel{.name = "k",
+                    .description = "d",
+                    .lineage = "",
+                    .backend = BackendKind::kCuda,
+                    .ops = {Op::kSum},
+                    .deterministic = true,
+                    .default_block_size = 256,
+                    .min_block_size = 32,
+                    .max_block_size = 1024};
   for (uint32_t ok : {0u, 32u, 64u, 256u, 1024u}) EXPECT_TRUE(ValidateBlockSize(kernel, ok).ok());
   for (uint32_t bad : {16u, 96u, 2048u, 1000u}) {
     const absl::Status status = ValidateBlockSize(kernel, bad);
@@ -50,9 +56,15 @@ TEST(KernelRegistryTest, BlockSizeMustBeAPowerOfTwoInRange) {
 }
 
 TEST(KernelRegistryTest, UnsupportedOpNamesTheKernelsThatHaveIt) {
-  KernelInfo kernel{.name = "k", .description = "d", .lineage = "", .backend = BackendKind::kCuda,
-                    .ops = {Op::kSum}, .deterministic = true, .default_block_size = 0,
-                    .min_block_size = 0, .max_block_size = 0};
+  KernelInfo kernel{.name = "k",
+                    .description = "d",
+                    .lineage = "",
+                    .backend = BackendKind::kCuda,
+                    .ops = {Op::kSum},
+                    .deterministic = true,
+                    .default_block_size = 0,
+                    .min_block_size = 0,
+                    .max_block_size = 0};
   EXPECT_TRUE(ValidateOp(kernel, Op::kSum).ok());
   const absl::Status status = ValidateOp(kernel, Op::kArgMax);
   EXPECT_EQ(status.code(), absl::StatusCode::kInvalidArgument);

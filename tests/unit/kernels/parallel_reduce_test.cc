@@ -1,7 +1,5 @@
 // The CPU backend's kernel against the float64 reference: every op, awkward sizes, fresh data.
 
-#include "kernels/reduce.h"
-
 #include <cmath>
 #include <limits>
 #include <vector>
@@ -9,6 +7,7 @@
 #include "gtest/gtest.h"
 #include "kernels/finalize.h"
 #include "kernels/op_name.h"
+#include "kernels/reduce.h"
 #include "tests/support/random_data.h"
 #include "tests/support/reference.h"
 
@@ -41,8 +40,7 @@ class ParallelReduceTest : public ::testing::TestWithParam<Op> {
 TEST_P(ParallelReduceTest, MatchesReferenceAtAwkwardSizes) {
   const Op op = GetParam();
   for (size_t n : {size_t{1}, size_t{2}, size_t{31}, size_t{32}, size_t{33}, size_t{4097},
-                   kElementsPerTask - 1, kElementsPerTask + 1, size_t{1000003},
-                   size_t{1} << 24}) {
+                   kElementsPerTask - 1, kElementsPerTask + 1, size_t{1000003}, size_t{1} << 24}) {
     const uint64_t seed = testing::FreshSeed();
     SCOPED_TRACE(testing::SeedTrace(seed) + " n=" + std::to_string(n));
     const std::vector<float> data = DataFor(op, n, seed);
@@ -98,8 +96,8 @@ TEST_P(ParallelReduceTest, SplitAnywhereCombinesToTheWhole) {
     const Partial left = Reduce(pool_, op, all.first(cut), 0);
     const Partial right = Reduce(pool_, op, all.subspan(cut), cut);
     const ReduceResult combined = *Finalize(op, Combine(op, left, right));
-    EXPECT_EQ(CheckAgainstReference(op, ComputeReference(op, data), combined.value,
-                                    combined.index, kDefaultKernelTolerance),
+    EXPECT_EQ(CheckAgainstReference(op, ComputeReference(op, data), combined.value, combined.index,
+                                    kDefaultKernelTolerance),
               "")
         << "cut at " << cut;
   }

@@ -67,12 +67,12 @@ TEST(CompletionThreadTest, CallbacksRunAfterTheStreamsEarlierWork) {
     for (int round = 1; round <= 3; ++round) {
       source[kCount - 1] = float(round);
       target[kCount - 1] = 0;  // the previous round's copies are over
-      ASSERT_EQ(cudaMemcpyAsync(device, source, kCount * sizeof(float), cudaMemcpyHostToDevice,
-                                stream),
-                cudaSuccess);
-      ASSERT_EQ(cudaMemcpyAsync(target, device, kCount * sizeof(float), cudaMemcpyDeviceToHost,
-                                stream),
-                cudaSuccess);
+      ASSERT_EQ(
+          cudaMemcpyAsync(device, source, kCount * sizeof(float), cudaMemcpyHostToDevice, stream),
+          cudaSuccess);
+      ASSERT_EQ(
+          cudaMemcpyAsync(target, device, kCount * sizeof(float), cudaMemcpyDeviceToHost, stream),
+          cudaSuccess);
       std::promise<std::pair<cudaError_t, float>> seen;
       completions.RunAfter(stream, [&](cudaError_t status) {
         seen.set_value({status, target[kCount - 1]});

@@ -41,9 +41,8 @@ absl::StatusOr<kernels::Partial> Reduce(Backend& backend, Op op, std::span<const
     if (absl::Status status = consumed.get_future().get(); !status.ok()) return status;
   }
   std::promise<absl::StatusOr<kernels::Partial>> finished;
-  (*session)->Finish([&](absl::StatusOr<kernels::Partial> partial) {
-    finished.set_value(std::move(partial));
-  });
+  (*session)->Finish(
+      [&](absl::StatusOr<kernels::Partial> partial) { finished.set_value(std::move(partial)); });
   return finished.get_future().get();
 }
 
@@ -67,8 +66,8 @@ TEST(CpuBackendTest, ChunkedSessionsMatchTheReferenceForEveryOp) {
   SCOPED_TRACE(testing::SeedTrace(seed));
   for (size_t n : {size_t{1}, size_t{2}, size_t{31}, size_t{1000003}}) {
     for (Op op : kernels::kAllOps) {
-      std::vector<float> data = op == Op::kProd ? testing::NearOneData(n, seed + n)
-                                                : testing::MixedSignData(n, seed + n);
+      std::vector<float> data =
+          op == Op::kProd ? testing::NearOneData(n, seed + n) : testing::MixedSignData(n, seed + n);
       if (op == Op::kArgMin || op == Op::kArgMax) {
         // The extreme again at the end, a chunk or more later: the first occurrence must win.
         const auto extreme = op == Op::kArgMin ? std::min_element(data.begin(), data.end())

@@ -47,7 +47,7 @@ class ReduceCallTest : public ::testing::Test {
 
   // Consumes each message's payload in turn, then completes; the gRPC status and response.
   std::pair<grpc::Status, v1::ReduceResponse> Run(ReduceCall& call,
-                                                 const std::vector<v1::ReduceRequest>& messages) {
+                                                  const std::vector<v1::ReduceRequest>& messages) {
     absl::Status status;
     for (size_t i = 0; i < messages.size() && status.ok(); ++i) {
       absl::StatusOr<std::span<const float>> payload =
@@ -77,12 +77,13 @@ TEST_F(ReduceCallTest, EveryOpMatchesTheReferenceAtAwkwardSizesInUnevenMessages)
   SCOPED_TRACE(testing::SeedTrace(seed));
   for (size_t n : {size_t{1}, size_t{2}, size_t{31}, size_t{1000003}}) {
     for (kernels::Op op : kernels::kAllOps) {
-      const std::vector<float> data = op == kernels::Op::kProd ? testing::NearOneData(n, seed + n)
-                                                               : testing::MixedSignData(n, seed + n);
+      const std::vector<float> data = op == kernels::Op::kProd
+                                          ? testing::NearOneData(n, seed + n)
+                                          : testing::MixedSignData(n, seed + n);
       // Two messages of uneven length, as a stream would carry them.
       const size_t cut = n / 3;
-      const std::vector<v1::ReduceRequest> messages = {
-          Request({data.begin(), data.begin() + cut}), Request({data.begin() + cut, data.end()})};
+      const std::vector<v1::ReduceRequest> messages = {Request({data.begin(), data.begin() + cut}),
+                                                       Request({data.begin() + cut, data.end()})};
       ReduceCall call(*state_, "Test", "peer");
       ASSERT_TRUE(call.Admit().ok());
       ASSERT_TRUE(call.Open(Spec(static_cast<v1::Op>(op), n)).ok());
