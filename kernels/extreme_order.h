@@ -4,7 +4,7 @@
 // NumPy's. A NaN goes before every number (so any NaN makes MIN/MAX NaN, and ARGMIN/ARGMAX
 // return the first NaN's index); among numbers the smaller (MIN, ARGMIN) or larger (MAX, ARGMAX)
 // goes first; between equals, and between NaNs, the lower index. Every backend and kernel,
-// and the Combine of partials, decides with these two functions, so they cannot disagree.
+// and the Combine of partials, decides with these functions, so they cannot disagree.
 
 #include <cstdint>
 #include <type_traits>
@@ -42,6 +42,14 @@ GPUREDUCE_HOST_DEVICE inline bool PrecedesExtreme(bool less, T value, int64_t in
   if (nan || other_nan) return nan && (!other_nan || index < other_index);
   if (value == other) return index < other_index;
   return less ? value < other : value > other;
+}
+
+// PrecedesExtreme for a `later` element against an `earlier` one (a higher index against a lower
+// one), as a thread that reads elements in increasing index asks it: no index to compare, which
+// keeps the test that most elements fail down to two compares in the kernels' inner loops.
+template <typename T>
+GPUREDUCE_HOST_DEVICE inline bool LaterPrecedes(bool less, T later, T earlier) {
+  return earlier == earlier && (later != later || (less ? later < earlier : later > earlier));
 }
 
 }  // namespace gpureduce::kernels

@@ -85,21 +85,19 @@ struct ArgExtremeAccumulator {
   float value = 0;
   int64_t index = -1;  // -1: no element yet
 
-  __device__ bool Precedes(float other, int64_t other_index) const {
-    return PrecedesExtreme(kLess, other, other_index, value, index);
-  }
+  // Within one thread elements come in increasing index, so a new one only needs LaterPrecedes.
   __device__ void Add(float x, int64_t i) {
-    if (index < 0 || Precedes(x, i)) {
+    if (index < 0 || LaterPrecedes(kLess, x, value)) {
       value = x;
       index = i;
     }
   }
   __device__ void Add4(float4 v, int64_t i) {
-    // Most vectors hold nothing better: the vector's extreme (NaN if any element is) at its first
-    // index goes first only when some element does, so test it before each element.
+    // Most vectors hold nothing that goes first: the vector's extreme (NaN if any element is)
+    // goes first exactly when one of its elements does, so test it before each element.
     const float best =
         PickExtreme(kLess, PickExtreme(kLess, v.x, v.y), PickExtreme(kLess, v.z, v.w));
-    if (index >= 0 && !Precedes(best, i)) return;
+    if (index >= 0 && !LaterPrecedes(kLess, best, value)) return;
     Add(v.x, i);
     Add(v.y, i + 1);
     Add(v.z, i + 2);
@@ -107,7 +105,10 @@ struct ArgExtremeAccumulator {
   }
   // The order is total on distinct indices, so merges commute.
   __device__ void Merge(const ArgExtremeAccumulator& other) {
-    if (other.index >= 0 && (index < 0 || Precedes(other.value, other.index))) *this = other;
+    if (other.index >= 0 &&
+        (index < 0 || PrecedesExtreme(kLess, other.value, other.index, value, index))) {
+      *this = other;
+    }
   }
   __device__ ArgExtremeAccumulator ShuffleDown(unsigned delta) const {
     return {

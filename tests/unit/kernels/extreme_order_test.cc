@@ -45,6 +45,19 @@ TEST(ExtremeOrderTest, PrecedesPutsNanFirstThenTheExtremeThenTheLowerIndex) {
   }
 }
 
+TEST(ExtremeOrderTest, LaterPrecedesIsPrecedesForAHigherIndex) {
+  const float values[] = {-kInf, -2.0f, -0.0f, 0.0f, 1.5f, kInf, kNaN};
+  for (bool less : {true, false}) {
+    for (float later : values) {
+      for (float earlier : values) {
+        EXPECT_EQ(LaterPrecedes(less, later, earlier),
+                  PrecedesExtreme(less, later, int64_t{7}, earlier, int64_t{3}))
+            << "less=" << less << " later=" << later << " earlier=" << earlier;
+      }
+    }
+  }
+}
+
 TEST(ExtremeOrderTest, ReducingByPrecedesInAnyOrderFindsTheFirstOccurrence) {
   // A total order: folding the elements in any order must give the same first occurrence.
   const uint64_t seed = testing::FreshSeed();
