@@ -42,7 +42,8 @@ endfunction()
 
 # Fails the configure when <target> depends, directly or through any library it links, on one
 # of the FORBIDDEN targets: the runtime and the kernels must never pull in gRPC or protobuf.
-# Checked once every target exists.
+# Checked once every target exists, by target name: in the package build (StaticDeps.cmake)
+# every dependency name stands for one group of archives, so there only the names mean anything.
 #
 #   gpureduce_forbid_links(<target> FORBIDDEN <target>...)
 function(gpureduce_forbid_links target)

@@ -14,8 +14,9 @@
 namespace gpureduce::kernels {
 
 // MIN (`less`) or MAX of two values: NaN when either is NaN, else the extreme; a tie keeps `a`.
-// One select on a condition without branches, so the CPU's loops vectorize; on the GPU a float
-// pair takes PTX's min.NaN / max.NaN, the same rule in one instruction.
+// One select on a condition without branches, so the CPU's loops vectorize. On the GPU a float
+// pair takes PTX's min.NaN / max.NaN: the same rule in one instruction, except in two details
+// no op's contract depends on: its NaN is the canonical positive one, and it orders -0 below +0.
 template <typename T>
 GPUREDUCE_HOST_DEVICE inline T PickExtreme(bool less, T a, T b) {
 #if defined(__CUDA_ARCH__)

@@ -4,9 +4,14 @@
 # Usage: scripts/format.sh [--check]
 set -euo pipefail
 cd "$(dirname "$0")/.."
+# Versions format differently: the tree follows Debian 12's clang-format 14.
 formatter=$(command -v clang-format-14 || command -v clang-format || true)
 if [ -z "$formatter" ]; then
   echo "format: clang-format is not installed (scripts/setup.sh installs it)" >&2
+  exit 1
+fi
+if ! "$formatter" --version | grep -q "version 14\."; then
+  echo "format: needs clang-format 14 (Debian 12's), found: $("$formatter" --version)" >&2
   exit 1
 fi
 mapfile -t files < <(git ls-files '*.h' '*.cc' '*.cu' '*.cuh')

@@ -37,9 +37,11 @@ class ReduceStreamReactor final : public grpc::ServerReadReactor<v1::ReduceChunk
   v1::ReduceResponse* response_;
   std::mutex mu_;
   StreamFlow flow_;  // guarded by mu_
+  // A buffer belongs to whoever the flow's last step gave it to (a read in flight, the backend,
+  // or OnReadDone under mu_), so they are touched without the lock outside those hands.
   v1::ReduceChunk chunks_[2];
   std::span<const float> payloads_[2];
-  bool spec_seen_ = false;  // guarded by mu_, like the buffers
+  bool spec_seen_ = false;  // read and written only in OnReadDone, under mu_
 };
 
 }  // namespace gpureduce::server

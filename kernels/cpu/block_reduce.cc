@@ -1,5 +1,6 @@
 #include "kernels/cpu/block_reduce.h"
 
+#include <cmath>
 #include <cstddef>
 
 #include "kernels/extreme_order.h"
@@ -35,12 +36,13 @@ double ProdBlock(std::span<const float> data) {
   return total;
 }
 
-// MIN/MAX by extreme_order.h's rule; its select has no branch, so the loop vectorizes.
+// MIN/MAX by extreme_order.h's rule; its select has no branch, so the loop vectorizes. A NaN
+// comes back as the canonical positive one, as the GPU kernels return it.
 template <bool kLess>
 double ExtremeBlock(std::span<const float> data) {
   float best = data[0];
   for (float x : data) best = PickExtreme(kLess, best, x);
-  return double{best};
+  return best == best ? double{best} : std::nan("");
 }
 
 // ARGMIN/ARGMAX: the first element in extreme_order.h's order. Elements come in increasing

@@ -94,6 +94,7 @@ void CudaSession::EndConsume(absl::Status status) {
 absl::Status CudaSession::StagePiece(StagingSlot& slot) {
   const size_t count = std::min(device_.staging_slot_floats(), data_.size() - staged_);
   if (absl::Status active = device_.Activate(); !active.ok()) {
+    device_.ReportError(active);
     device_.staging().Release(&slot);
     return active;
   }

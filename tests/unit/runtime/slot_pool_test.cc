@@ -3,6 +3,7 @@
 #include "runtime/slot_pool.h"
 
 #include <atomic>
+#include <chrono>
 #include <future>
 #include <memory>
 #include <thread>
@@ -18,12 +19,15 @@ using ::testing::HasSubstr;
 
 struct Slot {
   int id = 0;
-  int users = 0;  // how many holders at once: must never exceed 1
+  std::atomic<int> users{0};  // how many holders at once: must never exceed 1
 };
 
 std::unique_ptr<SlotPool<Slot>> MakePool(int slots) {
   std::vector<std::unique_ptr<Slot>> owned;
-  for (int i = 0; i < slots; ++i) owned.push_back(std::make_unique<Slot>(Slot{i, 0}));
+  for (int i = 0; i < slots; ++i) {
+    owned.push_back(std::make_unique<Slot>());
+    owned.back()->id = i;
+  }
   return std::make_unique<SlotPool<Slot>>(std::move(owned), "a test slot");
 }
 
@@ -101,7 +105,7 @@ TEST(SlotPoolTest, TryAcquireNeverWaits) {
 TEST(SlotPoolTest, ManyThreadsNeverShareASlotAndEveryWaiterIsServed) {
   constexpr int kSlots = 3, kThreads = 8, kRounds = 2000;
   auto pool = MakePool(kSlots);
-  std::atomic<int> served{0}, shared{0};
+  std::atomic<int> served{0}, shared{0}, lost{0};
   std::vector<std::thread> threads;
   for (int t = 0; t < kThreads; ++t) {
     threads.emplace_back([&, t] {
@@ -109,15 +113,22 @@ TEST(SlotPoolTest, ManyThreadsNeverShareASlotAndEveryWaiterIsServed) {
         std::promise<Slot*> got;
         pool->Acquire(uint64_t(t) * kRounds + round,
                       [&got](absl::StatusOr<Slot*> slot) { got.set_value(*slot); });
-        Slot* slot = got.get_future().get();
-        if (++slot->users != 1) ++shared;
-        --slot->users;
+        std::future<Slot*> future = got.get_future();
+        if (future.wait_for(std::chrono::seconds(30)) != std::future_status::ready) {
+          ++lost;  // a waiter nobody served: fail rather than hang
+          return;
+        }
+        Slot* slot = future.get();
+        if (slot->users.fetch_add(1) != 0) ++shared;
+        std::this_thread::yield();  // hold it a moment, so a second holder would overlap
+        slot->users.fetch_sub(1);
         ++served;
         pool->Release(slot);
       }
     });
   }
   for (std::thread& thread : threads) thread.join();
+  EXPECT_EQ(lost.load(), 0);
   EXPECT_EQ(served.load(), kThreads * kRounds);
   EXPECT_EQ(shared.load(), 0);
   EXPECT_EQ(pool->free_slots(), size_t{kSlots});

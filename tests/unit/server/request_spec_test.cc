@@ -36,11 +36,15 @@ const StandInBackend kCpu(BackendKind::kCpu);
 const StandInBackend kCuda(BackendKind::kCuda);
 
 TEST(ResolveSpecTest, EveryOpOfTheWireMapsToItsDomainOp) {
-  for (kernels::Op op : kernels::kAllOps) {
-    const v1::Op wire = static_cast<v1::Op>(op);
+  const std::pair<v1::Op, kernels::Op> pairs[] = {
+      {v1::SUM, kernels::Op::kSum},       {v1::PROD, kernels::Op::kProd},
+      {v1::MIN, kernels::Op::kMin},       {v1::MAX, kernels::Op::kMax},
+      {v1::MEAN, kernels::Op::kMean},     {v1::SUM_SQUARES, kernels::Op::kSumSquares},
+      {v1::ARGMIN, kernels::Op::kArgMin}, {v1::ARGMAX, kernels::Op::kArgMax}};
+  for (const auto& [wire, op] : pairs) {
     absl::StatusOr<runtime::RequestSpec> spec = ResolveSpec(Spec(wire), kCpu);
     ASSERT_TRUE(spec.ok()) << v1::Op_Name(wire) << ": " << spec.status();
-    EXPECT_EQ(spec->op, op);
+    EXPECT_EQ(spec->op, op) << v1::Op_Name(wire);
     EXPECT_EQ(kernels::OpName(op), absl::AsciiStrToLower(v1::Op_Name(wire)));
   }
 }
