@@ -43,10 +43,12 @@ void SetPayload(absl::Span<const float> data, bool use_values_field, std::string
 ReducerClient::ReducerClient(std::shared_ptr<grpc::Channel> channel)
     : channel_(std::move(channel)), stub_(v1::Reducer::NewStub(channel_)) {}
 
-std::unique_ptr<ReducerClient> ReducerClient::Connect(const std::string& target) {
+std::unique_ptr<ReducerClient> ReducerClient::Connect(const std::string& target,
+                                                      bool own_connection) {
   grpc::ChannelArguments args;
   args.SetMaxReceiveMessageSize(-1);
   args.SetMaxSendMessageSize(-1);
+  if (own_connection) args.SetInt(GRPC_ARG_USE_LOCAL_SUBCHANNEL_POOL, 1);
   return std::make_unique<ReducerClient>(
       grpc::CreateCustomChannel(target, grpc::InsecureChannelCredentials(), args));
 }

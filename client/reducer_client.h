@@ -41,7 +41,10 @@ class ReducerClient {
   explicit ReducerClient(std::shared_ptr<grpc::Channel> channel);
 
   // An insecure channel to `target` (HOST:PORT) with no message-size cap on the client side.
-  static std::unique_ptr<ReducerClient> Connect(const std::string& target);
+  // With `own_connection` the channel shares no TCP connection with other channels to the
+  // same target (gRPC shares them by default), as parallel streams need.
+  static std::unique_ptr<ReducerClient> Connect(const std::string& target,
+                                                bool own_connection = false);
 
   // The whole array in one message; the server refuses more than its unary limit.
   absl::StatusOr<v1::ReduceResponse> Reduce(const v1::ReduceSpec& spec,

@@ -11,6 +11,7 @@ else()
   find_package(absl CONFIG REQUIRED)
   find_package(spdlog CONFIG REQUIRED)
 endif()
+find_package(nlohmann_json 3 CONFIG REQUIRED)  # header-only: the load generator's JSON report
 if(GPUREDUCE_BUILD_TESTS)
   find_package(GTest CONFIG REQUIRED)
 endif()

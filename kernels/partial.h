@@ -6,8 +6,8 @@
 
 #include <cstdint>
 
-#include "kernels/extreme_order.h"
-#include "kernels/host_device.h"
+#include "common/extreme_order.h"
+#include "common/host_device.h"
 #include "kernels/op.h"
 
 namespace gpureduce::kernels {

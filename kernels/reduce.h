@@ -42,7 +42,9 @@ using ReduceDone = absl::AnyInvocable<void(Partial, ReduceTiming) &&>;
 
 // Reduces `data` (elements base_index.. of the whole array) on `pool` without blocking the
 // caller: the last task to finish combines the task partials in order and calls `done`, on a
-// pool thread (or inline for empty input). `data` must stay valid until then.
+// pool thread. An input of one task (up to kElementsPerTask) is reduced on the calling thread
+// instead, and `done` runs there before ReduceAsync returns, as for an empty input. `data` must
+// stay valid until `done`.
 void ReduceAsync(ThreadPool& pool, Op op, std::span<const float> data, uint64_t base_index,
                  ReduceDone done);
 
@@ -63,6 +65,9 @@ struct ChunkLaunch {
   void* d_scratch;      // ScratchBytes(max_elements) bytes, zeroed once after allocation
   size_t scratch_bytes;
   cudaStream_t stream;  // one chunk at a time per scratch: work on it stays in stream order
+  // The request's first chunk: its result is stored in *d_running rather than folded into it,
+  // so a request needs no reset of its partial before the first chunk.
+  bool first = false;
 };
 
 // Device scratch one stream needs for chunks of up to `max_elements`, whatever the kernel. Zero
@@ -70,7 +75,8 @@ struct ChunkLaunch {
 cudaError_t ScratchBytes(size_t max_elements, size_t* bytes);
 
 // Reduces d_in[0, n) (n >= 1; elements base_index.. of the whole array) with the launch's kernel
-// and folds the result into *d_running, asynchronously on the launch's stream.
+// and folds the result into *d_running (stores it, for the first chunk), asynchronously on the
+// launch's stream.
 cudaError_t ReduceInto(const ChunkLaunch& launch, const float* d_in, size_t n, uint64_t base_index,
                        Partial* d_running);
 

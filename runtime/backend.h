@@ -25,6 +25,8 @@ struct RequestSpec {
   kernels::KernelId kernel;  // resolved ("auto" is the backend's default_kernel())
   uint32_t block_size;       // 0: the kernel's default
   uint64_t expected_count;   // 0: not declared
+  bool auto_kernel = false;  // the client left the choice to the server: a backend may pick
+  uint64_t size_hint = 0;    // elements the request will carry, when known (0: not known)
 };
 
 // Where the time of a request went, summed over its chunks.
@@ -52,9 +54,11 @@ class ReduceSession {
  public:
   virtual ~ReduceSession() = default;
 
-  // Takes `data`, the elements following everything consumed so far. `done` runs, on a backend
-  // thread and without blocking, once `data` may be released: after the CPU has reduced it, or
-  // after the GPU backend has copied it into pinned staging memory (the reduction goes on).
+  // Takes `data`, the elements following everything consumed so far. `done` runs once `data` may
+  // be released: after the CPU has reduced it, or after the GPU backend has copied it into
+  // pinned staging memory (the reduction goes on). It runs on a backend thread, or on the
+  // caller's before Consume returns when that is quicker than a hand-over (a small chunk), so a
+  // caller must not hold a lock that `done` takes.
   virtual void Consume(std::span<const float> data, ConsumeDone done) = 0;
 
   // Waits (asynchronously) for all work of the request, then hands over the combined partial.
@@ -67,6 +71,10 @@ class ReduceSession {
 
   // The device the request runs on, as the response names it.
   virtual std::string device_name() const = 0;
+  // What runs the request, as the response names it: with `auto` a backend may hand a small
+  // request to another backend (the CUDA backend's CPU below its crossover).
+  virtual kernels::KernelId kernel() const = 0;
+  kernels::BackendKind backend() const { return kernels::GetKernel(kernel()).backend; }
 
   // The call was cancelled: a Consume waiting for resources ends with CANCELLED. Thread-safe.
   virtual void Cancel() {}

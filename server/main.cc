@@ -21,7 +21,8 @@ int main(int argc, char** argv) {
   flags.AddChoice("backend", &config.runtime.kind, {"auto", "cpu", "cuda"},
                   "compute backend: auto takes the GPU when there is one, else the CPU");
   flags.AddUint32("worker-threads", &config.runtime.worker_threads,
-                  "CPU backend threads; 0 means one per hardware thread");
+                  "CPU backend threads, and those of the CUDA backend's CPU path (see "
+                  "--auto-cpu-below); 0 means one per hardware thread");
   flags.AddString("devices", &config.runtime.devices, "GPUs to own: all, or indices such as 0,1",
                   "LIST");
   flags.AddUint32("streams", &config.runtime.streams,
@@ -31,6 +32,11 @@ int main(int argc, char** argv) {
   flags.AddByteSize("staging-buffer-bytes", &config.runtime.staging_buffer_bytes,
                     "size of each staging buffer (pinned host and device); larger chunks are "
                     "sent in pieces");
+  flags.AddByteSize("auto-cpu-below", &config.runtime.auto_cpu_below_bytes,
+                    "CUDA backend: `auto` requests smaller than this (unary, or streams that "
+                    "declare expected_count) are reduced on the CPU, where a copy and a launch "
+                    "cost more than the reduction; the response names the kernel that ran; 0: "
+                    "all on the GPU");
   flags.AddByteSize("max-request-bytes", &config.limits.max_request_bytes,
                     "largest payload of a unary Reduce; larger arrays must use ReduceStream");
   flags.AddByteSize("max-chunk-bytes", &config.limits.max_chunk_bytes,

@@ -35,9 +35,10 @@ absl::Status ReduceCall::Admit() {
   return absl::OkStatus();
 }
 
-absl::Status ReduceCall::Open(const v1::ReduceSpec& spec) {
+absl::Status ReduceCall::Open(const v1::ReduceSpec& spec, uint64_t size_hint) {
   absl::StatusOr<runtime::RequestSpec> resolved = ResolveSpec(spec, state_.backend);
   if (!resolved.ok()) return resolved.status();
+  resolved->size_hint = size_hint != 0 ? size_hint : resolved->expected_count;
   absl::StatusOr<std::unique_ptr<runtime::ReduceSession>> session = state_.backend.Open(*resolved);
   if (!session.ok()) return session.status();
   spec_ = *resolved;
@@ -99,8 +100,8 @@ grpc::Status ReduceCall::Conclude(absl::Status status, absl::StatusOr<kernels::P
   }
   if (status.ok()) {
     spdlog::debug("{} op={} kernel={} count={} chunks={} server_us={:.1f} peer={}", method_,
-                  kernels::OpName(spec_->op), kernels::GetKernel(spec_->kernel).name, elements_,
-                  chunks_, response->timing().server_us(), peer_);
+                  kernels::OpName(spec_->op), kernels::GetKernel(session_->kernel()).name,
+                  elements_, chunks_, response->timing().server_us(), peer_);
   } else {
     spdlog::warn("{} failed: {}: {} (peer {}, {} elements in {} chunks)", method_,
                  absl::StatusCodeToString(status.code()), status.message(), peer_, elements_,
@@ -115,8 +116,8 @@ void ReduceCall::FillResponse(const kernels::ReduceResult& result,
   response->set_value(result.value);
   response->set_index(result.index);
   response->set_count(result.count);
-  response->set_kernel(kernels::GetKernel(spec_->kernel).name);
-  response->set_backend(std::string(kernels::BackendName(state_.backend.kind())));
+  response->set_kernel(kernels::GetKernel(session_->kernel()).name);
+  response->set_backend(std::string(kernels::BackendName(session_->backend())));
   response->set_device(session_->device_name());
 
   const runtime::BackendTiming backend = session_->timing();

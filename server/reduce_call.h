@@ -31,8 +31,9 @@ class ReduceCall {
   // UNAVAILABLE before the self-check has passed; RESOURCE_EXHAUSTED when the server is full.
   absl::Status Admit();
 
-  // Resolves the spec and opens a backend session.
-  absl::Status Open(const v1::ReduceSpec& spec);
+  // Resolves the spec and opens a backend session. `size_hint`: the elements the request
+  // carries when known (a unary request's payload), else 0 (the spec's expected_count counts).
+  absl::Status Open(const v1::ReduceSpec& spec, uint64_t size_hint = 0);
 
   // The message's floats, checked against `max_bytes` and the declared expected_count. `slot`
   // (0 or 1) picks the scratch buffer used for unaligned bytes, one per message in flight.

@@ -20,7 +20,8 @@ absl::Status ReduceUnaryReactor::Start(const v1::ReduceRequest& request) {
         "the request has no spec: set spec.op (and optionally "
         "spec.kernel, spec.block_size, spec.expected_count)");
   }
-  if (absl::Status opened = call_.Open(request.spec()); !opened.ok()) return opened;
+  const uint64_t elements = request.data().size() / sizeof(float) + request.values_size();
+  if (absl::Status opened = call_.Open(request.spec(), elements); !opened.ok()) return opened;
   absl::StatusOr<std::span<const float>> payload =
       call_.Payload(request, call_.limits().max_request_bytes,
                     "send arrays this large with ReduceStream (the CLI streams automatically)", 0);

@@ -38,7 +38,8 @@ absl::StatusOr<runtime::RequestSpec> ResolveSpec(const v1::ReduceSpec& spec,
   out.expected_count = spec.expected_count();
 
   const kernels::KernelInfo* kernel = &kernels::GetKernel(backend.default_kernel());
-  if (!spec.kernel().empty() && spec.kernel() != kernels::kAutoKernel) {
+  out.auto_kernel = spec.kernel().empty() || spec.kernel() == kernels::kAutoKernel;
+  if (!out.auto_kernel) {
     kernel = kernels::FindKernel(spec.kernel());
     if (kernel == nullptr) {
       return absl::InvalidArgumentError(absl::StrCat(

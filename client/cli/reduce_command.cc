@@ -10,9 +10,11 @@
 #include "client/cli/command.h"
 #include "client/cli/progress_bar.h"
 #include "client/cli/reduce_output.h"
-#include "client/cli/running_reference.h"
 #include "client/input/open_source.h"
+#include "client/input/part_source.h"
+#include "client/parallel_streams.h"
 #include "client/reducer_client.h"
+#include "client/running_reference.h"
 
 namespace gpureduce::cli {
 namespace {
@@ -30,6 +32,7 @@ struct ReduceFlags {
   uint64_t seed = 1;
   bool values = false;
   bool verify = false;
+  uint32_t streams = 1;
 };
 
 void Register(FlagSet& flags, ReduceFlags* f) {
@@ -51,12 +54,57 @@ void Register(FlagSet& flags, ReduceFlags* f) {
   flags.AddBool("values", &f->values, "send `repeated float values` instead of bytes");
   flags.AddBool("verify", &f->verify,
                 "also compute a float64 reference on the client and report the difference");
+  flags.AddUint32("streams", &f->streams,
+                  "send the input as N streams at once, each a contiguous part on a connection "
+                  "of its own, and combine their answers exactly as one stream's (needs an input "
+                  "of known length: .npy, raw, --random; with --verify the input is read twice)");
   AddConnectionFlags(flags, &f->connection);
+}
+
+// --streams N: the input's contiguous parts, each read by a source of its own, sent at once.
+absl::StatusOr<v1::ReduceResponse> SendInParts(const ReduceFlags& f,
+                                               const client::SourceOptions& source_options,
+                                               uint64_t total, const v1::ReduceSpec& spec,
+                                               const client::StreamOptions& options,
+                                               absl::Status* input_error) {
+  std::vector<std::unique_ptr<client::ReducerClient>> connections;
+  std::vector<client::ReducerClient*> clients;
+  std::vector<client::StreamPart> parts;
+  for (const auto& [begin, count] : client::SplitIntoParts(total, f.streams)) {
+    absl::StatusOr<std::unique_ptr<client::FloatSource>> whole = client::OpenSource(source_options);
+    if (!whole.ok()) return *input_error = whole.status();
+    absl::StatusOr<std::unique_ptr<client::PartSource>> part =
+        client::PartSource::Open(std::move(*whole), begin, count);
+    if (!part.ok()) return *input_error = part.status();
+    std::shared_ptr<client::FloatSource> source = std::move(*part);
+    parts.push_back({begin, count, [source, input_error](absl::Span<float> out) {
+                       absl::StatusOr<size_t> filled = source->Read(out);
+                       if (!filled.ok()) *input_error = filled.status();
+                       return filled;
+                     }});
+    connections.push_back(client::ReducerClient::Connect(f.connection.target, true));
+    clients.push_back(connections.back().get());
+  }
+  return client::ReduceInParts(clients, spec, std::move(parts), options);
+}
+
+// The client's reference for --streams --verify: a second pass over the input, in order.
+absl::Status ReferencePass(const client::SourceOptions& source_options, size_t chunk_elements,
+                           client::RunningReference& reference) {
+  absl::StatusOr<std::unique_ptr<client::FloatSource>> source = client::OpenSource(source_options);
+  if (!source.ok()) return source.status();
+  std::vector<float> chunk(chunk_elements);
+  while (true) {
+    absl::StatusOr<size_t> filled = (*source)->Read(absl::MakeSpan(chunk));
+    if (!filled.ok()) return filled.status();
+    if (*filled == 0) return absl::OkStatus();
+    reference.Add(absl::MakeConstSpan(chunk.data(), *filled));
+  }
 }
 
 // Reads the next chunk from the source, feeding the optional running reference.
 absl::StatusOr<size_t> ReadChunk(client::FloatSource& source, absl::Span<float> out,
-                                 RunningReference* reference) {
+                                 client::RunningReference* reference) {
   absl::StatusOr<size_t> filled = source.Read(out);
   if (filled.ok() && reference != nullptr) reference->Add(out.first(*filled));
   return filled;
@@ -102,9 +150,9 @@ int RunReduce(int argc, char** argv) {
   // A declared count lets the server refuse an input that was cut short on the way.
   if (std::optional<uint64_t> total = (*source)->total_count()) spec.set_expected_count(*total);
 
-  std::optional<RunningReference> reference;
+  std::optional<client::RunningReference> reference;
   if (f.verify) reference.emplace(op);
-  RunningReference* ref = reference.has_value() ? &*reference : nullptr;
+  client::RunningReference* ref = reference.has_value() ? &*reference : nullptr;
 
   std::unique_ptr<client::ReducerClient> reducer =
       client::ReducerClient::Connect(f.connection.target);
@@ -113,36 +161,56 @@ int RunReduce(int argc, char** argv) {
   options.use_values_field = f.values;
   options.chunk_elements = chunk_elements;
 
-  // The first chunk decides: an input that fits in it goes in one unary message.
-  std::vector<float> first(chunk_elements);
-  absl::StatusOr<size_t> first_filled = ReadChunk(**source, absl::MakeSpan(first), ref);
-  if (!first_filled.ok())
-    return ReportUsageError(kCommand, std::string(first_filled.status().message()));
-  const bool streamed = *first_filled == chunk_elements;
+  if (f.streams == 0) return ReportUsageError(kCommand, "--streams must be at least 1");
+  const std::optional<uint64_t> total = (*source)->total_count();
+  if (f.streams > 1 && !total.has_value()) {
+    return ReportUsageError(kCommand,
+                            absl::StrCat("--streams ", f.streams,
+                                         " needs an input of known length (a .npy "
+                                         "or raw file, or --random); ",
+                                         (*source)->Describe(), " can only be read in order"));
+  }
+  const bool in_parts = f.streams > 1 && *total > chunk_elements;
+
+  // Otherwise the first chunk decides: an input that fits in it goes in one unary message.
+  std::vector<float> first;
+  absl::StatusOr<size_t> first_filled = 0;
+  if (!in_parts) {
+    first.resize(chunk_elements);
+    first_filled = ReadChunk(**source, absl::MakeSpan(first), ref);
+    if (!first_filled.ok()) {
+      return ReportUsageError(kCommand, std::string(first_filled.status().message()));
+    }
+  }
+  const bool streamed = in_parts || *first_filled == chunk_elements;
 
   const absl::Time start = absl::Now();
   absl::StatusOr<v1::ReduceResponse> response;
   if (!streamed) {
     response = reducer->Reduce(spec, absl::MakeConstSpan(first.data(), *first_filled), options);
   } else {
-    const uint64_t total_bytes = (*source)->total_count().value_or(0) * sizeof(float);
+    const uint64_t total_bytes = total.value_or(0) * sizeof(float);
     ProgressBar progress(total_bytes);
     options.on_progress = [&progress](uint64_t bytes) { progress.Update(bytes); };
-    bool first_sent = false;
     absl::Status input_error;
-    response = reducer->ReduceStream(
-        spec,
-        [&](absl::Span<float> out) -> absl::StatusOr<size_t> {
-          if (!first_sent) {
-            first_sent = true;
-            std::copy(first.begin(), first.end(), out.begin());
-            return first.size();
-          }
-          absl::StatusOr<size_t> filled = ReadChunk(**source, out, ref);
-          if (!filled.ok()) input_error = filled.status();
-          return filled;
-        },
-        options);
+    if (in_parts) {
+      response = SendInParts(f, source_options, *total, spec, options, &input_error);
+    } else {
+      bool first_sent = false;
+      response = reducer->ReduceStream(
+          spec,
+          [&](absl::Span<float> out) -> absl::StatusOr<size_t> {
+            if (!first_sent) {
+              first_sent = true;
+              std::copy(first.begin(), first.end(), out.begin());
+              return first.size();
+            }
+            absl::StatusOr<size_t> filled = ReadChunk(**source, out, ref);
+            if (!filled.ok()) input_error = filled.status();
+            return filled;
+          },
+          options);
+    }
     progress.Finish();
     if (!input_error.ok()) {
       return ReportUsageError(kCommand,
@@ -151,6 +219,11 @@ int RunReduce(int argc, char** argv) {
   }
   const absl::Duration wall = absl::Now() - start;
   if (!response.ok()) return ReportServerError(kCommand, response.status());
+  if (in_parts && ref != nullptr) {
+    if (absl::Status pass = ReferencePass(source_options, chunk_elements, *ref); !pass.ok()) {
+      return ReportUsageError(kCommand, std::string(pass.message()));
+    }
+  }
 
   ClientSide client_side{wall, streamed, (*source)->Describe()};
   std::optional<Verification> verification;

@@ -1,8 +1,10 @@
 #include "client/cli/reduce_output.h"
 
+#include <algorithm>
 #include <cmath>
 
 #include "absl/strings/ascii.h"
+#include "absl/strings/str_cat.h"
 #include "absl/strings/str_format.h"
 #include "client/cli/json.h"
 
@@ -49,9 +51,12 @@ std::string FormatReduceText(v1::Op op, const v1::ReduceResponse& response,
                         Millis(t.server_us()), Millis(t.kernel_us()), t.kernel_gbps(),
                         Millis(t.queue_us()), Millis(t.h2d_us()), Millis(t.d2h_us()), t.bytes(),
                         t.chunks(), t.chunks() == 1 ? "" : "s");
+  const uint32_t streams = std::max<uint32_t>(1, response.streams());
   absl::StrAppendFormat(&out, "client: %.3f ms wall, %.2f GB/s end to end (%s)\n",
                         absl::ToDoubleMilliseconds(client.wall), ClientGbps(response, client),
-                        client.streamed ? "streamed" : "one message");
+                        !client.streamed ? "one message"
+                        : streams == 1   ? "streamed"
+                                         : absl::StrCat(streams, " streams at once"));
   if (verification.has_value()) {
     absl::StrAppendFormat(&out, "verify: client float64 reference %.17g", verification->reference);
     if (verification->reference_index >= 0) {
@@ -82,6 +87,7 @@ std::string FormatReduceJson(v1::Op op, const v1::ReduceResponse& response,
   client_json.Add("wall_us", absl::ToDoubleMicroseconds(client.wall))
       .Add("gbps", ClientGbps(response, client))
       .Add("streamed", client.streamed)
+      .Add("streams", int64_t{std::max<uint32_t>(1, response.streams())})
       .Add("input", client.input);
   JsonObject out;
   out.Add("op", OpName(op))

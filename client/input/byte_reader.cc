@@ -116,6 +116,29 @@ absl::StatusOr<size_t> ByteReader::Read(absl::Span<char> out) {
   return done;
 }
 
+absl::StatusOr<uint64_t> ByteReader::Skip(uint64_t n) {
+  const uint64_t buffered = std::min<uint64_t>(end_ - begin_, n);
+  begin_ += buffered;
+  uint64_t done = buffered;
+  if (done < n && size_.has_value() && !eof_) {
+    // A regular file: seek past the rest, as far as the file goes.
+    const uint64_t left = *size_ > position_ + done ? *size_ - position_ - done : 0;
+    const uint64_t jump = std::min(n - done, left);
+    if (::lseek(fd_, static_cast<off_t>(jump), SEEK_CUR) < 0) {
+      return absl::ErrnoToStatus(errno, absl::StrCat("cannot seek in ", name_));
+    }
+    done += jump;
+  }
+  while (done < n) {  // a pipe: read and drop
+    absl::StatusOr<size_t> got = ReadSome(buffer_.get(), std::min<uint64_t>(capacity_, n - done));
+    if (!got.ok()) return got.status();
+    if (*got == 0) break;
+    done += *got;
+  }
+  position_ += done;
+  return done;
+}
+
 absl::StatusOr<absl::string_view> ByteReader::Peek(size_t n) {
   n = std::min(n, capacity_);
   if (end_ - begin_ < n && begin_ > 0) {

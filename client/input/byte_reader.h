@@ -39,6 +39,10 @@ class ByteReader {
   // Fills `out` completely unless the input ends first; returns the bytes written.
   absl::StatusOr<size_t> Read(absl::Span<char> out);
 
+  // Consumes `n` bytes without returning them: a seek for a regular file, reads otherwise.
+  // Returns the bytes skipped (fewer only at end of input).
+  absl::StatusOr<uint64_t> Skip(uint64_t n);
+
   // Returns up to `n` upcoming bytes without consuming them (fewer only at end of input).
   // `n` must not exceed buffer_size(). The view is valid until the next call.
   absl::StatusOr<absl::string_view> Peek(size_t n);

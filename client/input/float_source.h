@@ -26,6 +26,10 @@ class FloatSource {
   // shape, random count); std::nullopt for text and for streams of unknown length.
   virtual std::optional<uint64_t> total_count() const = 0;
 
+  // Skips the next `values` values, as reading them would (fewer only at the end of the input:
+  // the number skipped is returned). Sources that can seek do; the default reads and drops.
+  virtual absl::StatusOr<uint64_t> Skip(uint64_t values);
+
   // One line for logs and errors, e.g. "data.npy (npy v1.0 <f4, shape (1000003,), 1000003 floats)".
   virtual std::string Describe() const = 0;
 };

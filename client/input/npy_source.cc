@@ -49,6 +49,19 @@ absl::StatusOr<std::unique_ptr<NpySource>> NpySource::Open(std::unique_ptr<ByteR
 NpySource::NpySource(std::unique_ptr<ByteReader> reader, NpyHeader header)
     : reader_(std::move(reader)), header_(std::move(header)), remaining_(header_.count) {}
 
+absl::StatusOr<uint64_t> NpySource::Skip(uint64_t values) {
+  const uint64_t n = std::min<uint64_t>(values, remaining_);
+  ASSIGN_OR_RETURN(const uint64_t bytes, reader_->Skip(n * sizeof(float)));
+  if (bytes != n * sizeof(float)) {
+    return absl::InvalidArgumentError(
+        absl::StrCat(reader_->name(), " is truncated: its header declares ", header_.count,
+                     " float32 values, but the data ends after ",
+                     header_.count - remaining_ + bytes / sizeof(float), " values"));
+  }
+  remaining_ -= n;
+  return n;
+}
+
 absl::StatusOr<size_t> NpySource::Read(absl::Span<float> out) {
   const size_t n = static_cast<size_t>(std::min<uint64_t>(out.size(), remaining_));
   if (n == 0) return 0;

@@ -25,6 +25,7 @@ class NpySource final : public FloatSource {
 
   // Reads in storage order (C or Fortran: a reduction visits every element once either way).
   absl::StatusOr<size_t> Read(absl::Span<float> out) override;
+  absl::StatusOr<uint64_t> Skip(uint64_t values) override;  // a seek for a regular file
   std::optional<uint64_t> total_count() const override { return header_.count; }
   std::string Describe() const override;
 

@@ -59,6 +59,12 @@ absl::StatusOr<size_t> RandomSource::Read(absl::Span<float> out) {
   return n;
 }
 
+absl::StatusOr<uint64_t> RandomSource::Skip(uint64_t values) {
+  const uint64_t n = std::min<uint64_t>(values, count_ - position_);
+  position_ += n;
+  return n;
+}
+
 std::string RandomSource::Describe() const {
   return absl::StrCat("random (", count_, " floats uniform in [-1, 1), seed ", seed_, ")");
 }

@@ -28,6 +28,7 @@ class RandomSource final : public FloatSource {
   RandomSource(uint64_t count, uint64_t seed);
 
   absl::StatusOr<size_t> Read(absl::Span<float> out) override;
+  absl::StatusOr<uint64_t> Skip(uint64_t values) override;  // counter-based: a jump
   std::optional<uint64_t> total_count() const override { return count_; }
   std::string Describe() const override;
 

@@ -40,6 +40,12 @@ absl::StatusOr<size_t> RawSource::Read(absl::Span<float> out) {
   return got / sizeof(float);
 }
 
+absl::StatusOr<uint64_t> RawSource::Skip(uint64_t values) {
+  ASSIGN_OR_RETURN(const uint64_t bytes, reader_->Skip(values * sizeof(float)));
+  delivered_ += bytes / sizeof(float);  // a partial value left at the end: Read reports it
+  return bytes / sizeof(float);
+}
+
 std::optional<uint64_t> RawSource::total_count() const {
   if (!reader_->size().has_value()) return std::nullopt;
   return *reader_->size() / sizeof(float);

@@ -23,6 +23,7 @@ class RawSource final : public FloatSource {
   static absl::StatusOr<std::unique_ptr<RawSource>> Open(std::unique_ptr<ByteReader> reader);
 
   absl::StatusOr<size_t> Read(absl::Span<float> out) override;
+  absl::StatusOr<uint64_t> Skip(uint64_t values) override;  // a seek for a regular file
   // Known for regular files (including a file redirected to stdin); std::nullopt for pipes.
   std::optional<uint64_t> total_count() const override;
   std::string Describe() const override;

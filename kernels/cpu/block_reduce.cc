@@ -3,7 +3,7 @@
 #include <cmath>
 #include <cstddef>
 
-#include "kernels/extreme_order.h"
+#include "common/extreme_order.h"
 
 namespace gpureduce::kernels::cpu {
 namespace {

@@ -5,7 +5,7 @@
 #include <algorithm>
 #include <cub/device/device_reduce.cuh>
 
-#include "kernels/extreme_order.h"
+#include "common/extreme_order.h"
 
 namespace gpureduce::kernels::cuda {
 namespace {
@@ -52,7 +52,7 @@ struct ToArgPair {
 };
 
 __global__ void FoldChunk(Op op, const void* d_result, uint64_t n, uint64_t base_index,
-                          Partial* d_running) {
+                          Partial* d_running, bool store) {
   Partial chunk;
   chunk.count = n;
   switch (op) {
@@ -70,7 +70,7 @@ __global__ void FoldChunk(Op op, const void* d_result, uint64_t n, uint64_t base
     default:
       chunk.value = *static_cast<const double*>(d_result);
   }
-  *d_running = Combine(op, *d_running, chunk);
+  *d_running = store ? chunk : Combine(op, *d_running, chunk);
 }
 
 // One CUB call per op; `d_temp` null asks for the temp size.
@@ -128,8 +128,8 @@ cudaError_t CubTempBytes(size_t max_elements, size_t* bytes) {
 }
 
 cudaError_t CubReduceInto(Op op, const float* d_in, size_t n, uint64_t base_index,
-                          Partial* d_running, void* d_temp, size_t temp_bytes,
-                          cudaStream_t stream) {
+                          Partial* d_running, void* d_temp, size_t temp_bytes, cudaStream_t stream,
+                          bool store) {
   void* d_result = d_temp;
   void* d_cub_temp = static_cast<char*>(d_temp) + kResultBytes;
   size_t cub_bytes = temp_bytes - kResultBytes;
@@ -137,7 +137,7 @@ cudaError_t CubReduceInto(Op op, const float* d_in, size_t n, uint64_t base_inde
       error != cudaSuccess) {
     return error;
   }
-  FoldChunk<<<1, 1, 0, stream>>>(op, d_result, n, base_index, d_running);
+  FoldChunk<<<1, 1, 0, stream>>>(op, d_result, n, base_index, d_running, store);
   return cudaGetLastError();
 }
 

@@ -18,8 +18,10 @@ namespace gpureduce::kernels::cuda {
 cudaError_t CubTempBytes(size_t max_elements, size_t* bytes);
 
 // Reduces d_in[0, n) (elements base_index .. base_index + n - 1 of the whole array) and folds
-// the result into *d_running, in stream order. n >= 1. Asynchronous on `stream`.
+// the result into *d_running (or, with `store`, overwrites it), in stream order. n >= 1.
+// Asynchronous on `stream`.
 cudaError_t CubReduceInto(Op op, const float* d_in, size_t n, uint64_t base_index,
-                          Partial* d_running, void* d_temp, size_t temp_bytes, cudaStream_t stream);
+                          Partial* d_running, void* d_temp, size_t temp_bytes, cudaStream_t stream,
+                          bool store = false);
 
 }  // namespace gpureduce::kernels::cuda

@@ -29,11 +29,12 @@ cudaError_t ReduceInto(const ChunkLaunch& launch, const float* d_in, size_t n, u
     case KernelId::kSinglePass: {
       char* region = static_cast<char*>(launch.d_scratch) + shared_bytes;
       const SinglePassLaunch single_pass{launch.gpu, region, launch.stream};
-      return SinglePassReduce(single_pass, launch.op, d_in, n, base_index, d_running, true);
+      return SinglePassReduce(single_pass, launch.op, d_in, n, base_index, d_running,
+                              !launch.first);
     }
     case KernelId::kCub:
       return CubReduceInto(launch.op, d_in, n, base_index, d_running, launch.d_scratch,
-                           shared_bytes, launch.stream);
+                           shared_bytes, launch.stream, launch.first);
     case KernelId::kAtomicGlobal:
     case KernelId::kAtomicShared:
     case KernelId::kInterleavedDivergent:
@@ -46,7 +47,7 @@ cudaError_t ReduceInto(const ChunkLaunch& launch, const float* d_in, size_t n, u
     case KernelId::kGridStride:
       return LadderReduceInto(*FindLadderPolicy(launch.kernel), launch.op, d_in, n,
                               launch.block_size, launch.gpu, d_running, launch.d_scratch,
-                              shared_bytes, launch.stream);
+                              shared_bytes, launch.stream, launch.first);
     case KernelId::kCpu:
       break;  // the runtime never sends the CPU's kernel to a GPU
   }

@@ -74,6 +74,7 @@ class CpuSession final : public ReduceSession {
   }
 
   std::string device_name() const override { return device_; }
+  kernels::KernelId kernel() const override { return kernels::KernelId::kCpu; }
 
  private:
   ThreadPool& pool_;

@@ -48,6 +48,9 @@ absl::StatusOr<std::unique_ptr<CudaBackend>> CudaBackend::Create(
     std::iota(indices.begin(), indices.end(), 0);
   }
   std::unique_ptr<CudaBackend> backend(new CudaBackend());
+  backend->auto_cpu_below_ = options.auto_cpu_below;
+  if (options.auto_cpu_below > 0)
+    backend->host_ = std::make_unique<CpuBackend>(options.host_threads);
   for (int index : indices) {
     if (index < 0 || index >= visible) {
       return absl::InvalidArgumentError(absl::StrCat("--devices: GPU ", index, " does not exist; ",
@@ -77,6 +80,7 @@ uint32_t CudaBackend::workers() const {
 }
 
 absl::Status CudaBackend::SelfCheck() {
+  if (host_ != nullptr) RETURN_IF_ERROR(host_->SelfCheck());
   for (const auto& device : devices_) RETURN_IF_ERROR(CheckDevice(*device));
   return absl::OkStatus();
 }
@@ -110,6 +114,12 @@ absl::Status CudaBackend::CheckDevice(Device& device) {
 }
 
 absl::StatusOr<std::unique_ptr<ReduceSession>> CudaBackend::Open(const RequestSpec& spec) {
+  if (host_ != nullptr && spec.auto_kernel && spec.size_hint > 0 &&
+      spec.size_hint < auto_cpu_below_) {
+    RequestSpec on_cpu = spec;
+    on_cpu.kernel = kernels::KernelId::kCpu;
+    return host_->Open(on_cpu);
+  }
   for (size_t tries = 0; tries < devices_.size(); ++tries) {
     Device& device = *devices_[next_device_.fetch_add(1) % devices_.size()];
     if (device.lost()) continue;

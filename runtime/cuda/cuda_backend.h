@@ -7,6 +7,7 @@
 #include <vector>
 
 #include "runtime/backend.h"
+#include "runtime/cpu/cpu_backend.h"
 #include "runtime/cuda/device.h"
 
 namespace gpureduce::runtime {
@@ -14,6 +15,11 @@ namespace gpureduce::runtime {
 struct CudaBackendOptions {
   std::vector<int> devices;  // empty: every visible GPU
   DeviceOptions device;
+  // `auto` requests known to carry fewer elements than this run on the CPU (on `host_threads`
+  // threads, 0: one per hardware thread), where a copy and a launch cost more than the
+  // reduction; 0: never.
+  uint64_t auto_cpu_below = 0;
+  uint32_t host_threads = 0;
 };
 
 // The number of usable GPUs, or the reason there are none.
@@ -38,6 +44,8 @@ class CudaBackend final : public Backend {
 
   std::vector<std::unique_ptr<Device>> devices_;
   std::atomic<uint32_t> next_device_{0};
+  std::unique_ptr<CpuBackend> host_;  // small `auto` requests
+  uint64_t auto_cpu_below_ = 0;
 };
 
 }  // namespace gpureduce::runtime

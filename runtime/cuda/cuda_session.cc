@@ -33,21 +33,10 @@ CudaSession::CudaSession(Device& device, const RequestSpec& spec, PartialSlot* p
 absl::StatusOr<std::unique_ptr<CudaSession>> CudaSession::Start(Device& device,
                                                                 const RequestSpec& spec,
                                                                 PartialSlot* partial) {
+  // Nothing to reset: the first chunk's kernel stores its result in the partial.
   std::unique_ptr<CudaSession> session(new CudaSession(device, spec, partial));
   RETURN_IF_ERROR(device.Activate());
-  std::lock_guard<std::mutex> lane_lock(session->lane_.mu);
-  if (absl::Status reset = session->QueueReset(); !reset.ok()) {
-    device.ReportError(reset);
-    return reset;
-  }
   return session;
-}
-
-absl::Status CudaSession::QueueReset() {
-  *partial_->host = kernels::Partial{};  // read by the copy below, rewritten only by Finish's
-  CUDA_RETURN_IF_ERROR(cudaMemcpyAsync(partial_->device, partial_->host, sizeof(*partial_->host),
-                                       cudaMemcpyHostToDevice, lane_.stream.get()));
-  return absl::OkStatus();
 }
 
 CudaSession::~CudaSession() { device_.ReleasePartial(partial_); }
@@ -72,6 +61,11 @@ void CudaSession::OnSlot(absl::StatusOr<StagingSlot*> slot) {
   }
   if (!slot.ok()) {
     EndConsume(slot.status());
+    return;
+  }
+  // A small last piece is copied here: the copy costs less than a hand-over would.
+  if (data_.size() - staged_ <= kInlineStageFloats) {
+    EndConsume(StagePiece(**slot));
     return;
   }
   // The copy into pinned memory runs on a copy thread: this may be a gRPC thread, which should
@@ -117,9 +111,14 @@ absl::Status CudaSession::QueuePiece(StagingSlot& slot, size_t count) {
   CUDA_RETURN_IF_ERROR(cudaMemcpyAsync(slot.device.get(), slot.host.get(), count * sizeof(float),
                                        cudaMemcpyHostToDevice, stream));
   CUDA_RETURN_IF_ERROR(cudaEventRecord(slot.copied.get(), stream));
-  const kernels::cuda::ChunkLaunch launch{
-      kernel_, op_, block_size_, device_.traits(), lane_.scratch.get(), lane_.scratch.bytes(),
-      stream};
+  const kernels::cuda::ChunkLaunch launch{kernel_,
+                                          op_,
+                                          block_size_,
+                                          device_.traits(),
+                                          lane_.scratch.get(),
+                                          lane_.scratch.bytes(),
+                                          stream,
+                                          /*first=*/consumed_ == 0};
   CUDA_RETURN_IF_ERROR(
       kernels::cuda::ReduceInto(launch, slot.device.get(), count, consumed_, partial_->device));
   CUDA_RETURN_IF_ERROR(cudaEventRecord(slot.reduced.get(), stream));
@@ -142,13 +141,15 @@ void CudaSession::OnPieceDone(StagingSlot* slot, cudaError_t status) {
 
 void CudaSession::Finish(FinishDone done) {
   std::lock_guard<std::mutex> lane_lock(lane_.mu);
-  absl::Status queued = QueueReadBack();
+  // No chunk: no kernel wrote the partial, which is then the empty one.
+  const bool empty = consumed_ == 0;
+  absl::Status queued = empty ? device_.Activate() : QueueReadBack();
   if (!queued.ok()) device_.ReportError(queued);
   // Even when queueing failed, answer only after the stream has passed this request's work:
   // the session (and its partial slot) must outlive every kernel that writes to it.
-  auto on_done = [this, queued = std::move(queued),
+  auto on_done = [this, empty, queued = std::move(queued),
                   done = std::move(done)](cudaError_t status) mutable {
-    absl::StatusOr<kernels::Partial> result = *partial_->host;
+    absl::StatusOr<kernels::Partial> result = empty ? kernels::Partial{} : *partial_->host;
     {
       std::lock_guard<std::mutex> lock(mu_);
       if (!queued.ok()) {
@@ -157,7 +158,7 @@ void CudaSession::Finish(FinishDone done) {
         result = CudaError(status, "reading the result back", __FILE__, __LINE__);
       } else if (!error_.ok()) {
         result = error_;
-      } else if (device_.Activate().ok()) {
+      } else if (!empty && device_.Activate().ok()) {
         timing_.d2h += Elapsed(partial_->copy_started, partial_->copy_done);
       }
     }

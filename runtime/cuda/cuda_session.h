@@ -28,12 +28,14 @@ class CudaSession final : public ReduceSession {
   BackendTiming timing() const override;
   void Cancel() override;
   std::string device_name() const override { return device_.description().name; }
+  kernels::KernelId kernel() const override { return kernel_; }
 
  private:
   using Clock = std::chrono::steady_clock;
+  // A last piece this small (64 KiB) is staged on the thread that got the slot.
+  static constexpr size_t kInlineStageFloats = 16 * 1024;
 
   CudaSession(Device& device, const RequestSpec& spec, PartialSlot* partial);
-  absl::Status QueueReset();  // under the lane's lock
   void AcquireSlot();
   void OnSlot(absl::StatusOr<StagingSlot*> slot);
   absl::Status StagePiece(StagingSlot& slot);                // on a copy thread

@@ -41,6 +41,7 @@ absl::Status Device::Init(int index, const DeviceOptions& options) {
   description_.l2_bytes = static_cast<uint64_t>(props.l2CacheSize);
   traits_ = {props.multiProcessorCount, props.maxThreadsPerMultiProcessor,
              props.major * 10 + props.minor};
+  completions_ = std::make_unique<CompletionThread>(index);
 
   const uint32_t streams =
       options.streams != 0 ? options.streams : std::max(4, 2 * props.asyncEngineCount);

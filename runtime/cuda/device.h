@@ -79,7 +79,7 @@ class Device {
 
   SlotPool<StagingSlot>& staging() { return *staging_; }
   size_t staging_slot_floats() const { return staging_slot_floats_; }
-  CompletionThread& completions() { return completions_; }
+  CompletionThread& completions() { return *completions_; }
   ThreadPool& copiers() { return *copiers_; }
   uint32_t lanes() const { return static_cast<uint32_t>(lanes_.size()); }
 
@@ -110,7 +110,7 @@ class Device {
   std::function<void()> on_lost_;
   // Declared last, destroyed first: no callback may outlive the state it touches. A copy may
   // queue a completion, so the copiers go before the completion thread.
-  CompletionThread completions_;
+  std::unique_ptr<CompletionThread> completions_;
   std::unique_ptr<ThreadPool> copiers_;
 };
 

@@ -4,6 +4,7 @@
 #include <thread>
 #include <vector>
 
+#include "absl/strings/str_cat.h"
 #include "grpcpp/client_context.h"
 #include "gtest/gtest.h"
 #include "tests/integration/server_process.h"
@@ -41,6 +42,47 @@ TEST(GpuServerTest, AStreamOfTenThousandChunks) {
   EXPECT_EQ(got->backend(), "cuda");
   EXPECT_GT(got->timing().h2d_us(), 0);
   EXPECT_GT(got->timing().kernel_us(), 0);
+}
+
+TEST(GpuServerTest, SizeAwareAutoRunsSmallArraysOnTheCpuAndHonoursANamedKernel) {
+  auto server = ServerProcess::Start({"--auto-cpu-below=64KiB"}, true, "cuda");
+  SKIP_IF_BACKEND_UNAVAILABLE(server.status());
+  ASSERT_TRUE(server.ok()) << server.status();
+  std::unique_ptr<client::ReducerClient> reducer = (*server)->Connect();
+  const uint64_t seed = FreshSeed();
+  SCOPED_TRACE(SeedTrace(seed));
+  struct Case {
+    size_t n;
+    std::string kernel;
+    bool stream;
+    const char* backend;
+  };
+  // 64 KiB is 16384 floats: below it `auto` goes to the CPU, unary or a stream that declares
+  // its count; at it and above, and whenever a kernel is named, to the GPU.
+  for (const Case& c : {Case{1, "auto", false, "cpu"}, Case{1024, "auto", false, "cpu"},
+                        Case{16383, "", false, "cpu"}, Case{16384, "auto", false, "cuda"},
+                        Case{1000003, "auto", false, "cuda"},
+                        Case{1024, "single_pass", false, "cuda"}, Case{1024, "cub", false, "cuda"},
+                        Case{4097, "auto", true, "cpu"}, Case{100003, "auto", true, "cuda"}}) {
+    for (Op op : {Op::kSum, Op::kArgMax}) {
+      const std::vector<float> data = MixedSignData(c.n, seed + c.n);
+      v1::ReduceSpec spec = SpecFor(op);
+      spec.set_kernel(c.kernel);
+      spec.set_expected_count(c.n);
+      const absl::StatusOr<v1::ReduceResponse> got =
+          c.stream ? StreamFloats(*reducer, spec, data, 4096)
+                   : reducer->Reduce(spec, absl::MakeConstSpan(data));
+      const std::string what =
+          absl::StrCat(c.n, " floats, kernel '", c.kernel, "'", c.stream ? ", streamed" : "");
+      EXPECT_EQ(Check(op, data, got), "") << what;
+      ASSERT_TRUE(got.ok()) << what;
+      EXPECT_EQ(got->backend(), c.backend) << what;
+      const std::string expected_kernel = std::string(c.backend) == "cpu"          ? "cpu"
+                                          : c.kernel == "auto" || c.kernel.empty() ? "single_pass"
+                                                                                   : c.kernel;
+      EXPECT_EQ(got->kernel(), expected_kernel) << what;
+    }
+  }
 }
 
 TEST(GpuServerTest, RequestsWaitForAStagingBufferAndAllGetRightAnswers) {

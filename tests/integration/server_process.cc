@@ -59,21 +59,38 @@ std::string ServerBinary() {
 std::string CliBinary() {
   return FindBinary("GPUREDUCE_CLI_BINARY", "gpureduce", GPUREDUCE_CLI_BINARY);
 }
+std::string LoadBinary() {
+  return FindBinary("GPUREDUCE_LOAD_BINARY", "gpureduce-load", GPUREDUCE_LOAD_BINARY);
+}
 
 absl::StatusOr<std::unique_ptr<ServerProcess>> ServerProcess::Start(std::vector<std::string> flags,
                                                                     bool wait_until_serving,
                                                                     const std::string& backend) {
+  std::vector<std::string> args = {ServerBinary(), "--log-level=debug", "--backend=" + backend};
+  // The shared suites test the GPU path at every size: size-aware auto is tested on its own.
+  if (backend == "cuda") args.push_back("--auto-cpu-below=0");
+  args.insert(args.end(), flags.begin(), flags.end());
+  return Launch(std::move(args), wait_until_serving, backend);
+}
+
+absl::StatusOr<std::unique_ptr<ServerProcess>> ServerProcess::StartSink(
+    std::vector<std::string> flags) {
+  std::vector<std::string> args = {LoadBinary(), "sink"};
+  args.insert(args.end(), flags.begin(), flags.end());
+  return Launch(std::move(args), true, "sink");
+}
+
+absl::StatusOr<std::unique_ptr<ServerProcess>> ServerProcess::Launch(std::vector<std::string> args,
+                                                                     bool wait_until_serving,
+                                                                     const std::string& backend) {
   std::unique_ptr<ServerProcess> server(new ServerProcess());
   char dir_template[] = "/tmp/gpureduce-test-XXXXXX";
   if (mkdtemp(dir_template) == nullptr) return absl::InternalError("mkdtemp failed");
   server->dir_ = dir_template;
   const std::string port_file = server->dir_ + "/port";
   const std::string log_file = server->dir_ + "/server.log";
-
-  std::vector<std::string> args = {ServerBinary(), "--listen=127.0.0.1:0",
-                                   "--port-file=" + port_file, "--log-level=debug",
-                                   "--backend=" + backend};
-  args.insert(args.end(), flags.begin(), flags.end());
+  args.push_back("--listen=127.0.0.1:0");
+  args.push_back("--port-file=" + port_file);
   std::vector<char*> argv;
   for (std::string& arg : args) argv.push_back(arg.data());
   argv.push_back(nullptr);

@@ -23,13 +23,17 @@ std::string TestForeignKernel();
 
 class ServerProcess {
  public:
-  // Starts the server on 127.0.0.1 with a free port, --backend=TestBackend() and `flags`; when
+  // Starts the server on 127.0.0.1 with a free port, --backend=TestBackend() and `flags` (with
+  // the CUDA backend also --auto-cpu-below=0, which `flags` may override); when
   // `wait_until_serving`, returns only once the health service says SERVING. When the test
   // backend cannot run on this machine (no GPU), returns FAILED_PRECONDITION with the server's
   // reason: tests skip on that (SKIP_IF_BACKEND_UNAVAILABLE).
   static absl::StatusOr<std::unique_ptr<ServerProcess>> Start(
       std::vector<std::string> flags, bool wait_until_serving = true,
       const std::string& backend = TestBackend());
+  // Starts `gpureduce-load sink` the same way (its health service says SERVING at once).
+  static absl::StatusOr<std::unique_ptr<ServerProcess>> StartSink(
+      std::vector<std::string> flags = {});
   ~ServerProcess();
 
   const std::string& target() const { return target_; }
@@ -47,6 +51,10 @@ class ServerProcess {
 
  private:
   ServerProcess() = default;
+  // Runs `args` plus --listen and --port-file, and waits for the port (and SERVING).
+  static absl::StatusOr<std::unique_ptr<ServerProcess>> Launch(std::vector<std::string> args,
+                                                               bool wait_until_serving,
+                                                               const std::string& backend);
 
   pid_t pid_ = -1;
   std::string target_;
@@ -86,5 +94,6 @@ absl::StatusOr<v1::ReduceResponse> StreamFloats(client::ReducerClient& reducer,
 // Path of a binary built next to the tests (set by CMake).
 std::string ServerBinary();
 std::string CliBinary();
+std::string LoadBinary();
 
 }  // namespace gpureduce::testing

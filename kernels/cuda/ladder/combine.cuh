@@ -6,7 +6,7 @@
 
 #include <cuda_runtime.h>
 
-#include "kernels/extreme_order.h"
+#include "common/extreme_order.h"
 
 namespace gpureduce::kernels::cuda {
 

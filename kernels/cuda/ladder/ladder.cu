@@ -20,11 +20,11 @@ __global__ void SetIdentity(float* value) {
   *value = CombineOp<kC>::Identity();
 }
 
-__global__ void FoldFloat(Op op, const float* value, uint64_t n, Partial* running) {
+__global__ void FoldFloat(Op op, const float* value, uint64_t n, Partial* running, bool store) {
   Partial chunk;
   chunk.value = *value;
   chunk.count = n;
-  *running = Combine(op, *running, chunk);
+  *running = store ? chunk : Combine(op, *running, chunk);
 }
 
 template <CombineKind kC, unsigned kBlockSize>
@@ -143,7 +143,8 @@ size_t LadderScratchBytes(size_t max_elements) {
 
 cudaError_t LadderReduceInto(const LadderPolicy& policy, Op op, const float* d_in, size_t n,
                              uint32_t block_size, const GpuTraits& gpu, Partial* d_running,
-                             void* d_scratch, size_t scratch_bytes, cudaStream_t stream) {
+                             void* d_scratch, size_t scratch_bytes, cudaStream_t stream,
+                             bool store) {
   const unsigned block = block_size != 0 ? block_size : policy.default_block_size;
   if (block < policy.min_block_size || block > policy.max_block_size || (block & (block - 1)) ||
       scratch_bytes < LadderScratchBytes(n) || op == Op::kArgMin || op == Op::kArgMax) {
@@ -173,7 +174,7 @@ cudaError_t LadderReduceInto(const LadderPolicy& policy, Op op, const float* d_i
       break;
   }
   if (error != cudaSuccess) return error;
-  FoldFloat<<<1, 1, 0, stream>>>(op, result, n, d_running);
+  FoldFloat<<<1, 1, 0, stream>>>(op, result, n, d_running, store);
   return cudaGetLastError();
 }
 

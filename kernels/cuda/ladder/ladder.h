@@ -21,9 +21,11 @@ size_t LadderScratchBytes(size_t max_elements);
 
 // Reduces d_in[0, n) (n >= 1) with the variant of `policy` at `block_size` threads per block
 // (0: the policy's default; else a power of two it allows) and folds the result into
-// *d_running. `gpu` sizes grid_stride's grid. Asynchronous on `stream`.
+// *d_running (or, with `store`, overwrites it). `gpu` sizes grid_stride's grid. Asynchronous on
+// `stream`.
 cudaError_t LadderReduceInto(const LadderPolicy& policy, Op op, const float* d_in, size_t n,
                              uint32_t block_size, const GpuTraits& gpu, Partial* d_running,
-                             void* d_scratch, size_t scratch_bytes, cudaStream_t stream);
+                             void* d_scratch, size_t scratch_bytes, cudaStream_t stream,
+                             bool store = false);
 
 }  // namespace gpureduce::kernels::cuda

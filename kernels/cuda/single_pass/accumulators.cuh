@@ -13,7 +13,7 @@
 
 #include <cstdint>
 
-#include "kernels/extreme_order.h"
+#include "common/extreme_order.h"
 #include "kernels/partial.h"
 
 namespace gpureduce::kernels::cuda {

@@ -1,7 +1,7 @@
 // `gpureduce reduce --verify`'s running reference against the tests' independent long double
 // reference, on fresh mixed-sign inputs at awkward sizes, fed in uneven chunks.
 
-#include "client/cli/running_reference.h"
+#include "client/running_reference.h"
 
 #include <algorithm>
 #include <cmath>
@@ -13,7 +13,7 @@
 #include "tests/support/random_data.h"
 #include "tests/support/reference.h"
 
-namespace gpureduce::cli {
+namespace gpureduce::client {
 namespace {
 
 using testing::CheckAgainstReference;
@@ -69,4 +69,4 @@ TEST(RunningReferenceTest, NaNPropagatesAndArgOpsKeepTheFirstNaN) {
 }
 
 }  // namespace
-}  // namespace gpureduce::cli
+}  // namespace gpureduce::client

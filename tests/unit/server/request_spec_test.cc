@@ -53,7 +53,9 @@ TEST(ResolveSpecTest, EmptyOrAutoKernelIsTheBackendsDefault) {
   for (const std::string& name : {std::string(), std::string("auto")}) {
     EXPECT_EQ(ResolveSpec(Spec(v1::SUM, name), kCpu)->kernel, KernelId::kCpu);
     EXPECT_EQ(ResolveSpec(Spec(v1::SUM, name), kCuda)->kernel, KernelId::kSinglePass);
+    EXPECT_TRUE(ResolveSpec(Spec(v1::SUM, name), kCuda)->auto_kernel) << "the server may choose";
   }
+  EXPECT_FALSE(ResolveSpec(Spec(v1::SUM, "single_pass"), kCuda)->auto_kernel);
 }
 
 TEST(ResolveSpecTest, ANamedKernelResolvesToItsIdAndKeepsTheRest) {

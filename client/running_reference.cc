@@ -1,8 +1,8 @@
-#include "client/cli/running_reference.h"
+#include "client/running_reference.h"
 
 #include <cmath>
 
-namespace gpureduce::cli {
+namespace gpureduce::client {
 namespace {
 
 // Sums of x (or x^2) and |x| over one chunk, in float64 over 8 independent lanes: the lanes
@@ -98,4 +98,4 @@ double RunningReference::scale() const {
   return std::fabs(value());
 }
 
-}  // namespace gpureduce::cli
+}  // namespace gpureduce::client

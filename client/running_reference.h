@@ -1,15 +1,16 @@
 #pragma once
 
-// `gpureduce reduce --verify`: the client's own answer (float64 within a chunk, long double
-// across chunks), accumulated as the input streams past, so a user can see the server's result
-// is right without a second tool.
+// The client's own answer to a reduction (float64 within a chunk, long double across chunks),
+// accumulated as the input streams past: `gpureduce reduce --verify` shows a user that the
+// server's result is right without a second tool, and gpureduce-load checks every answer with
+// it. Written without the server's code, so a bug they shared could not hide.
 
 #include <cstdint>
 
 #include "absl/types/span.h"
 #include "gpureduce/v1/reduce.pb.h"
 
-namespace gpureduce::cli {
+namespace gpureduce::client {
 
 class RunningReference {
  public:
@@ -33,4 +34,4 @@ class RunningReference {
   bool saw_nan_ = false;
 };
 
-}  // namespace gpureduce::cli
+}  // namespace gpureduce::client

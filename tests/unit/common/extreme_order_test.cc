@@ -1,7 +1,7 @@
 // The NaN / first-occurrence rule every backend and kernel shares, on the host, against NumPy's
 // behaviour written out case by case.
 
-#include "kernels/extreme_order.h"
+#include "common/extreme_order.h"
 
 #include <cmath>
 #include <limits>

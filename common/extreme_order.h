@@ -3,15 +3,16 @@
 // The rule MIN, MAX, ARGMIN and ARGMAX reduce by, written once for the host and the device:
 // NumPy's. A NaN goes before every number (so any NaN makes MIN/MAX NaN, and ARGMIN/ARGMAX
 // return the first NaN's index); among numbers the smaller (MIN, ARGMIN) or larger (MAX, ARGMAX)
-// goes first; between equals, and between NaNs, the lower index. Every backend and kernel,
-// and the Combine of partials, decides with these functions, so they cannot disagree.
+// goes first; between equals, and between NaNs, the lower index. Every backend and kernel, the
+// Combine of partials, and the client combining the parts of a reduction sent on several streams
+// decide with these functions, so they cannot disagree. In common/, since all of them use it.
 
 #include <cstdint>
 #include <type_traits>
 
-#include "kernels/host_device.h"
+#include "common/host_device.h"
 
-namespace gpureduce::kernels {
+namespace gpureduce {
 
 // MIN (`less`) or MAX of two values: NaN when either is NaN, else the extreme; a tie keeps `a`.
 // One select on a condition without branches, so the CPU's loops vectorize. On the GPU a float
@@ -57,4 +58,4 @@ GPUREDUCE_HOST_DEVICE inline bool LaterPrecedes(bool less, T later, T earlier) {
   return (earlier == earlier) & ((later != later) | improves);
 }
 
-}  // namespace gpureduce::kernels
+}  // namespace gpureduce

@@ -1,0 +1,173 @@
+// gpureduce-load: a load generator for gpureduce-server, and the bare gRPC sink every service
+// figure is a ratio to.
+
+#include <unistd.h>
+
+#include <cstdio>
+#include <cstring>
+#include <fstream>
+#include <string>
+
+#include "absl/strings/ascii.h"
+#include "client/load/load_report.h"
+#include "client/load/load_runner.h"
+#include "client/load/sink_service.h"
+#include "client/load/workload.h"
+#include "common/flags.h"
+#include "common/malloc_tuning.h"
+
+namespace gpureduce::client {
+namespace {
+
+constexpr int kExitUsage = 2;
+
+int Usage(FlagSet& flags, absl::Status parsed) {
+  std::fprintf(stderr, "%s: %s\nRun '%s --help' for usage.\n", flags.name().c_str(),
+               std::string(parsed.message()).c_str(), flags.name().c_str());
+  return kExitUsage;
+}
+
+// Parses argv[first, argc); -1 to go on, else the exit code (help: 0, a usage error: 2).
+int ParseFlags(FlagSet& flags, int argc, char** argv, int first) {
+  if (absl::Status parsed = flags.Parse(argc, argv, first); !parsed.ok()) {
+    return Usage(flags, parsed);
+  }
+  if (flags.help_requested()) {
+    std::fputs(flags.Help().c_str(), stdout);
+    return 0;
+  }
+  if (!flags.positional().empty()) {
+    return Usage(flags, absl::InvalidArgumentError("unexpected argument '" +
+                                                   flags.positional().front() + "'"));
+  }
+  return -1;
+}
+
+int RunSinkCommand(int argc, char** argv) {
+  SinkOptions options;
+  FlagSet flags("gpureduce-load sink", "gpureduce-load sink [flags]",
+                "A bare gRPC server implementing gpureduce.v1.Reducer that only counts the bytes "
+                "it receives (no validation, no compute): the transport ceiling of this host, "
+                "which gpureduce-load's figures are compared with. Its answers name the backend "
+                "'sink', so gpureduce-load does not check them. Stops on SIGINT or SIGTERM and "
+                "prints what it received.");
+  flags.AddString("listen", &options.listen,
+                  "address to listen on; port 0 picks a free port (see --port-file)", "HOST:PORT");
+  flags.AddString("port-file", &options.port_file, "write the bound port to this file", "PATH");
+  flags.AddBool("bdp-probe", &options.bdp_probe,
+                "gRPC's bandwidth-delay probe, as gpureduce-server's flag of that name (off by "
+                "default in both, so that they compare on the same transport settings)");
+  flags.AddString("answer-backend", &options.answer_backend,
+                  "the backend its answers name; any name but 'sink' makes gpureduce-load check "
+                  "them, and find them wrong (they carry no result): for testing that checking",
+                  "NAME");
+  if (int exit = ParseFlags(flags, argc, argv, 2); exit >= 0) return exit;
+  return RunSink(options);
+}
+
+struct OutputFlags {
+  std::string json;  // a file, or - for stdout
+  bool csv = false;
+  bool csv_header = true;
+  std::string label;
+  bool progress = isatty(STDERR_FILENO) != 0;
+};
+
+void Register(FlagSet& flags, LoadOptions* load, WorkloadOptions* work, std::string* op,
+              OutputFlags* out) {
+  flags.AddString("target", &load->target, "the server (or a sink) to load", "HOST:PORT");
+  flags.AddUint32("connections", &load->connections,
+                  "gRPC channels, each its own TCP connection; requests go round robin over them");
+  flags.AddUint32("concurrency", &load->concurrency,
+                  "closed loop: requests in flight at once, each answer sending the next");
+  flags.AddDouble("rate", &load->rate,
+                  "open loop instead: requests per second on a fixed schedule; latency counts from "
+                  "each request's scheduled time, so queueing in the server is not hidden; 0 "
+                  "means closed loop",
+                  "RPS");
+  flags.AddDuration("duration", &load->duration, "how long to measure, after the warm-up");
+  flags.AddUint64("requests", &load->requests,
+                  "stop after this many measured requests instead (0: --duration decides)");
+  flags.AddDuration("warmup", &load->warmup, "load sent first and not measured");
+  flags.AddDuration("timeout", &load->timeout, "deadline of each request");
+  flags.AddUint32("max-outstanding", &load->max_outstanding,
+                  "open loop: requests due while this many are in flight are not sent (counted)");
+  flags.AddUint64("floats", &work->floats, "unary requests of this many floats", "N");
+  flags.AddByteSize("bytes", &work->stream_bytes,
+                    "streams instead: each request a ReduceStream of this many payload bytes");
+  flags.AddByteSize("chunk-size", &work->chunk_bytes, "streams: payload bytes per message");
+  flags.AddChoice("op", op,
+                  {"sum", "prod", "min", "max", "mean", "sum_squares", "argmin", "argmax"},
+                  "the reduction");
+  flags.AddString("kernel", &work->kernel, "kernel variant, as the server names them", "NAME");
+  flags.AddUint32("payloads", &work->payloads,
+                  "distinct payloads, made before the clock starts and sent in turn");
+  flags.AddUint64("seed", &work->seed, "seed of the payloads' random values", "S");
+  flags.AddDouble("tolerance", &work->tolerance,
+                  "relative error allowed in sums, products and means (against sum|x|, |product|, "
+                  "mean|x|); 0: 1e-9 for the float64 kernels (auto, cpu, single_pass, cub), 1e-3 "
+                  "for the ladder's float32 ones; MIN, MAX, ARGMIN, ARGMAX must be exact");
+  flags.AddString("json", &out->json, "also write the report as JSON to this file (- for stdout)",
+                  "FILE");
+  flags.AddBool("csv", &out->csv, "print the report as a CSV row instead of text");
+  flags.AddBool("csv-header", &out->csv_header, "with --csv: print the header line first");
+  flags.AddString("label", &out->label, "a name for this run in JSON and CSV", "TEXT");
+  flags.AddBool(
+      "progress", &out->progress,
+      "print a progress line on stderr every second (default: when stderr is a terminal)");
+}
+
+int RunLoadCommand(int argc, char** argv) {
+  LoadOptions load;
+  WorkloadOptions work;
+  OutputFlags out;
+  std::string op = "sum";
+  FlagSet flags(
+      "gpureduce-load", "gpureduce-load [flags]   |   gpureduce-load sink [flags]",
+      "Loads a gpureduce server with unary requests (--floats) or streams (--bytes), closed loop "
+      "(--concurrency) or open loop (--rate), over --connections channels, and reports requests, "
+      "rps, GB/s, latency percentiles, status codes and the server's own timing breakdown. "
+      "Payloads are made before the clock starts; every answer is checked against the client's "
+      "float64 reference, and a wrong one counts as an error. 'gpureduce-load sink' runs the "
+      "bare gRPC server to compare with. Exit codes: 0 every answer right, 1 errors or wrong "
+      "answers, 2 usage.");
+  Register(flags, &load, &work, &op, &out);
+  if (int exit = ParseFlags(flags, argc, argv, 1); exit >= 0) return exit;
+  v1::Op_Parse(absl::AsciiStrToUpper(op), &work.op);
+  absl::StatusOr<Workload> workload = Workload::Make(work);
+  if (!workload.ok()) return Usage(flags, workload.status());
+  if (out.progress) {
+    load.progress = [](const std::string& line) { std::fprintf(stderr, "\r%s ", line.c_str()); };
+  }
+  absl::StatusOr<LoadResult> result = RunLoad(load, *workload);
+  if (out.progress) std::fputs("\n", stderr);
+  if (!result.ok()) return Usage(flags, result.status());
+  const LoadRun run{out.label, load, work, *result};
+  if (out.csv) {
+    if (out.csv_header) std::printf("%s\n", ReportCsvHeader().c_str());
+    std::printf("%s\n", ReportCsvRow(run).c_str());
+  } else if (out.json != "-") {
+    std::fputs(ReportText(run).c_str(), stdout);
+  }
+  if (!out.json.empty()) {
+    const std::string json = ReportJson(run).dump(2) + "\n";
+    if (out.json == "-") {
+      std::fputs(json.c_str(), stdout);
+    } else if (!(std::ofstream(out.json) << json)) {
+      std::fprintf(stderr, "gpureduce-load: cannot write %s\n", out.json.c_str());
+      return 1;
+    }
+  }
+  return result->failed > 0 || result->wrong > 0 ? 1 : 0;
+}
+
+}  // namespace
+}  // namespace gpureduce::client
+
+int main(int argc, char** argv) {
+  gpureduce::TuneMallocForLargeMessages();
+  if (argc >= 2 && std::strcmp(argv[1], "sink") == 0) {
+    return gpureduce::client::RunSinkCommand(argc, argv);
+  }
+  return gpureduce::client::RunLoadCommand(argc, argv);
+}

@@ -1,0 +1,76 @@
+#pragma once
+
+// What gpureduce-load sends, and what it expects back. Every message is built before the clock
+// starts: a few distinct unary requests, or the chunks one stream cycles through, each with the
+// answer the client computed for it (RunningReference, independent of the server's code). A
+// response that disagrees is a wrong answer, counted as an error.
+
+#include <cstddef>
+#include <cstdint>
+#include <optional>
+#include <string>
+#include <vector>
+
+#include "absl/status/statusor.h"
+#include "gpureduce/v1/reduce.pb.h"
+
+namespace gpureduce::client {
+
+struct WorkloadOptions {
+  v1::Op op = v1::SUM;
+  std::string kernel = "auto";
+  uint64_t floats = 1024;     // unary: elements per request
+  uint64_t stream_bytes = 0;  // > 0: each request is a stream of this many payload bytes
+  uint64_t chunk_bytes = uint64_t{1} << 20;  // streams: payload bytes per message
+  uint32_t payloads = 8;  // distinct unary requests, or distinct chunks a stream cycles
+  uint64_t seed = 1;
+  // Relative error allowed in sums, products and means, against sum(|x|), |product| and
+  // mean(|x|); MIN, MAX, ARGMIN and ARGMAX must be exact. 0: by kernel (1e-9 for the float64
+  // kernels: auto, cpu, single_pass, cub; 1e-3 for the ladder's float32 accumulation).
+  double tolerance = 0;
+};
+
+// The client's answer for one request.
+struct Expected {
+  double value = 0;
+  int64_t index = -1;
+  uint64_t count = 0;
+  double scale = 0;  // what an error is judged against
+};
+
+class Workload {
+ public:
+  static absl::StatusOr<Workload> Make(const WorkloadOptions& options);
+
+  bool streaming() const { return options_.stream_bytes > 0; }
+  // Payload bytes one request carries.
+  uint64_t request_bytes() const;
+
+  // Unary: request `i` of payloads() (the caller cycles through them).
+  const v1::ReduceRequest& unary(size_t i) const { return unary_[i % unary_.size()]; }
+  const Expected& unary_expected(size_t i) const { return expected_[i % expected_.size()]; }
+
+  // Streams: the spec alone, then stream_chunks() data messages, message k being chunk(k).
+  const v1::ReduceChunk& stream_head() const { return head_; }
+  size_t stream_chunks() const { return stream_chunks_; }
+  const v1::ReduceChunk& chunk(size_t k) const;
+  const Expected& stream_expected() const { return expected_.front(); }
+
+  // "" when `response` carries the expected answer, else what differs.
+  std::string Check(const v1::ReduceResponse& response, const Expected& expected) const;
+
+  const WorkloadOptions& options() const { return options_; }
+  double tolerance() const { return tolerance_; }
+
+ private:
+  WorkloadOptions options_;
+  double tolerance_ = 0;
+  std::vector<v1::ReduceRequest> unary_;
+  v1::ReduceChunk head_;
+  std::vector<v1::ReduceChunk> chunks_;
+  std::optional<v1::ReduceChunk> last_chunk_;  // when the stream's last message is shorter
+  size_t stream_chunks_ = 0;
+  std::vector<Expected> expected_;  // per unary request, or the one of every stream
+};
+
+}  // namespace gpureduce::client

@@ -1,0 +1,155 @@
+#include "client/parallel_streams.h"
+
+#include <algorithm>
+#include <atomic>
+#include <mutex>
+#include <string>
+#include <thread>
+
+#include "absl/strings/str_cat.h"
+#include "common/extreme_order.h"
+
+namespace gpureduce::client {
+namespace {
+
+// Both timing sums and the whole: the parts ran at once, so the request took the longest.
+void CombineTiming(const v1::Timing& part, v1::Timing* total) {
+  total->set_queue_us(total->queue_us() + part.queue_us());
+  total->set_h2d_us(total->h2d_us() + part.h2d_us());
+  total->set_kernel_us(total->kernel_us() + part.kernel_us());
+  total->set_d2h_us(total->d2h_us() + part.d2h_us());
+  total->set_server_us(std::max(total->server_us(), part.server_us()));
+  total->set_bytes(total->bytes() + part.bytes());
+  total->set_chunks(total->chunks() + part.chunks());
+}
+
+}  // namespace
+
+std::vector<std::pair<uint64_t, uint64_t>> SplitIntoParts(uint64_t n, uint32_t streams) {
+  std::vector<std::pair<uint64_t, uint64_t>> parts;
+  const uint64_t count = std::min<uint64_t>(std::max<uint32_t>(streams, 1), n);
+  uint64_t begin = 0;
+  for (uint64_t i = 0; i < count; ++i) {
+    const uint64_t size = n / count + (i < n % count ? 1 : 0);
+    parts.emplace_back(begin, size);
+    begin += size;
+  }
+  return parts;
+}
+
+v1::ReduceResponse CombineParts(v1::Op op, const std::vector<uint64_t>& begins,
+                                const std::vector<v1::ReduceResponse>& responses) {
+  v1::ReduceResponse out = responses.front();
+  out.set_index(-1);
+  uint64_t count = 0;
+  double value = op == v1::PROD ? 1.0 : 0.0;
+  int64_t index = -1;
+  const bool less = op == v1::MIN || op == v1::ARGMIN;
+  for (size_t i = 0; i < responses.size(); ++i) {
+    const v1::ReduceResponse& part = responses[i];
+    if (i > 0) CombineTiming(part.timing(), out.mutable_timing());
+    switch (op) {
+      case v1::PROD:
+        value *= part.value();
+        break;
+      case v1::MIN:
+      case v1::MAX:
+        value = i == 0 ? part.value() : PickExtreme(less, value, part.value());
+        break;
+      case v1::ARGMIN:
+      case v1::ARGMAX: {
+        const int64_t at = static_cast<int64_t>(begins[i]) + part.index();
+        if (i == 0 || PrecedesExtreme(less, part.value(), at, value, index)) {
+          value = part.value();
+          index = at;
+        }
+        break;
+      }
+      default:
+        value += part.value();  // SUM, SUM_SQUARES, and MEAN (its parts asked as SUM)
+    }
+    count += part.count();
+  }
+  if (op == v1::MEAN) value = count > 0 ? value / static_cast<double>(count) : 0.0;
+  out.set_value(value);
+  out.set_index(index);
+  out.set_count(count);
+  out.set_streams(static_cast<uint32_t>(responses.size()));
+  v1::Timing* timing = out.mutable_timing();
+  const double bytes = static_cast<double>(timing->bytes());
+  timing->set_kernel_gbps(timing->kernel_us() > 0 ? bytes / timing->kernel_us() / 1e3 : 0);
+  timing->set_server_gbps(timing->server_us() > 0 ? bytes / timing->server_us() / 1e3 : 0);
+  return out;
+}
+
+absl::StatusOr<v1::ReduceResponse> ReduceInParts(const std::vector<ReducerClient*>& clients,
+                                                 const v1::ReduceSpec& spec,
+                                                 std::vector<StreamPart> parts,
+                                                 const StreamOptions& options) {
+  if (parts.empty() || clients.size() != parts.size()) {
+    return absl::InvalidArgumentError("ReduceInParts needs one client per part, and a part");
+  }
+  uint64_t total = 0;
+  for (const StreamPart& part : parts) total += part.count;
+  if (spec.expected_count() != 0 && spec.expected_count() != total) {
+    return absl::InvalidArgumentError(absl::StrCat(
+        "the parts hold ", total, " elements but the spec expects ", spec.expected_count()));
+  }
+  const size_t n = parts.size();
+  std::vector<absl::StatusOr<v1::ReduceResponse>> answers(n, absl::UnknownError("not run"));
+  std::atomic<bool> failed{false};
+  std::mutex progress_mu;
+  std::vector<uint64_t> sent(n, 0);
+  std::vector<std::thread> threads;
+  for (size_t i = 0; i < n; ++i) {
+    threads.emplace_back([&, i] {
+      v1::ReduceSpec part_spec = spec;
+      if (spec.op() == v1::MEAN) part_spec.set_op(v1::SUM);
+      part_spec.set_expected_count(parts[i].count);
+      StreamOptions part_options = options;
+      if (options.on_progress) {
+        part_options.on_progress = [&, i](uint64_t bytes) {
+          std::lock_guard<std::mutex> lock(progress_mu);
+          sent[i] = bytes;
+          uint64_t all = 0;
+          for (uint64_t part_bytes : sent) all += part_bytes;
+          options.on_progress(all);
+        };
+      }
+      answers[i] = clients[i]->ReduceStream(
+          part_spec,
+          [&, i](absl::Span<float> out) -> absl::StatusOr<size_t> {
+            if (failed.load(std::memory_order_relaxed)) {
+              return absl::CancelledError("another stream of this reduction failed");
+            }
+            return parts[i].fill(out);
+          },
+          part_options);
+      if (!answers[i].ok()) failed.store(true, std::memory_order_relaxed);
+    });
+  }
+  for (std::thread& thread : threads) thread.join();
+
+  std::vector<v1::ReduceResponse> responses;
+  for (size_t i = 0; i < n; ++i) {
+    if (answers[i].ok()) {
+      responses.push_back(*answers[i]);
+      continue;
+    }
+    // The root cause, not a part cancelled because of it.
+    const bool cancelled_by_another =
+        answers[i].status().message().find("another stream of this reduction failed") !=
+        std::string::npos;
+    if (cancelled_by_another) continue;
+    return absl::Status(
+        answers[i].status().code(),
+        absl::StrCat("stream ", i + 1, " of ", n, " (values ", parts[i].begin, " to ",
+                     parts[i].begin + parts[i].count - 1, "): ", answers[i].status().message()));
+  }
+  if (responses.size() != n) return absl::InternalError("a part was cancelled for no reason");
+  std::vector<uint64_t> begins;
+  for (const StreamPart& part : parts) begins.push_back(part.begin);
+  return CombineParts(spec.op(), begins, responses);
+}
+
+}  // namespace gpureduce::client

@@ -1,0 +1,46 @@
+#pragma once
+
+// One reduction sent as several streams at once: each stream carries one contiguous part of the
+// array on a channel of its own, and the parts' answers combine exactly as one stream's would
+// (float64 sums and products in part order, MEAN over the total count, the first occurrence and
+// the first NaN across parts for ARGMIN/ARGMAX, by common/extreme_order.h). One gRPC stream is
+// bound by one connection's transport; several use several cores and connections.
+
+#include <cstdint>
+#include <functional>
+#include <utility>
+#include <vector>
+
+#include "absl/status/statusor.h"
+#include "absl/types/span.h"
+#include "client/reducer_client.h"
+#include "gpureduce/v1/reduce.pb.h"
+
+namespace gpureduce::client {
+
+struct StreamPart {
+  uint64_t begin = 0;  // index of the part's first element in the whole array
+  uint64_t count = 0;  // elements in the part, at least 1
+  // The part's values in order, as ChunkFiller delivers them; 0 at its end.
+  std::function<absl::StatusOr<size_t>(absl::Span<float> out)> fill;
+};
+
+// [begin, count) of `streams` contiguous parts of `n` elements, as even as can be (the first
+// n % streams parts one element longer); fewer parts when n < streams, none when n is 0.
+std::vector<std::pair<uint64_t, uint64_t>> SplitIntoParts(uint64_t n, uint32_t streams);
+
+// Sends part i on clients[i] (clients.size() == parts.size() >= 1), all at once, and combines
+// the answers; the response's `streams` says how many. `spec.expected_count`, when set, must be
+// the parts' total. A part that fails cancels the others, and its error is returned with the
+// part named. options.on_progress, if set, receives the bytes sent over all parts.
+absl::StatusOr<v1::ReduceResponse> ReduceInParts(const std::vector<ReducerClient*>& clients,
+                                                 const v1::ReduceSpec& spec,
+                                                 std::vector<StreamPart> parts,
+                                                 const StreamOptions& options);
+
+// How the parts' answers combine; responses[i] answered the part starting at begins[i], with
+// MEAN asked as SUM (a mean of means would round twice). For tests and ReduceInParts.
+v1::ReduceResponse CombineParts(v1::Op op, const std::vector<uint64_t>& begins,
+                                const std::vector<v1::ReduceResponse>& responses);
+
+}  // namespace gpureduce::client
