@@ -3,6 +3,7 @@
 #include <cstdio>
 #include <string>
 
+#include "common/crash_handler.h"
 #include "common/flags.h"
 #include "common/malloc_tuning.h"
 #include "server/server_app.h"
@@ -10,6 +11,7 @@
 #include "spdlog/spdlog.h"
 
 int main(int argc, char** argv) {
+  gpureduce::InstallCrashHandler("gpureduce-server");
   gpureduce::TuneMallocForLargeMessages();
   gpureduce::server::ServerConfig config;
   gpureduce::FlagSet flags(
