@@ -38,6 +38,7 @@ absl::StatusOr<std::unique_ptr<Backend>> CreateCudaBackend(const BackendOptions&
   cuda.device.staging_buffers = options.staging_buffers;
   cuda.device.staging_buffer_bytes = options.staging_buffer_bytes;
   cuda.device.sessions = options.sessions;
+  cuda.device.copy_threads = options.copy_threads;
   cuda.auto_cpu_below = options.auto_cpu_below_bytes / sizeof(float);
   cuda.host_threads = options.worker_threads;
   absl::StatusOr<std::unique_ptr<CudaBackend>> backend = CudaBackend::Create(cuda);

@@ -20,7 +20,8 @@ struct BackendOptions {
   uint32_t streams = 0;           // per GPU; 0: from the device (twice its copy engines, >= 4)
   uint32_t staging_buffers = 16;  // per GPU
   uint64_t staging_buffer_bytes = uint64_t{4} << 20;  // each; pinned host + device
-  uint32_t sessions = 32;  // requests in progress per GPU (the server's admission limit)
+  uint32_t sessions = 32;     // requests in progress per GPU (the server's admission limit)
+  uint32_t copy_threads = 0;  // per GPU; 0: half the hardware threads, at least 4
   // CUDA backend: `auto` requests of fewer bytes than this (when their size is known up front:
   // unary, or a stream's expected_count) run on the CPU; 0: every one on the GPU.
   uint64_t auto_cpu_below_bytes = uint64_t{256} << 10;

@@ -34,6 +34,9 @@ int main(int argc, char** argv) {
   flags.AddByteSize("staging-buffer-bytes", &config.runtime.staging_buffer_bytes,
                     "size of each staging buffer (pinned host and device); larger chunks are "
                     "sent in pieces");
+  flags.AddUint32("copy-threads", &config.runtime.copy_threads,
+                  "threads per GPU that copy chunks into pinned staging memory (a few GB/s "
+                  "each); 0 picks half the hardware threads, at least 4");
   flags.AddByteSize("auto-cpu-below", &config.runtime.auto_cpu_below_bytes,
                     "CUDA backend: `auto` requests smaller than this (unary, or streams that "
                     "declare expected_count) are reduced on the CPU, where a copy and a launch "

@@ -1,5 +1,6 @@
 #include "runtime/cuda/completion_thread.h"
 
+#include <algorithm>
 #include <utility>
 
 namespace gpureduce::runtime {
@@ -48,7 +49,7 @@ void CompletionThread::RunAfter(cudaStream_t stream, StreamDone callback) {
   }
   {
     std::lock_guard<std::mutex> lock(mu_);
-    pending_.push_back(Pending{event, std::move(callback)});
+    pending_.push_back(Pending{stream, event, std::move(callback)});
   }
   cv_.notify_one();
 }
@@ -73,9 +74,12 @@ void CompletionThread::Loop() {
     for (auto& callback : posted) std::move(callback)();
     std::deque<Pending> waiting;
     std::vector<cudaEvent_t> done;
+    std::vector<cudaStream_t> blocked;  // streams with an earlier callback still waiting
     for (Pending& item : pending) {
-      const cudaError_t status = cudaEventQuery(item.event);
+      const bool behind = std::find(blocked.begin(), blocked.end(), item.stream) != blocked.end();
+      const cudaError_t status = behind ? cudaErrorNotReady : cudaEventQuery(item.event);
       if (status == cudaErrorNotReady) {
+        if (!behind) blocked.push_back(item.stream);
         waiting.push_back(std::move(item));
         continue;
       }

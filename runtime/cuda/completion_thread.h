@@ -3,10 +3,12 @@
 // Runs callbacks once the GPU work queued before them on a stream is done. RunAfter records an
 // event on the stream, and this thread polls the pending events (cudaEventQuery) and runs each
 // callback once its event has completed, with the stream's error if the stream failed, so a
-// callback may call CUDA and gRPC. Polling sees a finished kernel within microseconds; a CUDA
-// stream callback took tens (its own thread's wake-up), and held up its stream until it
-// returned. The thread spins only while work is pending and completing (kSpin after the last
-// progress), then polls every 20 us; with nothing pending it sleeps.
+// callback may call CUDA and gRPC. The callbacks of one stream run in the order they were
+// queued, even when a later event is seen complete first (the GPU may finish between two
+// queries): a request's last callback may free what its earlier ones touch. Polling sees a finished
+// kernel within microseconds; a CUDA stream callback took tens (its own thread's wake-up), and held
+// up its stream until it returned. The thread spins only while work is pending and completing
+// (kSpin after the last progress), then polls every 20 us; with nothing pending it sleeps.
 
 #include <cuda_runtime_api.h>
 
@@ -46,6 +48,7 @@ class CompletionThread {
 
  private:
   struct Pending {
+    cudaStream_t stream;
     cudaEvent_t event;
     StreamDone callback;
   };

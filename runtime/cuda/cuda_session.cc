@@ -94,7 +94,9 @@ absl::Status CudaSession::StagePiece(StagingSlot& slot) {
   }
   std::memcpy(slot.host.get(), data_.data() + staged_, count * sizeof(float));
   std::lock_guard<std::mutex> lane_lock(lane_.mu);
-  const absl::Status queued = QueuePiece(slot, count);
+  // A small piece is read by the kernel straight from the pinned buffer, which the GPU maps:
+  // a copy to the device would cost more latency than the reads across PCIe.
+  const absl::Status queued = QueuePiece(slot, count, count <= kInlineStageFloats);
   if (!queued.ok()) device_.ReportError(queued);
   // Whatever was queued may still use the slot: it goes back only after the stream passes.
   device_.completions().RunAfter(lane_.stream.get(),
@@ -105,11 +107,13 @@ absl::Status CudaSession::StagePiece(StagingSlot& slot) {
   return absl::OkStatus();
 }
 
-absl::Status CudaSession::QueuePiece(StagingSlot& slot, size_t count) {
+absl::Status CudaSession::QueuePiece(StagingSlot& slot, size_t count, bool from_host) {
   const cudaStream_t stream = lane_.stream.get();
   CUDA_RETURN_IF_ERROR(cudaEventRecord(slot.started.get(), stream));
-  CUDA_RETURN_IF_ERROR(cudaMemcpyAsync(slot.device.get(), slot.host.get(), count * sizeof(float),
-                                       cudaMemcpyHostToDevice, stream));
+  if (!from_host) {
+    CUDA_RETURN_IF_ERROR(cudaMemcpyAsync(slot.device.get(), slot.host.get(), count * sizeof(float),
+                                         cudaMemcpyHostToDevice, stream));
+  }
   CUDA_RETURN_IF_ERROR(cudaEventRecord(slot.copied.get(), stream));
   const kernels::cuda::ChunkLaunch launch{kernel_,
                                           op_,
@@ -119,8 +123,8 @@ absl::Status CudaSession::QueuePiece(StagingSlot& slot, size_t count) {
                                           lane_.scratch.bytes(),
                                           stream,
                                           /*first=*/consumed_ == 0};
-  CUDA_RETURN_IF_ERROR(
-      kernels::cuda::ReduceInto(launch, slot.device.get(), count, consumed_, partial_->device));
+  CUDA_RETURN_IF_ERROR(kernels::cuda::ReduceInto(
+      launch, from_host ? slot.mapped : slot.device.get(), count, consumed_, partial_->device));
   CUDA_RETURN_IF_ERROR(cudaEventRecord(slot.reduced.get(), stream));
   return absl::OkStatus();
 }
@@ -140,42 +144,30 @@ void CudaSession::OnPieceDone(StagingSlot* slot, cudaError_t status) {
 }
 
 void CudaSession::Finish(FinishDone done) {
-  std::lock_guard<std::mutex> lane_lock(lane_.mu);
-  // No chunk: no kernel wrote the partial, which is then the empty one.
+  // The kernels write the partial into mapped host memory: nothing to copy back, only to wait
+  // for the stream to pass this request's work, which the session (and its partial slot) must
+  // outlive. No chunk: no kernel wrote it, and the answer is the empty partial.
   const bool empty = consumed_ == 0;
-  absl::Status queued = empty ? device_.Activate() : QueueReadBack();
-  if (!queued.ok()) device_.ReportError(queued);
-  // Even when queueing failed, answer only after the stream has passed this request's work:
-  // the session (and its partial slot) must outlive every kernel that writes to it.
-  auto on_done = [this, empty, queued = std::move(queued),
+  absl::Status active = device_.Activate();
+  if (!active.ok()) device_.ReportError(active);
+  auto on_done = [this, empty, active = std::move(active),
                   done = std::move(done)](cudaError_t status) mutable {
     absl::StatusOr<kernels::Partial> result = empty ? kernels::Partial{} : *partial_->host;
     {
       std::lock_guard<std::mutex> lock(mu_);
-      if (!queued.ok()) {
-        result = queued;
+      if (!active.ok()) {
+        result = active;
       } else if (status != cudaSuccess) {
-        result = CudaError(status, "reading the result back", __FILE__, __LINE__);
+        result = CudaError(status, "finishing the request", __FILE__, __LINE__);
       } else if (!error_.ok()) {
         result = error_;
-      } else if (!empty && device_.Activate().ok()) {
-        timing_.d2h += Elapsed(partial_->copy_started, partial_->copy_done);
       }
     }
     if (status != cudaSuccess) device_.ReportError(status);
     std::move(done)(std::move(result));
   };
+  std::lock_guard<std::mutex> lane_lock(lane_.mu);
   device_.completions().RunAfter(lane_.stream.get(), std::move(on_done));
-}
-
-absl::Status CudaSession::QueueReadBack() {
-  RETURN_IF_ERROR(device_.Activate());
-  const cudaStream_t stream = lane_.stream.get();
-  CUDA_RETURN_IF_ERROR(cudaEventRecord(partial_->copy_started.get(), stream));
-  CUDA_RETURN_IF_ERROR(cudaMemcpyAsync(partial_->host, partial_->device, sizeof(*partial_->host),
-                                       cudaMemcpyDeviceToHost, stream));
-  CUDA_RETURN_IF_ERROR(cudaEventRecord(partial_->copy_done.get(), stream));
-  return absl::OkStatus();
 }
 
 BackendTiming CudaSession::timing() const {

@@ -32,15 +32,16 @@ class CudaSession final : public ReduceSession {
 
  private:
   using Clock = std::chrono::steady_clock;
-  // A last piece this small (64 KiB) is staged on the thread that got the slot.
+  // A last piece this small (64 KiB) is staged on the thread that got the slot, and read by the
+  // kernel from pinned host memory without a copy to the device.
   static constexpr size_t kInlineStageFloats = 16 * 1024;
 
   CudaSession(Device& device, const RequestSpec& spec, PartialSlot* partial);
   void AcquireSlot();
   void OnSlot(absl::StatusOr<StagingSlot*> slot);
-  absl::Status StagePiece(StagingSlot& slot);                // on a copy thread
-  absl::Status QueuePiece(StagingSlot& slot, size_t count);  // under the lane's lock
-  absl::Status QueueReadBack();                              // under the lane's lock
+  absl::Status StagePiece(StagingSlot& slot);  // on a copy thread
+  // Under the lane's lock; `from_host`: the kernel reads the pinned buffer itself.
+  absl::Status QueuePiece(StagingSlot& slot, size_t count, bool from_host);
   void EndConsume(absl::Status status);
   void OnPieceDone(StagingSlot* slot, cudaError_t status);
 

@@ -1,6 +1,7 @@
 #include "runtime/cuda/device.h"
 
 #include <algorithm>
+#include <thread>
 
 #include "absl/strings/str_cat.h"
 #include "common/fmt_absl.h"
@@ -49,7 +50,11 @@ absl::Status Device::Init(int index, const DeviceOptions& options) {
   RETURN_IF_ERROR(InitLanes(streams, slot_floats));
   RETURN_IF_ERROR(InitStaging(options.staging_buffers, slot_floats));
   RETURN_IF_ERROR(InitPartials(options.sessions));
-  copiers_ = std::make_unique<ThreadPool>(std::max(1u, options.copy_threads));
+  // Copies into pinned memory run at a few GB/s per thread: several streams need several.
+  const uint32_t copy_threads = options.copy_threads != 0
+                                    ? options.copy_threads
+                                    : std::max(4u, std::thread::hardware_concurrency() / 2);
+  copiers_ = std::make_unique<ThreadPool>(copy_threads);
   return absl::OkStatus();
 }
 
@@ -74,6 +79,9 @@ absl::Status Device::InitStaging(uint32_t slots, size_t slot_floats) {
   for (uint32_t i = 0; i < slots; ++i) {
     auto slot = std::make_unique<StagingSlot>();
     ASSIGN_OR_RETURN(slot->host, AllocatePinned<float>(slot_floats));
+    void* mapped = nullptr;
+    CUDA_RETURN_IF_ERROR(cudaHostGetDevicePointer(&mapped, slot->host.get(), 0));
+    slot->mapped = static_cast<const float*>(mapped);
     ASSIGN_OR_RETURN(slot->device, AllocateDevice<float>(slot_floats));
     ASSIGN_OR_RETURN(slot->started, CreateTimingEvent());
     ASSIGN_OR_RETURN(slot->copied, CreateTimingEvent());
@@ -86,15 +94,14 @@ absl::Status Device::InitStaging(uint32_t slots, size_t slot_floats) {
 }
 
 absl::Status Device::InitPartials(uint32_t sessions) {
-  ASSIGN_OR_RETURN(device_partials_, AllocateDevice<kernels::Partial>(sessions));
   ASSIGN_OR_RETURN(host_partials_, AllocatePinned<kernels::Partial>(sessions));
+  void* mapped = nullptr;
+  CUDA_RETURN_IF_ERROR(cudaHostGetDevicePointer(&mapped, host_partials_.get(), 0));
   std::vector<std::unique_ptr<PartialSlot>> slots;
   for (uint32_t i = 0; i < sessions; ++i) {
     auto slot = std::make_unique<PartialSlot>();
-    slot->device = device_partials_.get() + i;
+    slot->device = static_cast<kernels::Partial*>(mapped) + i;
     slot->host = host_partials_.get() + i;
-    ASSIGN_OR_RETURN(slot->copy_started, CreateTimingEvent());
-    ASSIGN_OR_RETURN(slot->copy_done, CreateTimingEvent());
     slots.push_back(std::move(slot));
   }
   partials_ = std::make_unique<SlotPool<PartialSlot>>(std::move(slots), "a request slot");

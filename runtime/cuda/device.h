@@ -29,7 +29,8 @@ struct DeviceOptions {
   uint32_t staging_buffers = 16;
   uint64_t staging_buffer_bytes = uint64_t{4} << 20;
   uint32_t sessions = 32;     // requests in progress on this device at once
-  uint32_t copy_threads = 4;  // threads that copy chunks into pinned memory
+  uint32_t copy_threads = 0;  // threads that copy chunks into pinned memory; 0: half the
+                              // hardware threads, at least 4
 };
 
 // A pinned host buffer, the device buffer it is copied to, and the events that time the copy
@@ -37,18 +38,18 @@ struct DeviceOptions {
 // FIFO wait is the GPU's admission.
 struct StagingSlot {
   PinnedBuffer<float> host;
+  const float* mapped = nullptr;  // the GPU's address of `host`
   DeviceBuffer<float> device;
   CudaEvent started;  // before the host-to-device copy
   CudaEvent copied;   // after it, before the kernel
   CudaEvent reduced;  // after the kernel
 };
 
-// Where one request keeps its running partial (device) and reads it back (pinned host).
+// Where one request keeps its running partial: pinned host memory the GPU maps, so the kernels
+// write the result where the host reads it, and no copy back is queued.
 struct PartialSlot {
-  kernels::Partial* device;
+  kernels::Partial* device;  // the GPU's address of `host`
   kernels::Partial* host;
-  CudaEvent copy_started;
-  CudaEvent copy_done;
 };
 
 class Device {
@@ -103,7 +104,6 @@ class Device {
   std::atomic<uint32_t> next_lane_{0};
   size_t staging_slot_floats_ = 0;
   std::unique_ptr<SlotPool<StagingSlot>> staging_;
-  DeviceBuffer<kernels::Partial> device_partials_;
   PinnedBuffer<kernels::Partial> host_partials_;
   std::unique_ptr<SlotPool<PartialSlot>> partials_;
   std::atomic<bool> lost_{false};
