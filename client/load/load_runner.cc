@@ -46,9 +46,14 @@ class Runner {
 
   absl::StatusOr<LoadResult> Run();
 
-  // Called by a call when it ends, on a gRPC thread.
-  void Finished(uint64_t index, Clock::time_point intended, bool measured,
+  // Called by a call when its answer arrives, on a gRPC thread.
+  void Answered(uint64_t index, Clock::time_point intended, bool measured,
                 const grpc::Status& status, const v1::ReduceResponse& response);
+  // Called once the call's objects are destroyed: its ClientContext holds a reference to the
+  // channel, and the runner may drop the channels once nothing is in flight. The last reference
+  // must not drop on a gRPC thread: the channel's destructor would shut its completion queue
+  // down from inside that queue's own callback (a double free in gRPC 1.51).
+  void CallEnded();
 
   v1::Reducer::Stub& stub(uint64_t index) { return *stubs_[index % stubs_.size()]; }
   const Workload& workload() const { return workload_; }
@@ -88,8 +93,8 @@ struct CallState {
       : runner(runner), index(index), intended(intended), measured(measured) {
     context.set_deadline(runner.deadline());
   }
-  void Finish(const grpc::Status& status) {
-    runner.Finished(index, intended, measured, status, response);
+  void Answered(const grpc::Status& status) {
+    runner.Answered(index, intended, measured, status, response);
   }
 
   Runner& runner;
@@ -109,8 +114,10 @@ class UnaryCall {
         .async()
         ->Reduce(&call_.context, &call_.runner.workload().unary(call_.index), &call_.response,
                  [this](grpc::Status status) {
-                   call_.Finish(status);
+                   Runner& runner = call_.runner;
+                   call_.Answered(status);
                    delete this;
+                   runner.CallEnded();
                  });
   }
 
@@ -139,8 +146,10 @@ class StreamCall final : public grpc::ClientWriteReactor<v1::ReduceChunk> {
     }
   }
   void OnDone(const grpc::Status& status) override {
-    call_.Finish(status);
+    Runner& runner = call_.runner;
+    call_.Answered(status);
     delete this;
+    runner.CallEnded();
   }
 
  private:
@@ -174,18 +183,18 @@ bool Runner::Issue(Clock::time_point intended) {
   return true;
 }
 
-void Runner::Finished(uint64_t index, Clock::time_point intended, bool measured,
+void Runner::Answered(uint64_t index, Clock::time_point intended, bool measured,
                       const grpc::Status& status, const v1::ReduceResponse& response) {
+  if (!measured) return;
   const Clock::time_point now = Clock::now();
-  {
-    std::lock_guard<std::mutex> lock(mu_);
-    if (measured) {
-      Record(index, now - intended, status, response);
-      last_answer_ = std::max(last_answer_, now);
-    }
-  }
+  std::lock_guard<std::mutex> lock(mu_);
+  Record(index, now - intended, status, response);
+  last_answer_ = std::max(last_answer_, now);
+}
+
+void Runner::CallEnded() {
   // Closed loop: the answer starts the next request, on this thread.
-  if (options_.rate <= 0) Issue(now);
+  if (options_.rate <= 0) Issue(Clock::now());
   std::lock_guard<std::mutex> lock(mu_);
   if (--in_flight_ == 0) idle_.notify_all();
 }
