@@ -141,7 +141,7 @@ class CudaPipelineTest : public ::testing::Test {
   }
 };
 
-TEST_F(CudaPipelineTest, ReportsCopyKernelAndReadBackTimes) {
+TEST_F(CudaPipelineTest, ReportsCopyAndKernelTimesAndNoReadBack) {
   auto backend = MakeBackend();
   ASSERT_TRUE(backend.ok()) << backend.status();
   const std::vector<float> data = testing::MixedSignData(1 << 22, testing::FreshSeed());
@@ -149,7 +149,7 @@ TEST_F(CudaPipelineTest, ReportsCopyKernelAndReadBackTimes) {
   EXPECT_EQ(Check(Op::kSum, data, Reduce(**backend, Op::kSum, data, data.size(), &timing)), "");
   EXPECT_GT(timing.h2d.count(), 0);
   EXPECT_GT(timing.kernel.count(), 0);
-  EXPECT_GT(timing.d2h.count(), 0);
+  EXPECT_EQ(timing.d2h.count(), 0) << "the kernels write the result into mapped host memory";
 }
 
 TEST_F(CudaPipelineTest, ConcurrentSessionsShareStreamsAndWaitForStagingBuffers) {
