@@ -1,11 +1,17 @@
 #pragma once
 
-// A bound on requests in progress: beyond it the server answers RESOURCE_EXHAUSTED at once
-// rather than queueing without limit, which is what bounds its payload memory.
+// Bounds on requests in progress, for the whole server and for each client: beyond either the
+// server answers RESOURCE_EXHAUSTED at once rather than queueing without limit. The global bound
+// is what bounds payload memory; the per-client bound keeps one client (many connections from
+// one address included) from taking every slot.
 
-#include <atomic>
 #include <cstdint>
-#include <optional>
+#include <string>
+
+#include "absl/container/flat_hash_map.h"
+#include "absl/status/statusor.h"
+#include "absl/strings/string_view.h"
+#include "absl/synchronization/mutex.h"
 
 namespace gpureduce::server {
 
@@ -14,26 +20,45 @@ class Admission {
   // Returns its place on destruction. Move-only.
   class Slot {
    public:
-    explicit Slot(Admission* owner) : owner_(owner) {}
-    Slot(Slot&& other) noexcept : owner_(other.owner_) { other.owner_ = nullptr; }
+    Slot(Slot&& other) noexcept;
     Slot& operator=(Slot&& other) noexcept;
     Slot(const Slot&) = delete;
     Slot& operator=(const Slot&) = delete;
     ~Slot();
 
    private:
+    friend class Admission;
+    Slot(Admission* owner, std::string client) : owner_(owner), client_(std::move(client)) {}
+    void Release();
+
     Admission* owner_;
+    std::string client_;
   };
 
-  explicit Admission(uint32_t limit) : limit_(limit) {}
+  // `per_client_limit` 0 means the same as `limit`.
+  Admission(uint32_t limit, uint32_t per_client_limit);
 
-  std::optional<Slot> TryAcquire();
+  // A slot for a request of `client` (see ClientOf), or RESOURCE_EXHAUSTED saying which bound
+  // was reached.
+  absl::StatusOr<Slot> TryAcquire(absl::string_view client);
+
+  // Who a request comes from, for the per-client bound: the address of gRPC's peer string
+  // without the port ("ipv4:10.0.0.7:53122" -> "ipv4:10.0.0.7", "ipv6:[::1]:5000" ->
+  // "ipv6:[::1]"); other peers (unix sockets) as they are. Clients behind one proxy or NAT
+  // share an address and so a quota.
+  static std::string ClientOf(absl::string_view peer);
+
   uint32_t limit() const { return limit_; }
-  uint32_t in_use() const { return in_use_.load(std::memory_order_relaxed); }
+  uint32_t per_client_limit() const { return per_client_limit_; }
+  uint32_t in_use() const;
+  uint32_t in_use_by(absl::string_view client) const;
 
  private:
   const uint32_t limit_;
-  std::atomic<uint32_t> in_use_{0};
+  const uint32_t per_client_limit_;
+  mutable absl::Mutex mu_;
+  uint32_t in_use_ ABSL_GUARDED_BY(mu_) = 0;
+  absl::flat_hash_map<std::string, uint32_t> by_client_ ABSL_GUARDED_BY(mu_);  // no zeros
 };
 
 }  // namespace gpureduce::server

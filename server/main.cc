@@ -48,6 +48,32 @@ int main(int argc, char** argv) {
                     "largest payload of one ReduceStream message");
   flags.AddUint32("max-concurrent-requests", &config.limits.max_concurrent_requests,
                   "requests in progress at once; beyond it RESOURCE_EXHAUSTED");
+  flags.AddUint32("max-requests-per-client", &config.limits.max_requests_per_client,
+                  "requests in progress at once from one client address (peer IP, port "
+                  "ignored; clients behind one proxy share it); beyond it RESOURCE_EXHAUSTED; 0 "
+                  "picks three quarters of --max-concurrent-requests");
+  flags.AddDuration("stream-idle-timeout", &config.limits.stream_idle_timeout,
+                    "end a ReduceStream (CANCELLED) whose client sends no message for this "
+                    "long while the server waits for one; 0: never");
+  flags.AddDuration("keepalive-time", &config.connections.keepalive_time,
+                    "ping connections that have calls this often; 0: gRPC's default (2h)");
+  flags.AddDuration("keepalive-timeout", &config.connections.keepalive_timeout,
+                    "close a connection whose ping is not answered within this");
+  flags.AddDuration("min-client-ping-interval", &config.connections.min_client_ping_interval,
+                    "clients pinging more often (without data) get a GOAWAY after two strikes; "
+                    "0: any rate");
+  flags.AddDuration("max-connection-idle", &config.connections.max_connection_idle,
+                    "close connections that have had no call for this long; 0: never");
+  flags.AddDuration("max-connection-age", &config.connections.max_connection_age,
+                    "close every connection after about this long (GOAWAY, jittered), so "
+                    "clients reconnect and load balancers can rebalance; 0: never");
+  flags.AddDuration("max-connection-age-grace", &config.connections.max_connection_age_grace,
+                    "how long calls in progress may run on a connection closed for its age");
+  flags.AddUint32("max-streams-per-connection", &config.connections.max_streams_per_connection,
+                  "calls one connection may have open at once (HTTP/2 MAX_CONCURRENT_STREAMS); "
+                  "more wait in the client. gRPC reads a unary request whole before it can be "
+                  "refused, so this bounds what arriving requests take per connection; 0 picks "
+                  "twice --max-requests-per-client, so calls beyond that are refused, not queued");
   flags.AddBool("bdp-probe", &config.bdp_probe,
                 "let gRPC grow each connection's receive window to its bandwidth-delay estimate: "
                 "faster for small stream chunks (64KiB), but server memory then grows with the "
@@ -82,6 +108,13 @@ int main(int argc, char** argv) {
     std::fprintf(stderr,
                  "gpureduce-server: limits and staging buffers must be positive (staging "
                  "buffers at least 4KiB)\n");
+    return 2;
+  }
+  if (config.limits.max_requests_per_client > config.limits.max_concurrent_requests) {
+    std::fprintf(stderr,
+                 "gpureduce-server: --max-requests-per-client (%u) cannot exceed "
+                 "--max-concurrent-requests (%u)\n",
+                 config.limits.max_requests_per_client, config.limits.max_concurrent_requests);
     return 2;
   }
   spdlog::set_level(spdlog::level::from_str(config.log_level));

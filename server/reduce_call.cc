@@ -26,12 +26,9 @@ absl::Status ReduceCall::Admit() {
     return absl::UnavailableError(
         "the server is starting: its backend self-check has not passed yet; retry shortly");
   }
-  slot_ = state_.admission.TryAcquire();
-  if (!slot_.has_value()) {
-    return absl::ResourceExhaustedError(
-        absl::StrCat("the server is full: ", state_.admission.limit(),
-                     " requests are in progress (--max-concurrent-requests); retry with backoff"));
-  }
+  absl::StatusOr<Admission::Slot> slot = state_.admission.TryAcquire(Admission::ClientOf(peer_));
+  if (!slot.ok()) return slot.status();
+  slot_ = std::move(*slot);
   return absl::OkStatus();
 }
 

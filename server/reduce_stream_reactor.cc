@@ -2,11 +2,18 @@
 
 #include <utility>
 
+#include "absl/strings/str_cat.h"
+#include "absl/time/time.h"
+
 namespace gpureduce::server {
 
 ReduceStreamReactor::ReduceStreamReactor(ServiceState& state, grpc::CallbackServerContext* context,
                                          v1::ReduceResponse* response)
-    : call_(state, "ReduceStream", context->peer()), context_(context), response_(response) {
+    : call_(state, "ReduceStream", context->peer()),
+      idle_watch_(state.idle_watch),
+      context_(context),
+      response_(response) {
+  idle_watch_.Add(this);
   if (absl::Status admitted = call_.Admit(); !admitted.ok()) {
     StreamFlow::Step step;
     {
@@ -16,10 +23,38 @@ ReduceStreamReactor::ReduceStreamReactor(ServiceState& state, grpc::CallbackServ
     Run(std::move(step));
     return;
   }
-  StartRead(&chunks_[StreamFlow::kFirstRead]);
+  Read(StreamFlow::kFirstRead);
+}
+
+void ReduceStreamReactor::Read(int buffer) {
+  WaitingForMessage();  // before StartRead: the read may complete at once on another thread
+  StartRead(&chunks_[buffer]);
+}
+
+void ReduceStreamReactor::OnDone() {
+  idle_watch_.Remove(this);
+  Unref();
+}
+
+void ReduceStreamReactor::Unref() {
+  if (refs_.fetch_sub(1, std::memory_order_acq_rel) == 1) delete this;
+}
+
+void ReduceStreamReactor::OnIdle(absl::Duration limit) {
+  StreamFlow::Step step;
+  {
+    std::lock_guard<std::mutex> lock(mu_);
+    if (flow_.finished()) return;
+    step = flow_.Failed(absl::CancelledError(absl::StrCat(
+        "no message from the client for ", absl::FormatDuration(limit),
+        " (the server's --stream-idle-timeout), so the stream was ended; send chunks more "
+        "often, or ask the operator for a longer timeout")));
+  }
+  Run(std::move(step));
 }
 
 void ReduceStreamReactor::OnReadDone(bool ok) {
+  MessageArrived();
   StreamFlow::Step step;
   {
     std::lock_guard<std::mutex> lock(mu_);
@@ -78,7 +113,7 @@ void ReduceStreamReactor::Run(StreamFlow::Step step) {
   // The read first: handing a chunk to the backend may take a moment, and gRPC should be
   // receiving the next chunk meanwhile.
   if (step.read >= 0) {
-    StartRead(&chunks_[step.read]);
+    Read(step.read);
     StreamFlow::Step after_read;
     {
       std::lock_guard<std::mutex> lock(mu_);

@@ -1,8 +1,10 @@
 #pragma once
 
 // ReduceStream: the spec in the first chunk, data in any chunk, two message buffers whose use
-// StreamFlow decides (stream_flow.h), so a stream of any length runs in fixed memory.
+// StreamFlow decides (stream_flow.h), so a stream of any length runs in fixed memory. A stream
+// whose client sends nothing for --stream-idle-timeout is ended (stream_idle_watch.h).
 
+#include <atomic>
 #include <mutex>
 #include <span>
 
@@ -12,19 +14,29 @@
 #include "server/reduce_call.h"
 #include "server/service_state.h"
 #include "server/stream_flow.h"
+#include "server/stream_idle_watch.h"
 
 namespace gpureduce::server {
 
-class ReduceStreamReactor final : public grpc::ServerReadReactor<v1::ReduceChunk> {
+class ReduceStreamReactor final : public grpc::ServerReadReactor<v1::ReduceChunk>,
+                                  public StreamIdleWatch::Stream {
  public:
   ReduceStreamReactor(ServiceState& state, grpc::CallbackServerContext* context,
                       v1::ReduceResponse* response);
 
   void OnReadDone(bool ok) override;
   void OnCancel() override;
-  void OnDone() override { delete this; }
+  void OnDone() override;
 
  private:
+  // The idle watch's side: the reactor lives until gRPC is done with it and the watch has
+  // released it.
+  void OnIdle(absl::Duration limit) override;
+  void Ref() override { refs_.fetch_add(1, std::memory_order_relaxed); }
+  void Unref() override;
+  // Starts a read into `buffer`; the stream waits on its client until it completes.
+  void Read(int buffer);
+
   absl::Status AcceptChunk(int buffer);
   // Carries out a step of the flow, with mu_ released.
   void Run(StreamFlow::Step step);
@@ -33,6 +45,8 @@ class ReduceStreamReactor final : public grpc::ServerReadReactor<v1::ReduceChunk
   void Conclude(absl::Status status);
 
   ReduceCall call_;
+  StreamIdleWatch& idle_watch_;
+  std::atomic<int> refs_{1};  // gRPC's until OnDone, and the idle watch's while it tells
   grpc::CallbackServerContext* context_;
   v1::ReduceResponse* response_;
   std::mutex mu_;

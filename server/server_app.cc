@@ -1,7 +1,9 @@
 #include "server/server_app.h"
 
 #include <signal.h>
+#include <sys/resource.h>
 
+#include <algorithm>
 #include <fstream>
 #include <memory>
 #include <string>
@@ -31,6 +33,40 @@ int TransportLimit(const ServiceLimits& limits) {
   return static_cast<int>(std::min<uint64_t>(limit, INT32_MAX));
 }
 
+int Millis(absl::Duration duration) {
+  if (duration <= absl::ZeroDuration()) return INT32_MAX;  // gRPC's "never"
+  return static_cast<int>(std::min<int64_t>(absl::ToInt64Milliseconds(duration), INT32_MAX));
+}
+
+void ApplyConnectionPolicy(const ConnectionPolicy& policy, grpc::ServerBuilder& builder) {
+  builder.AddChannelArgument(GRPC_ARG_KEEPALIVE_TIME_MS, Millis(policy.keepalive_time));
+  builder.AddChannelArgument(GRPC_ARG_KEEPALIVE_TIMEOUT_MS, Millis(policy.keepalive_timeout));
+  builder.AddChannelArgument(GRPC_ARG_HTTP2_MIN_RECV_PING_INTERVAL_WITHOUT_DATA_MS,
+                             policy.min_client_ping_interval <= absl::ZeroDuration()
+                                 ? 0
+                                 : Millis(policy.min_client_ping_interval));
+  builder.AddChannelArgument(GRPC_ARG_HTTP2_MAX_PING_STRIKES, 2);
+  builder.AddChannelArgument(GRPC_ARG_MAX_CONNECTION_IDLE_MS, Millis(policy.max_connection_idle));
+  builder.AddChannelArgument(GRPC_ARG_MAX_CONNECTION_AGE_MS, Millis(policy.max_connection_age));
+  builder.AddChannelArgument(GRPC_ARG_MAX_CONNECTION_AGE_GRACE_MS,
+                             Millis(policy.max_connection_age_grace));
+  builder.AddChannelArgument(GRPC_ARG_MAX_CONCURRENT_STREAMS,
+                             int(std::min<uint32_t>(policy.max_streams_per_connection, INT32_MAX)));
+}
+
+// Each connection is a file descriptor; the soft limit (often 1024) would refuse connections
+// long before memory runs short, so it is raised to the hard limit.
+uint64_t RaiseFileLimit() {
+  rlimit limit{};
+  if (getrlimit(RLIMIT_NOFILE, &limit) != 0) return 0;
+  if (limit.rlim_cur < limit.rlim_max) {
+    rlimit raised = limit;
+    raised.rlim_cur = limit.rlim_max;
+    if (setrlimit(RLIMIT_NOFILE, &raised) == 0) return raised.rlim_cur;
+  }
+  return limit.rlim_cur;
+}
+
 void SetHealth(grpc::Server& server, bool serving) {
   grpc::HealthCheckServiceInterface* health = server.GetHealthCheckService();
   health->SetServingStatus(serving);
@@ -52,6 +88,7 @@ int RunServer(const ServerConfig& config) {
   sigaddset(&signals, SIGINT);
   sigaddset(&signals, SIGTERM);
   pthread_sigmask(SIG_BLOCK, &signals, nullptr);
+  const uint64_t file_limit = RaiseFileLimit();
 
   runtime::BackendOptions backend_options = config.runtime;
   backend_options.sessions = config.limits.max_concurrent_requests;
@@ -71,6 +108,11 @@ int RunServer(const ServerConfig& config) {
   builder.AddListeningPort(config.listen, grpc::InsecureServerCredentials(), &port);
   builder.SetMaxReceiveMessageSize(TransportLimit(config.limits));
   builder.AddChannelArgument(GRPC_ARG_HTTP2_BDP_PROBE, config.bdp_probe ? 1 : 0);
+  ConnectionPolicy connections = config.connections;
+  if (connections.max_streams_per_connection == 0) {
+    connections.max_streams_per_connection = 2 * config.limits.PerClientLimit();
+  }
+  ApplyConnectionPolicy(connections, builder);
   builder.RegisterService(&service);
   std::unique_ptr<grpc::Server> server = builder.BuildAndStart();
   if (server == nullptr || port == 0) {
@@ -102,9 +144,23 @@ int RunServer(const ServerConfig& config) {
   spdlog::info("backend {}: {} workers; default kernel {}",
                kernels::BackendName(state.backend.kind()), state.backend.workers(),
                kernels::GetKernel(state.backend.default_kernel()).name);
-  spdlog::info("limits: unary {} bytes, stream chunk {} bytes, {} concurrent requests",
-               config.limits.max_request_bytes, config.limits.max_chunk_bytes,
-               config.limits.max_concurrent_requests);
+  spdlog::info(
+      "limits: unary {} bytes, stream chunk {} bytes, {} concurrent requests, {} per client, "
+      "streams idle for {} ended",
+      config.limits.max_request_bytes, config.limits.max_chunk_bytes,
+      config.limits.max_concurrent_requests, config.limits.PerClientLimit(),
+      config.limits.stream_idle_timeout > absl::ZeroDuration()
+          ? absl::FormatDuration(config.limits.stream_idle_timeout)
+          : std::string("never"));
+  spdlog::info(
+      "connections: {} calls each, keepalive ping every {} (timeout {}), client pings at most "
+      "every {}, idle closed after {}, closed at age {} (grace {}); up to {} open files",
+      connections.max_streams_per_connection, absl::FormatDuration(connections.keepalive_time),
+      absl::FormatDuration(connections.keepalive_timeout),
+      absl::FormatDuration(connections.min_client_ping_interval),
+      absl::FormatDuration(connections.max_connection_idle),
+      absl::FormatDuration(connections.max_connection_age),
+      absl::FormatDuration(connections.max_connection_age_grace), file_limit);
   spdlog::info("gRPC BDP probe {}", config.bdp_probe ? "on (--bdp-probe)" : "off");
 
   // Readiness runs beside the signal wait so that a signal during --ready-delay is not delayed.

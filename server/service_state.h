@@ -1,13 +1,15 @@
 #pragma once
 
-// What every call of the Reducer service shares: the backend, the limits, admission and
-// readiness.
+// What every call of the Reducer service shares: the backend, the limits, admission, the idle
+// watch and readiness.
 
 #include <atomic>
 #include <cstdint>
 
+#include "absl/time/time.h"
 #include "runtime/backend.h"
 #include "server/admission.h"
+#include "server/stream_idle_watch.h"
 
 namespace gpureduce::server {
 
@@ -15,15 +17,28 @@ struct ServiceLimits {
   uint64_t max_request_bytes = uint64_t{64} << 20;  // unary payload
   uint64_t max_chunk_bytes = uint64_t{16} << 20;    // payload of one stream message
   uint32_t max_concurrent_requests = 32;
+  // 0: three quarters of max_concurrent_requests, so one client always leaves room for others.
+  uint32_t max_requests_per_client = 0;
+  // A stream with no message for this long is ended (CANCELLED); 0: never.
+  absl::Duration stream_idle_timeout = absl::Seconds(30);
+
+  uint32_t PerClientLimit() const {
+    if (max_requests_per_client != 0) return max_requests_per_client;
+    return max_concurrent_requests > 1 ? max_concurrent_requests * 3 / 4 : 1;
+  }
 };
 
 struct ServiceState {
   ServiceState(runtime::Backend& backend_in, const ServiceLimits& limits_in)
-      : backend(backend_in), limits(limits_in), admission(limits_in.max_concurrent_requests) {}
+      : backend(backend_in),
+        limits(limits_in),
+        admission(limits_in.max_concurrent_requests, limits_in.PerClientLimit()),
+        idle_watch(limits_in.stream_idle_timeout) {}
 
   runtime::Backend& backend;
   const ServiceLimits limits;
   Admission admission;
+  StreamIdleWatch idle_watch;
   // False until the backend's self-check passes; Reduce calls answer UNAVAILABLE until then.
   std::atomic<bool> ready{false};
 };

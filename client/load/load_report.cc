@@ -44,6 +44,16 @@ nlohmann::json Latency(const LatencyHistogram& h, double unit) {
   return out;
 }
 
+// "min 0.101  p50 0.200 ... max 1.000  mean 0.250 ms\n"
+std::string LatencyLine(const LatencyHistogram& h) {
+  std::string out = absl::StrFormat("min %.3f", h.min() / 1e6);
+  for (double p : kPercentiles) {
+    absl::StrAppendFormat(&out, "  p%g %.3f", p, h.ValueAtPercentile(p) / 1e6);
+  }
+  absl::StrAppendFormat(&out, "  max %.3f  mean %.3f ms\n", h.max() / 1e6, h.mean() / 1e6);
+  return out;
+}
+
 }  // namespace
 
 nlohmann::json ReportJson(const LoadRun& run) {
@@ -75,6 +85,8 @@ nlohmann::json ReportJson(const LoadRun& run) {
       {"rps", Rate(answers, r.seconds)},
       {"gbps", Rate(r.bytes, r.seconds) / 1e9},
       {"latency_ms", Latency(r.latency, 1e6)},
+      {"ok_latency_ms", Latency(r.ok_latency, 1e6)},
+      {"error_latency_ms", Latency(r.error_latency, 1e6)},
       {"codes", r.codes},
       {"first_error", r.first_error},
       {"first_wrong", r.first_wrong},
@@ -110,12 +122,11 @@ std::string ReportText(const LoadRun& run) {
     absl::StrAppendFormat(&out, "  not sent:  %d (due while --max-outstanding were in flight)\n",
                           r.not_sent);
   }
-  absl::StrAppendFormat(&out, "  latency:   min %.3f", r.latency.min() / 1e6);
-  for (double p : kPercentiles) {
-    absl::StrAppendFormat(&out, "  p%g %.3f", p, r.latency.ValueAtPercentile(p) / 1e6);
+  absl::StrAppend(&out, "  latency:   ", LatencyLine(r.latency));
+  if (r.failed > 0 && r.ok > 0) {
+    absl::StrAppend(&out, "    ok:      ", LatencyLine(r.ok_latency));
+    absl::StrAppend(&out, "    errors:  ", LatencyLine(r.error_latency));
   }
-  absl::StrAppendFormat(&out, "  max %.3f  mean %.3f ms\n", r.latency.max() / 1e6,
-                        r.latency.mean() / 1e6);
   const ServerBreakdown& b = r.breakdown;
   if (b.server.count() > 0 && r.backend != "sink") {
     auto part = [](const char* name, const LatencyHistogram& h) {

@@ -204,6 +204,7 @@ void Runner::Record(uint64_t index, Clock::duration latency, const grpc::Status&
   LoadResult& r = result_;
   r.latency.Record(Nanos(latency));
   if (!status.ok()) {
+    r.error_latency.Record(Nanos(latency));
     ++r.failed;
     ++r.codes[absl::StatusCodeToString(static_cast<absl::StatusCode>(status.error_code()))];
     if (r.first_error.empty()) r.first_error = status.error_message();
@@ -223,6 +224,7 @@ void Runner::Record(uint64_t index, Clock::duration latency, const grpc::Status&
   }
   ++r.ok;
   ++r.codes["OK"];
+  r.ok_latency.Record(Nanos(latency));
   r.bytes += workload_.request_bytes();
   if (r.backend.empty()) {
     r.backend = response.backend();

@@ -49,6 +49,8 @@ struct LoadResult {
   std::string first_error;                // an example of each kind, for the report
   std::string first_wrong;
   LatencyHistogram latency;             // client-side, of every measured answer (errors too)
+  LatencyHistogram ok_latency;          // of the OK answers alone
+  LatencyHistogram error_latency;       // of the gRPC errors alone (how fast refusals come)
   ServerBreakdown breakdown;            // of the OK answers
   std::string backend, kernel, device;  // as the first OK answer names them
 };

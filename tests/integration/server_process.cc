@@ -1,5 +1,6 @@
 #include "tests/integration/server_process.h"
 
+#include <dirent.h>
 #include <fcntl.h>
 #include <signal.h>
 #include <sys/wait.h>
@@ -89,7 +90,12 @@ absl::StatusOr<std::unique_ptr<ServerProcess>> ServerProcess::Launch(std::vector
   server->dir_ = dir_template;
   const std::string port_file = server->dir_ + "/port";
   const std::string log_file = server->dir_ + "/server.log";
-  args.push_back("--listen=127.0.0.1:0");
+  // A --listen of the caller's (e.g. "[::]:0" for IPv4 and IPv6 clients) takes the place of
+  // loopback; its port must be 0 too, and the target stays 127.0.0.1.
+  if (std::none_of(args.begin(), args.end(),
+                   [](const std::string& arg) { return arg.rfind("--listen=", 0) == 0; })) {
+    args.push_back("--listen=127.0.0.1:0");
+  }
   args.push_back("--port-file=" + port_file);
   std::vector<char*> argv;
   for (std::string& arg : args) argv.push_back(arg.data());
@@ -193,13 +199,42 @@ int ServerProcess::Stop() {
   return WIFEXITED(status) ? WEXITSTATUS(status) : -WTERMSIG(status);
 }
 
-absl::StatusOr<uint64_t> ServerProcess::PeakResidentBytes() const {
+absl::StatusOr<uint64_t> ServerProcess::StatusField(const char* field) const {
   std::ifstream status(absl::StrCat("/proc/", pid_, "/status"));
   std::string line;
+  const size_t length = std::strlen(field);
   while (std::getline(status, line)) {
-    if (line.rfind("VmHWM:", 0) == 0) return std::strtoull(line.c_str() + 6, nullptr, 10) * 1024;
+    if (line.compare(0, length, field) == 0 && line.size() > length && line[length] == ':') {
+      return std::strtoull(line.c_str() + length + 1, nullptr, 10);
+    }
   }
-  return absl::NotFoundError("no VmHWM in /proc/<pid>/status");
+  return absl::NotFoundError(absl::StrCat("no ", field, " in /proc/", pid_, "/status"));
+}
+
+absl::StatusOr<uint64_t> ServerProcess::PeakResidentBytes() const {
+  absl::StatusOr<uint64_t> kib = StatusField("VmHWM");
+  if (!kib.ok()) return kib.status();
+  return *kib * 1024;
+}
+
+absl::StatusOr<uint64_t> ServerProcess::ResidentBytes() const {
+  absl::StatusOr<uint64_t> kib = StatusField("VmRSS");
+  if (!kib.ok()) return kib.status();
+  return *kib * 1024;
+}
+
+absl::StatusOr<uint64_t> ServerProcess::Threads() const { return StatusField("Threads"); }
+
+absl::StatusOr<uint64_t> ServerProcess::OpenFiles() const {
+  const std::string path = absl::StrCat("/proc/", pid_, "/fd");
+  DIR* dir = opendir(path.c_str());
+  if (dir == nullptr) return absl::NotFoundError(absl::StrCat("cannot list ", path));
+  uint64_t count = 0;
+  while (const dirent* entry = readdir(dir)) {
+    if (entry->d_name[0] != '.') ++count;
+  }
+  closedir(dir);
+  return count;
 }
 
 std::string ServerProcess::Log() const { return ReadFile(dir_ + "/server.log"); }

@@ -43,8 +43,12 @@ class ServerProcess {
   // Sends SIGTERM and waits; returns the exit code (or -signal), or -1000 on timeout.
   int Stop();
 
-  // Peak resident memory (VmHWM) of the server process so far.
+  // Peak resident memory (VmHWM) of the server process so far, and now (VmRSS).
   absl::StatusOr<uint64_t> PeakResidentBytes() const;
+  absl::StatusOr<uint64_t> ResidentBytes() const;
+  // The server's threads and open file descriptors now.
+  absl::StatusOr<uint64_t> Threads() const;
+  absl::StatusOr<uint64_t> OpenFiles() const;
 
   // What the server has logged so far (stdout and stderr).
   std::string Log() const;
@@ -55,6 +59,9 @@ class ServerProcess {
   static absl::StatusOr<std::unique_ptr<ServerProcess>> Launch(std::vector<std::string> args,
                                                                bool wait_until_serving,
                                                                const std::string& backend);
+
+  // A number field of /proc/<pid>/status ("VmRSS" in kB, "Threads", ...).
+  absl::StatusOr<uint64_t> StatusField(const char* field) const;
 
   pid_t pid_ = -1;
   std::string target_;

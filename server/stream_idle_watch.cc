@@ -1,0 +1,78 @@
+#include "server/stream_idle_watch.h"
+
+#include <chrono>
+#include <vector>
+
+namespace gpureduce::server {
+namespace {
+
+int64_t NowNanos() {
+  return std::chrono::duration_cast<std::chrono::nanoseconds>(
+             std::chrono::steady_clock::now().time_since_epoch())
+      .count();
+}
+
+}  // namespace
+
+void StreamIdleWatch::Stream::WaitingForMessage() {
+  // 0 means "not waiting", so a clock that reads 0 is nudged by a nanosecond.
+  const int64_t now = NowNanos();
+  waiting_since_ns_.store(now == 0 ? 1 : now, std::memory_order_relaxed);
+}
+
+StreamIdleWatch::StreamIdleWatch(absl::Duration limit) : limit_(limit) {
+  if (limit_ > absl::ZeroDuration() && limit_ != absl::InfiniteDuration()) {
+    thread_ = std::thread([this] { Run(); });
+  }
+}
+
+StreamIdleWatch::~StreamIdleWatch() {
+  {
+    absl::MutexLock lock(&mu_);
+    stopping_ = true;
+  }
+  if (thread_.joinable()) thread_.join();
+}
+
+void StreamIdleWatch::Add(Stream* stream) {
+  if (!thread_.joinable()) return;
+  absl::MutexLock lock(&mu_);
+  streams_.insert(stream);
+}
+
+void StreamIdleWatch::Remove(Stream* stream) {
+  if (!thread_.joinable()) return;
+  absl::MutexLock lock(&mu_);
+  streams_.erase(stream);
+}
+
+void StreamIdleWatch::Run() {
+  // Four looks per limit: a stream is told between 1 and 1.25 limits after its last message.
+  const absl::Duration tick = limit_ / 4;
+  const int64_t limit_ns = absl::ToInt64Nanoseconds(limit_);
+  std::vector<Stream*> idle;
+  while (true) {
+    {
+      absl::MutexLock lock(&mu_);
+      auto stopping = [this]() ABSL_SHARED_LOCKS_REQUIRED(mu_) { return stopping_; };
+      if (mu_.AwaitWithTimeout(absl::Condition(&stopping), tick)) return;
+      const int64_t now = NowNanos();
+      for (Stream* stream : streams_) {
+        const int64_t since = stream->waiting_since_ns_.load(std::memory_order_relaxed);
+        if (since != 0 && !stream->told_ && now - since > limit_ns) {
+          stream->told_ = true;
+          stream->Ref();  // under mu_: Remove cannot have returned yet
+          idle.push_back(stream);
+        }
+      }
+    }
+    // Outside the lock: OnIdle may finish the call, and its end calls Remove.
+    for (Stream* stream : idle) {
+      stream->OnIdle(limit_);
+      stream->Unref();
+    }
+    idle.clear();
+  }
+}
+
+}  // namespace gpureduce::server
