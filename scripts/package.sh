@@ -14,7 +14,8 @@ required_binaries=(gpureduce-server gpureduce gpureduce-tests gpureduce-load)
 package_scripts=(scripts/package/run-tests.sh scripts/local_server.sh scripts/measure_stream.sh
                  scripts/compare_stream.sh)
 optional_scripts=(scripts/gpu_acceptance.sh scripts/bench_compare.sh scripts/bench_compare.py
-                  scripts/measure_load.sh scripts/summarize_load.py scripts/plot_load.py)
+                  scripts/measure_load.sh scripts/summarize_load.py scripts/plot_load.py
+                  scripts/soak.sh)
 # What glibc provides; any other shared library must not be needed.
 glibc_libs=" libc.so.6 libm.so.6 libpthread.so.0 libdl.so.2 librt.so.1 ld-linux-x86-64.so.2 linux-vdso.so.1 "
 

@@ -233,7 +233,7 @@ TEST(SlowClientsTest, IdleConnectionsCostBoundedMemoryAndAreClosed) {
       rss_open / 1048576.0, kConnections, per_connection / 1024);
   EXPECT_GE(files_open, files_before + kConnections);
   // About 20 KiB each in a release build; ASan's allocator multiplies that by ten.
-#if defined(__SANITIZE_ADDRESS__)
+#if defined(GPUREDUCE_SANITIZED)
   constexpr double kBound = 320 * 1024;
 #else
   constexpr double kBound = 64 * 1024;

@@ -1,0 +1,68 @@
+#include "tests/soak/process_sampler.h"
+
+#include <dirent.h>
+
+#include <cstdio>
+#include <cstdlib>
+#include <fstream>
+
+#include "absl/strings/numbers.h"
+#include "absl/strings/str_cat.h"
+#include "absl/strings/str_split.h"
+#include "absl/strings/strip.h"
+
+namespace gpureduce::testing::soak {
+namespace {
+
+// The first number of a line "Name:  123 kB" of /proc/<pid>/status.
+std::optional<uint64_t> StatusNumber(const std::string& status, const std::string& name) {
+  for (absl::string_view line : absl::StrSplit(status, '\n')) {
+    if (absl::ConsumePrefix(&line, name + ":")) {
+      return std::strtoull(std::string(line).c_str(), nullptr, 10);
+    }
+  }
+  return std::nullopt;
+}
+
+// nvidia-smi's "pid, used_memory" rows for compute processes; the row of `pid`, in MiB.
+std::optional<uint64_t> GpuMemoryMib(pid_t pid) {
+  FILE* smi = popen(
+      "nvidia-smi --query-compute-apps=pid,used_memory --format=csv,noheader,nounits 2>/dev/null",
+      "r");
+  if (smi == nullptr) return std::nullopt;
+  std::optional<uint64_t> mib;
+  char line[256];
+  while (std::fgets(line, sizeof(line), smi) != nullptr) {
+    std::vector<std::string> fields = absl::StrSplit(line, ',');
+    uint64_t row_pid = 0, used = 0;
+    if (fields.size() == 2 && absl::SimpleAtoi(absl::StripAsciiWhitespace(fields[0]), &row_pid) &&
+        absl::SimpleAtoi(absl::StripAsciiWhitespace(fields[1]), &used) &&
+        row_pid == uint64_t(pid)) {
+      mib = mib.value_or(0) + used;
+    }
+  }
+  pclose(smi);
+  return mib;
+}
+
+}  // namespace
+
+absl::StatusOr<ProcessSample> SampleProcess(pid_t pid, bool with_gpu) {
+  std::ifstream in(absl::StrCat("/proc/", pid, "/status"));
+  if (!in) return absl::NotFoundError(absl::StrCat("no process ", pid));
+  const std::string status((std::istreambuf_iterator<char>(in)), std::istreambuf_iterator<char>());
+  ProcessSample sample;
+  sample.rss_kib = StatusNumber(status, "VmRSS").value_or(0);
+  sample.threads = StatusNumber(status, "Threads").value_or(0);
+  const std::string fd_dir = absl::StrCat("/proc/", pid, "/fd");
+  if (DIR* dir = opendir(fd_dir.c_str())) {
+    while (const dirent* entry = readdir(dir)) {
+      if (entry->d_name[0] != '.') ++sample.open_files;
+    }
+    closedir(dir);
+  }
+  if (with_gpu) sample.gpu_mib = GpuMemoryMib(pid);
+  return sample;
+}
+
+}  // namespace gpureduce::testing::soak
