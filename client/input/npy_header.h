@@ -30,7 +30,8 @@ struct NpyHeader {
 };
 
 // Consumes the preamble and header from `reader`, leaving it at the first data byte. Accepts
-// descr "<f4", "=f4" and ">f4" only; any other dtype is InvalidArgument naming it.
+// descr "<f4", "=f4", ">f4" and "f4" (native order, as numpy reads it) only; any other dtype is
+// InvalidArgument naming it.
 absl::StatusOr<NpyHeader> ReadNpyHeader(ByteReader& reader);
 
 // Parses the dict literal into `header` (descr, fortran_order, shape, count, big_endian).

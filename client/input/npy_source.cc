@@ -62,9 +62,24 @@ absl::StatusOr<uint64_t> NpySource::Skip(uint64_t values) {
   return n;
 }
 
+absl::Status NpySource::CheckNothingFollows() {
+  if (reader_->size().has_value()) return absl::OkStatus();  // Open checked a file's length
+  ASSIGN_OR_RETURN(const absl::string_view extra, reader_->Peek(1));
+  if (!extra.empty()) {
+    return absl::InvalidArgumentError(
+        absl::StrCat(reader_->name(), " has unexpected bytes after the ", header_.count,
+                     " float32 values its NPY header declares"));
+  }
+  return absl::OkStatus();
+}
+
 absl::StatusOr<size_t> NpySource::Read(absl::Span<float> out) {
   const size_t n = static_cast<size_t>(std::min<uint64_t>(out.size(), remaining_));
-  if (n == 0) return 0;
+  if (n == 0) {
+    // The end, also of an empty array (a 0 in its shape), whose data no Read below reached.
+    if (remaining_ == 0) RETURN_IF_ERROR(CheckNothingFollows());
+    return 0;
+  }
   out = out.first(n);
   ASSIGN_OR_RETURN(const size_t got, reader_->Read(absl::MakeSpan(
                                          reinterpret_cast<char*>(out.data()), n * sizeof(float))));
@@ -78,15 +93,7 @@ absl::StatusOr<size_t> NpySource::Read(absl::Span<float> out) {
   }
   if (header_.big_endian) ByteSwap(out);
   remaining_ -= n;
-  if (remaining_ == 0 && !reader_->size().has_value()) {
-    // A stream's length is unknown up front: make sure nothing follows the declared data.
-    ASSIGN_OR_RETURN(const absl::string_view extra, reader_->Peek(1));
-    if (!extra.empty()) {
-      return absl::InvalidArgumentError(
-          absl::StrCat(reader_->name(), " has unexpected bytes after the ", header_.count,
-                       " float32 values its NPY header declares"));
-    }
-  }
+  if (remaining_ == 0) RETURN_IF_ERROR(CheckNothingFollows());
   return n;
 }
 

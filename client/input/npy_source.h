@@ -33,6 +33,9 @@ class NpySource final : public FloatSource {
 
  private:
   NpySource(std::unique_ptr<ByteReader> reader, NpyHeader header);
+  // A stream's length is unknown up front: at its end, makes sure no bytes follow the declared
+  // data (Open checked a file's length already).
+  absl::Status CheckNothingFollows();
 
   std::unique_ptr<ByteReader> reader_;
   NpyHeader header_;

@@ -1,7 +1,7 @@
 #pragma once
 
-// Helpers shared by the client/input tests: temp files, pipes, hand-built NPY files, and
-// chunked reads compared bit for bit.
+// Helpers shared by the client/input tests: temp files, pipes and chunked reads compared bit
+// for bit (hand-built NPY files: tests/support/npy_bytes.h).
 
 #include <fcntl.h>
 #include <unistd.h>
@@ -22,6 +22,7 @@
 #include "absl/strings/string_view.h"
 #include "client/input/float_source.h"
 #include "gtest/gtest.h"
+#include "tests/support/npy_bytes.h"
 
 namespace gpureduce::client::testing {
 
@@ -88,29 +89,6 @@ inline std::string FloatBytes(const std::vector<float>& values, bool big_endian 
     }
   }
   return bytes;
-}
-
-// An NPY preamble and header as numpy writes it: dict, spaces, '\n', padded to 64 bytes.
-inline std::string NpyHeaderBytes(int major, absl::string_view dict) {
-  const size_t length_bytes = major == 1 ? 2 : 4;
-  std::string text(dict);
-  const size_t unpadded = 8 + length_bytes + text.size() + 1;
-  text.append((64 - unpadded % 64) % 64, ' ');
-  text.push_back('\n');
-  std::string out("\x93NUMPY", 6);
-  out.push_back(static_cast<char>(major));
-  out.push_back('\0');
-  for (size_t i = 0; i < length_bytes; ++i) {
-    out.push_back(static_cast<char>((text.size() >> (8 * i)) & 0xff));
-  }
-  return out + text;
-}
-
-inline std::string NpyDict(absl::string_view descr, absl::string_view shape,
-                           bool fortran_order = false) {
-  return absl::StrCat("{'descr': '", descr,
-                      "', 'fortran_order': ", fortran_order ? "True" : "False",
-                      ", 'shape': ", shape, ", }");
 }
 
 // Reads everything in chunks of `chunk`, checking the Read() contract on the way.

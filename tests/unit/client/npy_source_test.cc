@@ -20,13 +20,13 @@ namespace {
 using ::gpureduce::client::testing::Bits;
 using ::gpureduce::client::testing::FloatBytes;
 using ::gpureduce::client::testing::FreshSeed;
-using ::gpureduce::client::testing::NpyDict;
-using ::gpureduce::client::testing::NpyHeaderBytes;
 using ::gpureduce::client::testing::PipeFeeder;
 using ::gpureduce::client::testing::RandomFloats;
 using ::gpureduce::client::testing::ReadAll;
 using ::gpureduce::client::testing::TempPath;
 using ::gpureduce::client::testing::WriteFile;
+using ::gpureduce::testing::NpyDict;
+using ::gpureduce::testing::NpyHeaderBytes;
 using ::testing::AllOf;
 using ::testing::HasSubstr;
 
@@ -266,6 +266,30 @@ TEST(NpySourceTest, StreamsFromAPipe) {
     auto source = NpySource::Open(ByteReader::FromDescriptor(feeder.read_fd(), "<stdin>", true));
     ASSERT_TRUE(source.ok());
     EXPECT_THAT(ReadAll(**source, 4096).status().message(), HasSubstr("unexpected bytes after"));
+  }
+}
+
+// Found by npy_header_fuzzer: an empty array's data ends where its header does, so from a pipe,
+// as from a file, bytes after the header are an error (Read used to return 0 without looking).
+TEST(NpySourceTest, EmptyArrayFromAPipeRejectsTrailingBytes) {
+  for (const char* shape : {"(0,)", "(0, 3)"}) {
+    SCOPED_TRACE(shape);
+    const std::string header = NpyHeaderBytes(1, NpyDict("<f4", shape));
+    {
+      PipeFeeder feeder(header);
+      auto source = NpySource::Open(ByteReader::FromDescriptor(feeder.read_fd(), "<stdin>", true));
+      ASSERT_TRUE(source.ok()) << source.status();
+      auto read = ReadAll(**source, 16);
+      ASSERT_TRUE(read.ok()) << read.status();
+      EXPECT_TRUE(read->empty());
+    }
+    {
+      PipeFeeder feeder(header + FloatBytes({1.5f, -2.0f}));
+      auto source = NpySource::Open(ByteReader::FromDescriptor(feeder.read_fd(), "<stdin>", true));
+      ASSERT_TRUE(source.ok()) << source.status();
+      EXPECT_THAT(ReadAll(**source, 16).status().message(),
+                  HasSubstr("unexpected bytes after the 0 float32 values"));
+    }
   }
 }
 

@@ -16,13 +16,13 @@ namespace {
 
 using ::gpureduce::client::testing::Bits;
 using ::gpureduce::client::testing::FloatBytes;
-using ::gpureduce::client::testing::NpyDict;
-using ::gpureduce::client::testing::NpyHeaderBytes;
 using ::gpureduce::client::testing::PipeFeeder;
 using ::gpureduce::client::testing::RandomFloats;
 using ::gpureduce::client::testing::ReadAll;
 using ::gpureduce::client::testing::TempPath;
 using ::gpureduce::client::testing::WriteFile;
+using ::gpureduce::testing::NpyDict;
+using ::gpureduce::testing::NpyHeaderBytes;
 using ::testing::AllOf;
 using ::testing::HasSubstr;
 using ::testing::StartsWith;

@@ -20,12 +20,12 @@ namespace {
 using ::gpureduce::client::testing::Bits;
 using ::gpureduce::client::testing::FloatBytes;
 using ::gpureduce::client::testing::FreshSeed;
-using ::gpureduce::client::testing::NpyDict;
-using ::gpureduce::client::testing::NpyHeaderBytes;
 using ::gpureduce::client::testing::RandomFloats;
 using ::gpureduce::client::testing::ReadAll;
 using ::gpureduce::client::testing::TempPath;
 using ::gpureduce::client::testing::WriteFile;
+using ::gpureduce::testing::NpyDict;
+using ::gpureduce::testing::NpyHeaderBytes;
 using ::testing::HasSubstr;
 
 // Every part of `whole` read through PartSource over a fresh source of `options`.

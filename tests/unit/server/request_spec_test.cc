@@ -6,6 +6,7 @@
 #include "absl/strings/ascii.h"
 #include "gmock/gmock.h"
 #include "gtest/gtest.h"
+#include "tests/support/stand_in_backend.h"
 #include "tests/support/wire.h"
 
 namespace gpureduce::server {
@@ -15,22 +16,7 @@ using kernels::BackendKind;
 using kernels::KernelId;
 using ::testing::HasSubstr;
 using testing::Spec;
-
-class StandInBackend final : public runtime::Backend {
- public:
-  explicit StandInBackend(BackendKind kind) : kind_(kind) {}
-  BackendKind kind() const override { return kind_; }
-  std::vector<runtime::DeviceDescription> devices() const override { return {}; }
-  uint32_t workers() const override { return 1; }
-  absl::Status SelfCheck() override { return absl::OkStatus(); }
-  absl::StatusOr<std::unique_ptr<runtime::ReduceSession>> Open(
-      const runtime::RequestSpec&) override {
-    return absl::UnimplementedError("a stand-in");
-  }
-
- private:
-  BackendKind kind_;
-};
+using testing::StandInBackend;
 
 const StandInBackend kCpu(BackendKind::kCpu);
 const StandInBackend kCuda(BackendKind::kCuda);

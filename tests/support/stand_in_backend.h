@@ -1,0 +1,32 @@
+#pragma once
+
+// A backend that has only a kind: what resolving a spec needs, so the server's edge can be
+// tested for either backend on a machine without a GPU. It runs nothing.
+
+#include <cstdint>
+#include <memory>
+#include <vector>
+
+#include "absl/status/status.h"
+#include "absl/status/statusor.h"
+#include "runtime/backend.h"
+
+namespace gpureduce::testing {
+
+class StandInBackend final : public runtime::Backend {
+ public:
+  explicit StandInBackend(kernels::BackendKind kind) : kind_(kind) {}
+  kernels::BackendKind kind() const override { return kind_; }
+  std::vector<runtime::DeviceDescription> devices() const override { return {}; }
+  uint32_t workers() const override { return 1; }
+  absl::Status SelfCheck() override { return absl::OkStatus(); }
+  absl::StatusOr<std::unique_ptr<runtime::ReduceSession>> Open(
+      const runtime::RequestSpec&) override {
+    return absl::UnimplementedError("a stand-in backend runs nothing");
+  }
+
+ private:
+  kernels::BackendKind kind_;
+};
+
+}  // namespace gpureduce::testing
