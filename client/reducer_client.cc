@@ -14,13 +14,22 @@
 namespace gpureduce::client {
 namespace {
 
-void ApplyOptions(const CallOptions& options, grpc::ClientContext* context) {
-  if (options.timeout != absl::InfiniteDuration()) {
-    context->set_deadline(absl::ToChronoTime(absl::Now() + options.timeout));
-  }
+grpc::ChannelArguments Arguments(bool own_connection) {
+  grpc::ChannelArguments args;
+  args.SetMaxReceiveMessageSize(-1);
+  args.SetMaxSendMessageSize(-1);
+  if (own_connection) args.SetInt(GRPC_ARG_USE_LOCAL_SUBCHANNEL_POOL, 1);
+  return args;
 }
 
 }  // namespace
+
+void ReducerClient::Prepare(const CallOptions& options, grpc::ClientContext* context) const {
+  if (options.timeout != absl::InfiniteDuration()) {
+    context->set_deadline(absl::ToChronoTime(absl::Now() + options.timeout));
+  }
+  if (!token_.empty()) context->AddMetadata("authorization", "Bearer " + token_);
+}
 
 absl::Status FromGrpcStatus(const grpc::Status& status) {
   if (status.ok()) return absl::OkStatus();
@@ -40,17 +49,26 @@ void SetPayload(absl::Span<const float> data, bool use_values_field, std::string
   }
 }
 
-ReducerClient::ReducerClient(std::shared_ptr<grpc::Channel> channel)
-    : channel_(std::move(channel)), stub_(v1::Reducer::NewStub(channel_)) {}
+ReducerClient::ReducerClient(std::shared_ptr<grpc::Channel> channel, std::string token)
+    : channel_(std::move(channel)),
+      stub_(v1::Reducer::NewStub(channel_)),
+      token_(std::move(token)) {}
 
 std::unique_ptr<ReducerClient> ReducerClient::Connect(const std::string& target,
                                                       bool own_connection) {
-  grpc::ChannelArguments args;
-  args.SetMaxReceiveMessageSize(-1);
-  args.SetMaxSendMessageSize(-1);
-  if (own_connection) args.SetInt(GRPC_ARG_USE_LOCAL_SUBCHANNEL_POOL, 1);
+  return std::make_unique<ReducerClient>(grpc::CreateCustomChannel(
+      target, grpc::InsecureChannelCredentials(), Arguments(own_connection)));
+}
+
+absl::StatusOr<std::unique_ptr<ReducerClient>> ReducerClient::Connect(
+    const std::string& target, const ChannelSecurity& security, bool own_connection) {
+  absl::StatusOr<std::shared_ptr<grpc::ChannelCredentials>> credentials =
+      MakeChannelCredentials(security);
+  if (!credentials.ok()) return credentials.status();
+  absl::StatusOr<std::string> token = ReadToken(security);
+  if (!token.ok()) return token.status();
   return std::make_unique<ReducerClient>(
-      grpc::CreateCustomChannel(target, grpc::InsecureChannelCredentials(), args));
+      grpc::CreateCustomChannel(target, *credentials, Arguments(own_connection)), *token);
 }
 
 absl::StatusOr<v1::ReduceResponse> ReducerClient::Reduce(const v1::ReduceSpec& spec,
@@ -60,7 +78,7 @@ absl::StatusOr<v1::ReduceResponse> ReducerClient::Reduce(const v1::ReduceSpec& s
   *request.mutable_spec() = spec;
   SetPayload(data, options.use_values_field, request.mutable_data(), request.mutable_values());
   grpc::ClientContext context;
-  ApplyOptions(options, &context);
+  Prepare(options, &context);
   v1::ReduceResponse response;
   if (grpc::Status status = stub_->Reduce(&context, request, &response); !status.ok()) {
     return FromGrpcStatus(status);
@@ -75,7 +93,7 @@ absl::StatusOr<v1::ReduceResponse> ReducerClient::ReduceStream(const v1::ReduceS
     return absl::InvalidArgumentError("chunk_elements must be positive");
   }
   grpc::ClientContext context;
-  ApplyOptions(options, &context);
+  Prepare(options, &context);
   v1::ReduceResponse response;
   std::unique_ptr<grpc::ClientWriter<v1::ReduceChunk>> writer =
       stub_->ReduceStream(&context, &response);
@@ -112,7 +130,7 @@ absl::StatusOr<v1::ReduceResponse> ReducerClient::ReduceStream(const v1::ReduceS
 
 absl::StatusOr<v1::ListKernelsResponse> ReducerClient::ListKernels(const CallOptions& options) {
   grpc::ClientContext context;
-  ApplyOptions(options, &context);
+  Prepare(options, &context);
   v1::ListKernelsResponse response;
   grpc::Status status = stub_->ListKernels(&context, v1::ListKernelsRequest(), &response);
   if (!status.ok()) return FromGrpcStatus(status);
@@ -121,7 +139,7 @@ absl::StatusOr<v1::ListKernelsResponse> ReducerClient::ListKernels(const CallOpt
 
 absl::StatusOr<v1::ServerInfo> ReducerClient::GetServerInfo(const CallOptions& options) {
   grpc::ClientContext context;
-  ApplyOptions(options, &context);
+  Prepare(options, &context);
   v1::ServerInfo response;
   grpc::Status status = stub_->GetServerInfo(&context, v1::GetServerInfoRequest(), &response);
   if (!status.ok()) return FromGrpcStatus(status);
@@ -131,7 +149,7 @@ absl::StatusOr<v1::ServerInfo> ReducerClient::GetServerInfo(const CallOptions& o
 absl::StatusOr<bool> ReducerClient::IsServing(const std::string& service,
                                               const CallOptions& options) {
   grpc::ClientContext context;
-  ApplyOptions(options, &context);
+  Prepare(options, &context);
   ::grpc::health::v1::HealthCheckRequest request;
   request.set_service(service);
   ::grpc::health::v1::HealthCheckResponse response;

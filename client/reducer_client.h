@@ -13,6 +13,7 @@
 #include "absl/status/statusor.h"
 #include "absl/time/time.h"
 #include "absl/types/span.h"
+#include "client/channel_security.h"
 #include "gpureduce/v1/reduce.grpc.pb.h"
 #include "grpcpp/channel.h"
 
@@ -38,13 +39,18 @@ using ChunkFiller = absl::FunctionRef<absl::StatusOr<size_t>(absl::Span<float> o
 
 class ReducerClient {
  public:
-  explicit ReducerClient(std::shared_ptr<grpc::Channel> channel);
+  // `token`: a bearer token every call carries ("" none).
+  explicit ReducerClient(std::shared_ptr<grpc::Channel> channel, std::string token = "");
 
-  // An insecure channel to `target` (HOST:PORT) with no message-size cap on the client side.
+  // A plaintext channel to `target` (HOST:PORT) with no message-size cap on the client side.
   // With `own_connection` the channel shares no TCP connection with other channels to the
   // same target (gRPC shares them by default), as parallel streams need.
   static std::unique_ptr<ReducerClient> Connect(const std::string& target,
                                                 bool own_connection = false);
+  // The same with TLS and a token as `security` asks; an unreadable file is an error.
+  static absl::StatusOr<std::unique_ptr<ReducerClient>> Connect(const std::string& target,
+                                                                const ChannelSecurity& security,
+                                                                bool own_connection = false);
 
   // The whole array in one message; the server refuses more than its unary limit.
   absl::StatusOr<v1::ReduceResponse> Reduce(const v1::ReduceSpec& spec,
@@ -68,8 +74,12 @@ class ReducerClient {
   const std::shared_ptr<grpc::Channel>& channel() const { return channel_; }
 
  private:
+  // Sets the deadline and the token on a call's context.
+  void Prepare(const CallOptions& options, grpc::ClientContext* context) const;
+
   std::shared_ptr<grpc::Channel> channel_;
   std::unique_ptr<v1::Reducer::Stub> stub_;
+  std::string token_;
 };
 
 // The absl::Status equivalent of a gRPC status (codes share their numbers).

@@ -10,8 +10,12 @@ else()
   find_package(gRPC CONFIG REQUIRED)
   find_package(absl CONFIG REQUIRED)
   find_package(spdlog CONFIG REQUIRED)
+  find_package(OpenSSL REQUIRED)  # libcrypto: the server's token digests
 endif()
 find_package(nlohmann_json 3 CONFIG REQUIRED)  # header-only: the load generator's JSON report
+# The server's metrics: Debian ships shared libraries only (the package carries them, see
+# scripts/package.sh).
+find_package(prometheus-cpp CONFIG REQUIRED)
 if(GPUREDUCE_BUILD_TESTS)
   find_package(GTest CONFIG REQUIRED)
 endif()

@@ -1,8 +1,13 @@
-# GPUREDUCE_STATIC_DEPS=ON (the `package` preset): binaries that need nothing but glibc.
+# GPUREDUCE_STATIC_DEPS=ON (the `package` preset): binaries that need nothing but glibc and the
+# package's own lib/.
 #
 # gRPC, protobuf, abseil and their dependencies (re2, c-ares, OpenSSL, zlib, upb, ...) are linked
-# from Debian's static archives, libstdc++ and libgcc statically, spdlog and fmt header-only, the
-# CUDA runtime statically; glibc stays dynamic and the driver (libcuda.so) comes from the host.
+# from Debian's static archives, spdlog and fmt header-only, the CUDA runtime statically; glibc
+# stays dynamic and the driver (libcuda.so) comes from the host. prometheus-cpp (the server's
+# metrics) exists in Debian only as shared libraries, which need libstdc++.so.6, so the package
+# ships them, civetweb, zlib, libstdc++ and libgcc_s in lib/ (scripts/package.sh), and every
+# executable finds them through a DT_RPATH of $ORIGIN/../lib: one libstdc++ in the process, not a
+# static copy beside a shared one.
 #
 # Instead of find_package(gRPC/absl/Protobuf/spdlog), which would give imported targets for the
 # shared libraries, this file defines the same target names (gRPC::grpc++, absl::strings,
@@ -57,6 +62,7 @@ foreach(_name grpc++ grpc++_reflection grpc gpr upb address_sorting)
   _gpureduce_static_alias(gRPC::${_name})
 endforeach()
 _gpureduce_static_alias(protobuf::libprotobuf)
+_gpureduce_static_alias(OpenSSL::Crypto)  # libcrypto.a is in the group: gRPC's TLS uses it
 
 # The names of Debian's abseil CMake package, so that any absl:: target the code names exists.
 find_file(GPUREDUCE_ABSL_TARGETS abslTargets.cmake
@@ -94,8 +100,11 @@ foreach(_name spdlog::spdlog spdlog::spdlog_header_only)
 endforeach()
 
 # --- The C++ and CUDA runtimes ------------------------------------------------------------------
-# Only glibc stays dynamic. HOST_LINK keeps the flags out of nvcc's device-link step.
-add_link_options("$<HOST_LINK:-static-libstdc++>" "$<HOST_LINK:-static-libgcc>")
+# libstdc++ and libgcc_s from the package's lib/: DT_RPATH (--disable-new-dtags), since a
+# RUNPATH would not be followed for the shipped libraries' own dependencies. HOST_LINK keeps the
+# flag out of nvcc's device-link step.
+add_link_options("$<HOST_LINK:-Wl$<COMMA>--disable-new-dtags>")
+set(CMAKE_INSTALL_RPATH "$ORIGIN/../lib")
 # cudart_static in every target with CUDA code (CMake's default, made explicit); the CUDA code
 # must link the runtime through this, or CUDA::cudart_static, never CUDA::cudart.
 set(CMAKE_CUDA_RUNTIME_LIBRARY Static)

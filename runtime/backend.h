@@ -46,6 +46,17 @@ struct DeviceDescription {
   uint64_t l2_bytes = 0;
 };
 
+// What a device's shared resources are doing now, for the server's metrics.
+struct DeviceUsage {
+  int device = 0;
+  uint64_t staging_buffers = 0;      // the staging pool's size
+  uint64_t staging_in_use = 0;       // taken now
+  uint64_t staging_waiting = 0;      // requests waiting for one now
+  uint64_t staging_waits_total = 0;  // requests that had to wait, since start
+  uint64_t memory_used_bytes = 0;    // the whole device's, as the driver reports it
+  uint64_t memory_total_bytes = 0;
+};
+
 using ConsumeDone = absl::AnyInvocable<void(absl::Status) &&>;
 using FinishDone = absl::AnyInvocable<void(absl::StatusOr<kernels::Partial>) &&>;
 
@@ -100,6 +111,10 @@ class Backend {
   // Called (once, from any thread) when a device fails for good; the server then reports
   // NOT_SERVING. Backends that cannot lose a device ignore it.
   virtual void set_on_lost(std::function<void()> on_lost) { (void)on_lost; }
+
+  // Per device, what its shared resources are doing now; empty for backends without any (the
+  // CPU). Thread-safe; cheap enough for a metrics scrape.
+  virtual std::vector<DeviceUsage> Usage() const { return {}; }
 
   // The catalogue entries this backend can run.
   std::vector<const kernels::KernelInfo*> Kernels() const;

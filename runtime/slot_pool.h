@@ -43,6 +43,7 @@ class SlotPool {
       std::lock_guard<std::mutex> lock(mu_);
       if (free_.empty()) {
         waiters_.push_back(Waiter{waiter, std::move(ready)});
+        ++waits_;
         return;
       }
       slot = free_.back();
@@ -104,6 +105,11 @@ class SlotPool {
     std::lock_guard<std::mutex> lock(mu_);
     return waiters_.size();
   }
+  // Acquires that had to wait, since the pool was made.
+  uint64_t waits() const {
+    std::lock_guard<std::mutex> lock(mu_);
+    return waits_;
+  }
 
  private:
   struct Waiter {
@@ -116,6 +122,7 @@ class SlotPool {
   mutable std::mutex mu_;
   std::vector<SlotT*> free_;
   std::deque<Waiter> waiters_;
+  uint64_t waits_ = 0;
 };
 
 }  // namespace gpureduce::runtime

@@ -1,7 +1,8 @@
 #!/usr/bin/env bash
 # Builds the relocatable package dist/gpureduce-<version>-<commit>-linux-x86_64.tar.gz: the
 # binaries with gRPC, protobuf, abseil, libstdc++ and the CUDA runtime linked statically, so that
-# a machine with only glibc (2.36 or newer) and the NVIDIA driver runs them. See docs/package.md.
+# a machine with only glibc (2.36 or newer) and the NVIDIA driver runs them; the few shared
+# libraries Debian has in no other form travel in the package's lib/. See docs/package.md.
 # Usage: scripts/package.sh   (idempotent: rebuilds build/package and replaces the package)
 set -euo pipefail
 cd "$(dirname "$0")/.."
@@ -16,8 +17,10 @@ package_scripts=(scripts/package/run-tests.sh scripts/local_server.sh scripts/me
 optional_scripts=(scripts/gpu_acceptance.sh scripts/bench_compare.sh scripts/bench_compare.py
                   scripts/measure_load.sh scripts/summarize_load.py scripts/plot_load.py
                   scripts/soak.sh)
-# What glibc provides; any other shared library must not be needed.
+# What glibc provides, and what the package ships in lib/ (Debian 12's builds: prometheus-cpp
+# exists only as shared libraries, and they need these); no other shared library may be needed.
 glibc_libs=" libc.so.6 libm.so.6 libpthread.so.0 libdl.so.2 librt.so.1 ld-linux-x86-64.so.2 linux-vdso.so.1 "
+shipped_libs=" libprometheus-cpp-core.so.1.0 libprometheus-cpp-pull.so.1.0 libcivetweb.so.1 libcivetweb-cpp.so.1 libz.so.1 libstdc++.so.6 libgcc_s.so.1 "
 
 mib() { awk -v bytes="$1" 'BEGIN { printf "%.1f", bytes / 1048576 }'; }
 fail() {
@@ -55,19 +58,36 @@ done
 cp README.md "$stage/"
 cp -r docs "$stage/docs"
 
-# Every binary needs only glibc's libraries and no glibc newer than the GPU machines' own.
+# lib/: the shipped libraries, by their sonames, from where this machine's linker finds them.
+mkdir -p "$stage/lib"
+for lib in $shipped_libs; do
+  path=$(ldconfig -p | sed -n "s/^\t$lib (libc6,x86-64) => //p" | head -1)
+  [ -n "$path" ] || path=$(c++ -print-file-name="$lib")
+  [ -f "$path" ] || fail "cannot find $lib to ship (scripts/setup.sh installs prometheus-cpp-dev)"
+  cp -L "$path" "$stage/lib/$lib"
+  strip --strip-unneeded "$stage/lib/$lib"
+done
+
+# Every binary and shipped library needs only glibc's libraries and the shipped ones, finds the
+# shipped ones in lib/ (DT_RPATH $ORIGIN/../lib for the binaries), and needs no glibc newer than
+# the GPU machines' own.
 newest_glibc=0
-for binary in "$stage"/bin/*; do
+for binary in "$stage"/bin/* "$stage"/lib/*; do
   for lib in $(readelf -d "$binary" | sed -n 's/.*(NEEDED).*\[\(.*\)\]$/\1/p'); do
-    [[ "$glibc_libs" == *" $lib "* ]] ||
-      fail "$(basename "$binary") needs the shared library $lib, which is not part of glibc"
+    [[ "$glibc_libs$shipped_libs" == *" $lib "* ]] ||
+      fail "$(basename "$binary") needs the shared library $lib, which is neither glibc's nor shipped"
   done
-  if readelf -d "$binary" | grep -qE '\((RPATH|RUNPATH)\)'; then
-    fail "$(basename "$binary") has an RPATH/RUNPATH: $(readelf -d "$binary" | grep -E 'R(UN)?PATH')"
+  if [[ "$binary" == */bin/* ]]; then
+    rpath=$(readelf -d "$binary" | sed -n 's/.*(RPATH).*\[\(.*\)\]$/\1/p')
+    [ "$rpath" = '$ORIGIN/../lib' ] ||
+      fail "$(basename "$binary") has RPATH '$rpath', not \$ORIGIN/../lib: $(readelf -d "$binary" | grep -E 'R(UN)?PATH')"
   fi
-  while read -r lib _; do
-    [[ "$glibc_libs" == *" $lib "* || "$lib" == /* ]] ||
-      fail "$(basename "$binary") loads $lib (ldd), which is not part of glibc"
+  # ldd of a library alone ignores the RPATH of the binaries that load it: judge the binaries.
+  [[ "$binary" == */bin/* ]] || continue
+  while read -r lib _ path _; do
+    [[ "$glibc_libs" == *" $lib "* || "$lib" == /* ]] && continue
+    [[ "$(realpath -m "$path")" == "$(cd "$stage/lib" && pwd)/$lib" ]] ||
+      fail "$(basename "$binary") loads $lib from $path (ldd), not from the package's lib/"
   done < <(ldd "$binary")
   glibc=$(readelf -W --dyn-syms "$binary" | grep -o 'GLIBC_[0-9][0-9.]*' | sed 's/GLIBC_//' |
           sort -uV | tail -1)
@@ -99,7 +119,9 @@ fi
   echo "compiler: $(c++ --version | head -1)"
   echo "static: $(versions grpc=libgrpc++-dev protobuf=libprotobuf-dev abseil=libabsl-dev \
     re2=libre2-dev c-ares=libc-ares-dev openssl=libssl-dev zlib=zlib1g-dev \
-    googletest=libgtest-dev); libstdc++ and libgcc of the compiler; cudart of the CUDA toolkit"
+    googletest=libgtest-dev); cudart of the CUDA toolkit"
+  echo "shipped in lib/: $(versions prometheus-cpp=libprometheus-cpp-core1.0 \
+    civetweb=libcivetweb1 zlib=zlib1g libstdc++=libstdc++6 libgcc=libgcc-s1)"
   echo "header-only: $(versions spdlog=libspdlog-dev fmt=libfmt-dev)"
   echo "requires: x86_64 Linux, glibc >= $newest_glibc; the NVIDIA driver (libcuda.so.1) for the CUDA backend"
   echo "executables: $(cd "$stage/bin" && echo *)"
@@ -114,6 +136,7 @@ echo "  binaries (stripped):"
 for binary in "$stage"/bin/*; do
   printf '    %-20s %6s MiB\n' "$(basename "$binary")" "$(mib "$(stat -c %s "$binary")")"
 done
+echo "  lib/: $(du -sh "$stage/lib" | cut -f1) ($(cd "$stage/lib" && echo *))"
 bytes=$(stat -c %s "$tarball")
 echo "  tarball: $(mib "$bytes") MiB (limit $(mib "$max_bytes") MiB)"
 echo "  took $(($(date +%s) - started)) s"

@@ -33,15 +33,17 @@ void Admission::Slot::Release() {
 Admission::Admission(uint32_t limit, uint32_t per_client_limit)
     : limit_(limit), per_client_limit_(per_client_limit == 0 ? limit : per_client_limit) {}
 
-absl::StatusOr<Admission::Slot> Admission::TryAcquire(absl::string_view client) {
+absl::StatusOr<Admission::Slot> Admission::TryAcquire(absl::string_view client, Bound* reached) {
   absl::MutexLock lock(&mu_);
   if (in_use_ >= limit_) {
+    if (reached != nullptr) *reached = Bound::kServer;
     return absl::ResourceExhaustedError(
         absl::StrCat("the server is full: ", limit_,
                      " requests are in progress (--max-concurrent-requests); retry with backoff"));
   }
   uint32_t& mine = by_client_[client];
   if (mine >= per_client_limit_) {
+    if (reached != nullptr) *reached = Bound::kClient;
     return absl::ResourceExhaustedError(absl::StrCat(
         "this client (", client, ") already has ", mine,
         " requests in progress, the most one client may have (--max-requests-per-client); "

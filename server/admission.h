@@ -38,9 +38,11 @@ class Admission {
   // `per_client_limit` 0 means the same as `limit`.
   Admission(uint32_t limit, uint32_t per_client_limit);
 
+  enum class Bound { kServer, kClient };
+
   // A slot for a request of `client` (see ClientOf), or RESOURCE_EXHAUSTED saying which bound
-  // was reached.
-  absl::StatusOr<Slot> TryAcquire(absl::string_view client);
+  // was reached (also in `*reached`, when given).
+  absl::StatusOr<Slot> TryAcquire(absl::string_view client, Bound* reached = nullptr);
 
   // Who a request comes from, for the per-client bound: the address of gRPC's peer string
   // without the port ("ipv4:10.0.0.7:53122" -> "ipv4:10.0.0.7", "ipv6:[::1]:5000" ->

@@ -85,6 +85,24 @@ int main(int argc, char** argv) {
                     "how long in-flight requests may run on after SIGINT/SIGTERM");
   flags.AddString("port-file", &config.port_file,
                   "write the bound port to this file once listening", "PATH");
+  flags.AddString("metrics-listen", &config.metrics_listen,
+                  "serve Prometheus metrics at http://HOST:PORT/metrics (port 0 picks a free "
+                  "one); empty: no metrics endpoint",
+                  "HOST:PORT");
+  flags.AddString("metrics-port-file", &config.metrics_port_file,
+                  "write the metrics port to this file once listening", "PATH");
+  flags.AddString("tls-cert", &config.tls.cert,
+                  "serve TLS with this PEM certificate chain (with --tls-key); plaintext clients "
+                  "are then refused",
+                  "PATH");
+  flags.AddString("tls-key", &config.tls.key, "the PEM private key of --tls-cert", "PATH");
+  flags.AddString("tls-client-ca", &config.tls.client_ca,
+                  "mutual TLS: require a client certificate signed by this PEM CA bundle", "PATH");
+  flags.AddString("auth-token-file", &config.auth_token_file,
+                  "Reducer calls must carry 'authorization: Bearer <token>' with a token from "
+                  "this file (one per line, '#' comments): UNAUTHENTICATED without one, "
+                  "PERMISSION_DENIED for another; health and reflection stay open for probes",
+                  "PATH");
   flags.AddDuration("ready-delay", &config.ready_delay,
                     "stay NOT_SERVING this long before the self-check (to test readiness probes)");
 

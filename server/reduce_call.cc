@@ -13,21 +13,34 @@ namespace {
 
 double Micros(std::chrono::nanoseconds duration) { return duration.count() / 1e3; }
 
+const char* MethodName(Method method) {
+  return method == Method::kReduce ? "Reduce" : "ReduceStream";
+}
+
 }  // namespace
 
-ReduceCall::ReduceCall(ServiceState& state, const char* method, std::string peer)
+ReduceCall::ReduceCall(ServiceState& state, Method method, std::string peer)
     : state_(state),
       method_(method),
       peer_(std::move(peer)),
-      start_(std::chrono::steady_clock::now()) {}
+      start_(std::chrono::steady_clock::now()) {
+  state_.metrics.CallStarted(method_);
+}
 
 absl::Status ReduceCall::Admit() {
   if (!state_.ready.load(std::memory_order_acquire)) {
+    state_.metrics.Refused(Refusal::kNotReady);
     return absl::UnavailableError(
         "the server is starting: its backend self-check has not passed yet; retry shortly");
   }
-  absl::StatusOr<Admission::Slot> slot = state_.admission.TryAcquire(Admission::ClientOf(peer_));
-  if (!slot.ok()) return slot.status();
+  Admission::Bound reached;
+  absl::StatusOr<Admission::Slot> slot =
+      state_.admission.TryAcquire(Admission::ClientOf(peer_), &reached);
+  if (!slot.ok()) {
+    state_.metrics.Refused(reached == Admission::Bound::kServer ? Refusal::kServerFull
+                                                                : Refusal::kClientFull);
+    return slot.status();
+  }
   slot_ = std::move(*slot);
   return absl::OkStatus();
 }
@@ -96,15 +109,29 @@ grpc::Status ReduceCall::Conclude(absl::Status status, absl::StatusOr<kernels::P
     }
   }
   if (status.ok()) {
-    spdlog::debug("{} op={} kernel={} count={} chunks={} server_us={:.1f} peer={}", method_,
-                  kernels::OpName(spec_->op), kernels::GetKernel(session_->kernel()).name,
-                  elements_, chunks_, response->timing().server_us(), peer_);
+    spdlog::debug("{} op={} kernel={} count={} chunks={} server_us={:.1f} peer={}",
+                  MethodName(method_), kernels::OpName(spec_->op),
+                  kernels::GetKernel(session_->kernel()).name, elements_, chunks_,
+                  response->timing().server_us(), peer_);
   } else {
-    spdlog::warn("{} failed: {}: {} (peer {}, {} elements in {} chunks)", method_,
+    spdlog::warn("{} failed: {}: {} (peer {}, {} elements in {} chunks)", MethodName(method_),
                  absl::StatusCodeToString(status.code()), status.message(), peer_, elements_,
                  chunks_);
   }
   slot_.reset();
+  CallRecord record;
+  record.method = method_;
+  if (spec_.has_value()) {
+    record.op = spec_->op;
+    record.kernel = session_ != nullptr ? session_->kernel() : spec_->kernel;
+  }
+  record.code = status.code();
+  record.server = std::chrono::steady_clock::now() - start_;
+  if (status.ok()) {
+    record.timing = session_->timing();
+    record.bytes = elements_ * sizeof(float);
+  }
+  state_.metrics.CallFinished(record);
   return ToGrpcStatus(status);
 }
 

@@ -26,7 +26,7 @@ namespace gpureduce::server {
 
 class ReduceCall {
  public:
-  ReduceCall(ServiceState& state, const char* method, std::string peer);
+  ReduceCall(ServiceState& state, Method method, std::string peer);
 
   // UNAVAILABLE before the self-check has passed; RESOURCE_EXHAUSTED when the server is full.
   absl::Status Admit();
@@ -67,7 +67,7 @@ class ReduceCall {
   void FillResponse(const kernels::ReduceResult& result, v1::ReduceResponse* response) const;
 
   ServiceState& state_;
-  const char* method_;
+  const Method method_;
   std::string peer_;
   const std::chrono::steady_clock::time_point start_;
   std::optional<Admission::Slot> slot_;

@@ -4,17 +4,21 @@
 
 #include "absl/strings/str_cat.h"
 #include "absl/time/time.h"
+#include "server/auth/authorization.h"
 
 namespace gpureduce::server {
 
 ReduceStreamReactor::ReduceStreamReactor(ServiceState& state, grpc::CallbackServerContext* context,
                                          v1::ReduceResponse* response)
-    : call_(state, "ReduceStream", context->peer()),
+    : call_(state, Method::kReduceStream, context->peer()),
       idle_watch_(state.idle_watch),
+      metrics_(state.metrics),
       context_(context),
       response_(response) {
   idle_watch_.Add(this);
-  if (absl::Status admitted = call_.Admit(); !admitted.ok()) {
+  absl::Status admitted = Authorize(state.tokens, *context);
+  if (admitted.ok()) admitted = call_.Admit();
+  if (!admitted.ok()) {
     StreamFlow::Step step;
     {
       std::lock_guard<std::mutex> lock(mu_);
@@ -45,6 +49,7 @@ void ReduceStreamReactor::OnIdle(absl::Duration limit) {
   {
     std::lock_guard<std::mutex> lock(mu_);
     if (flow_.finished()) return;
+    metrics_.StreamIdleEnded();
     step = flow_.Failed(absl::CancelledError(absl::StrCat(
         "no message from the client for ", absl::FormatDuration(limit),
         " (the server's --stream-idle-timeout), so the stream was ended; send chunks more "

@@ -46,6 +46,7 @@ class ReduceStreamReactor final : public grpc::ServerReadReactor<v1::ReduceChunk
 
   ReduceCall call_;
   StreamIdleWatch& idle_watch_;
+  ServerMetrics& metrics_;
   std::atomic<int> refs_{1};  // gRPC's until OnDone, and the idle watch's while it tells
   grpc::CallbackServerContext* context_;
   v1::ReduceResponse* response_;

@@ -2,13 +2,17 @@
 
 #include <utility>
 
+#include "server/auth/authorization.h"
+
 namespace gpureduce::server {
 
 ReduceUnaryReactor::ReduceUnaryReactor(ServiceState& state, grpc::CallbackServerContext* context,
                                        const v1::ReduceRequest* request,
                                        v1::ReduceResponse* response)
-    : call_(state, "Reduce", context->peer()), response_(response) {
-  if (absl::Status started = Start(*request); !started.ok()) {
+    : call_(state, Method::kReduce, context->peer()), response_(response) {
+  absl::Status started = Authorize(state.tokens, *context);
+  if (started.ok()) started = Start(*request);
+  if (!started.ok()) {
     Conclude(std::move(started));
   }
 }

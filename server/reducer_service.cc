@@ -3,6 +3,8 @@
 #include <string>
 
 #include "gpureduce/version.h"
+#include "server/auth/authorization.h"
+#include "server/grpc_status.h"
 #include "server/reduce_stream_reactor.h"
 #include "server/reduce_unary_reactor.h"
 
@@ -37,11 +39,15 @@ grpc::ServerReadReactor<v1::ReduceChunk>* ReducerService::ReduceStream(
 grpc::ServerUnaryReactor* ReducerService::ListKernels(grpc::CallbackServerContext* context,
                                                       const v1::ListKernelsRequest*,
                                                       v1::ListKernelsResponse* response) {
+  grpc::ServerUnaryReactor* reactor = context->DefaultReactor();
+  if (absl::Status authorized = Authorize(state_.tokens, *context); !authorized.ok()) {
+    reactor->Finish(ToGrpcStatus(authorized));
+    return reactor;
+  }
   for (const kernels::KernelInfo* kernel : state_.backend.Kernels()) {
     ToProto(*kernel, response->add_kernels());
   }
   response->set_default_kernel(kernels::GetKernel(state_.backend.default_kernel()).name);
-  grpc::ServerUnaryReactor* reactor = context->DefaultReactor();
   reactor->Finish(grpc::Status::OK);
   return reactor;
 }
@@ -49,6 +55,11 @@ grpc::ServerUnaryReactor* ReducerService::ListKernels(grpc::CallbackServerContex
 grpc::ServerUnaryReactor* ReducerService::GetServerInfo(grpc::CallbackServerContext* context,
                                                         const v1::GetServerInfoRequest*,
                                                         v1::ServerInfo* response) {
+  grpc::ServerUnaryReactor* reactor = context->DefaultReactor();
+  if (absl::Status authorized = Authorize(state_.tokens, *context); !authorized.ok()) {
+    reactor->Finish(ToGrpcStatus(authorized));
+    return reactor;
+  }
   response->set_version(std::string(kVersion) + "+" + kGitCommit);
   response->set_backend(std::string(kernels::BackendName(state_.backend.kind())));
   for (const runtime::DeviceDescription& device : state_.backend.devices()) {
@@ -65,7 +76,6 @@ grpc::ServerUnaryReactor* ReducerService::GetServerInfo(grpc::CallbackServerCont
   response->set_max_concurrent_requests(state_.limits.max_concurrent_requests);
   response->set_worker_threads(state_.backend.workers());
   response->set_serving(state_.ready.load(std::memory_order_acquire));
-  grpc::ServerUnaryReactor* reactor = context->DefaultReactor();
   reactor->Finish(grpc::Status::OK);
   return reactor;
 }

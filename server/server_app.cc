@@ -17,6 +17,10 @@
 #include "grpcpp/grpcpp.h"
 #include "grpcpp/health_check_service_interface.h"
 #include "runtime/backend_factory.h"
+#include "server/auth/server_credentials.h"
+#include "server/auth/token_authenticator.h"
+#include "server/metrics/metrics_exposer.h"
+#include "server/metrics/usage_collector.h"
 #include "server/reducer_service.h"
 #include "spdlog/spdlog.h"
 
@@ -98,14 +102,31 @@ int RunServer(const ServerConfig& config) {
     spdlog::critical("cannot start: {}", backend.status().message());
     return 1;
   }
+  absl::StatusOr<std::shared_ptr<grpc::ServerCredentials>> credentials =
+      MakeServerCredentials(config.tls);
+  if (!credentials.ok()) {
+    spdlog::critical("cannot start: {}", credentials.status().message());
+    return 1;
+  }
+  std::unique_ptr<TokenAuthenticator> tokens;
+  if (!config.auth_token_file.empty()) {
+    absl::StatusOr<std::unique_ptr<TokenAuthenticator>> loaded =
+        TokenAuthenticator::FromFile(config.auth_token_file);
+    if (!loaded.ok()) {
+      spdlog::critical("cannot start: {}", loaded.status().message());
+      return 1;
+    }
+    tokens = std::move(*loaded);
+  }
   ServiceState state(**backend, config.limits);
+  state.tokens = tokens.get();
   ReducerService service(state);
 
   grpc::EnableDefaultHealthCheckService(true);
   grpc::reflection::InitProtoReflectionServerBuilderPlugin();
   grpc::ServerBuilder builder;
   int port = 0;
-  builder.AddListeningPort(config.listen, grpc::InsecureServerCredentials(), &port);
+  builder.AddListeningPort(config.listen, *credentials, &port);
   builder.SetMaxReceiveMessageSize(TransportLimit(config.limits));
   builder.AddChannelArgument(GRPC_ARG_HTTP2_BDP_PROBE, config.bdp_probe ? 1 : 0);
   ConnectionPolicy connections = config.connections;
@@ -125,11 +146,32 @@ int RunServer(const ServerConfig& config) {
     state.ready.store(false, std::memory_order_release);
     SetHealth(*running, false);
   });
+  // Declared after `state`, so it stops serving before what it reads goes away.
+  std::unique_ptr<MetricsExposer> metrics;
+  if (!config.metrics_listen.empty()) {
+    absl::StatusOr<std::unique_ptr<MetricsExposer>> started = MetricsExposer::Start(
+        config.metrics_listen,
+        {state.metrics.registry(),
+         std::make_shared<UsageCollector>(state.backend, absl::StrCat(kVersion, "+", kGitCommit))});
+    if (!started.ok()) {
+      spdlog::critical("{}", started.status().message());
+      return 1;
+    }
+    metrics = std::move(*started);
+    const std::string metrics_host =
+        config.metrics_listen.substr(0, config.metrics_listen.rfind(':'));
+    spdlog::info("metrics on http://{}:{}/metrics", metrics_host, metrics->port());
+    if (!config.metrics_port_file.empty() &&
+        !WritePortFile(config.metrics_port_file, metrics->port())) {
+      spdlog::critical("cannot write the metrics port file {}", config.metrics_port_file);
+      return 1;
+    }
+  }
+
   if (!config.port_file.empty() && !WritePortFile(config.port_file, port)) {
     spdlog::critical("cannot write the port file {}", config.port_file);
     return 1;
   }
-
   const std::string host = config.listen.substr(0, config.listen.rfind(':'));
   spdlog::info("gpureduce-server {}+{} listening on {}:{}", kVersion, kGitCommit, host, port);
   for (const runtime::DeviceDescription& device : state.backend.devices()) {
@@ -162,6 +204,12 @@ int RunServer(const ServerConfig& config) {
       absl::FormatDuration(connections.max_connection_age),
       absl::FormatDuration(connections.max_connection_age_grace), file_limit);
   spdlog::info("gRPC BDP probe {}", config.bdp_probe ? "on (--bdp-probe)" : "off");
+  spdlog::info("transport {}; {}", DescribeTransport(config.tls),
+               tokens != nullptr
+                   ? fmt::format("Reducer calls need a bearer token ({} accepted; health and "
+                                 "reflection stay open)",
+                                 tokens->size())
+                   : std::string("no token asked for"));
 
   // Readiness runs beside the signal wait so that a signal during --ready-delay is not delayed.
   absl::Notification stopping;

@@ -7,6 +7,7 @@
 
 #include "absl/time/time.h"
 #include "runtime/backend_factory.h"
+#include "server/auth/server_credentials.h"
 #include "server/service_state.h"
 
 namespace gpureduce::server {
@@ -45,6 +46,11 @@ struct ServerConfig {
   std::string log_level = "info";
   absl::Duration grace_period = absl::Seconds(10);
   std::string port_file;  // where to write the bound port (useful with --listen=...:0)
+  // Prometheus metrics over HTTP at /metrics on this HOST:PORT; empty: not served.
+  std::string metrics_listen;
+  std::string metrics_port_file;                      // where to write the metrics port
+  TlsFiles tls;                                       // empty: plaintext
+  std::string auth_token_file;                        // empty: no tokens asked for
   absl::Duration ready_delay = absl::ZeroDuration();  // hold NOT_SERVING this long after start
 };
 

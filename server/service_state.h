@@ -1,7 +1,7 @@
 #pragma once
 
 // What every call of the Reducer service shares: the backend, the limits, admission, the idle
-// watch and readiness.
+// watch, the metrics and readiness.
 
 #include <atomic>
 #include <cstdint>
@@ -9,6 +9,8 @@
 #include "absl/time/time.h"
 #include "runtime/backend.h"
 #include "server/admission.h"
+#include "server/auth/token_authenticator.h"
+#include "server/metrics/server_metrics.h"
 #include "server/stream_idle_watch.h"
 
 namespace gpureduce::server {
@@ -39,6 +41,9 @@ struct ServiceState {
   const ServiceLimits limits;
   Admission admission;
   StreamIdleWatch idle_watch;
+  ServerMetrics metrics;
+  // The bearer tokens Reducer calls must carry; null: none asked for.
+  const TokenAuthenticator* tokens = nullptr;
   // False until the backend's self-check passes; Reduce calls answer UNAVAILABLE until then.
   std::atomic<bool> ready{false};
 };

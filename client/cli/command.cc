@@ -8,6 +8,12 @@ void AddConnectionFlags(FlagSet& flags, ConnectionOptions* options) {
   flags.AddString("target", &options->target, "server address", "HOST:PORT");
   flags.AddDuration("timeout", &options->timeout, "deadline for the call; 0 means none");
   flags.AddBool("json", &options->json, "print one JSON object instead of text");
+  client::AddSecurityFlags(flags, &options->security);
+}
+
+absl::StatusOr<std::unique_ptr<client::ReducerClient>> Connect(const ConnectionOptions& options,
+                                                               bool own_connection) {
+  return client::ReducerClient::Connect(options.target, options.security, own_connection);
 }
 
 absl::Duration CallTimeout(const ConnectionOptions& options) {

@@ -2,10 +2,13 @@
 
 // What every gpureduce subcommand shares: exit codes, the connection flags and error reports.
 
+#include <memory>
 #include <string>
 
 #include "absl/status/status.h"
+#include "absl/status/statusor.h"
 #include "absl/time/time.h"
+#include "client/reducer_client.h"
 #include "common/flags.h"
 
 namespace gpureduce::cli {
@@ -20,9 +23,14 @@ struct ConnectionOptions {
   std::string target = "127.0.0.1:50051";
   absl::Duration timeout = absl::Seconds(0);  // 0: no deadline
   bool json = false;
+  client::ChannelSecurity security;  // --tls-ca, --tls-cert, --tls-key, --token-file
 };
 
 void AddConnectionFlags(FlagSet& flags, ConnectionOptions* options);
+
+// A client for the options' target and security; an unreadable TLS or token file is an error.
+absl::StatusOr<std::unique_ptr<client::ReducerClient>> Connect(const ConnectionOptions& options,
+                                                               bool own_connection = false);
 
 // The call deadline the options ask for (infinite when --timeout is 0).
 absl::Duration CallTimeout(const ConnectionOptions& options);

@@ -118,8 +118,9 @@ int RunKernels(int argc, char** argv) {
   if (int exit = ParseFlags(flags, argc, argv, 0); exit >= 0) return exit;
   client::CallOptions options;
   options.timeout = CallTimeout(connection);
-  absl::StatusOr<v1::ListKernelsResponse> response =
-      client::ReducerClient::Connect(connection.target)->ListKernels(options);
+  absl::StatusOr<std::unique_ptr<client::ReducerClient>> reducer = Connect(connection);
+  if (!reducer.ok()) return ReportUsageError("kernels", std::string(reducer.status().message()));
+  absl::StatusOr<v1::ListKernelsResponse> response = (*reducer)->ListKernels(options);
   if (!response.ok()) return ReportServerError("kernels", response.status());
   std::fputs((connection.json ? KernelsJson(*response) : KernelsText(*response)).c_str(), stdout);
   return kExitOk;
@@ -133,8 +134,9 @@ int RunInfo(int argc, char** argv) {
   if (int exit = ParseFlags(flags, argc, argv, 0); exit >= 0) return exit;
   client::CallOptions options;
   options.timeout = CallTimeout(connection);
-  absl::StatusOr<v1::ServerInfo> info =
-      client::ReducerClient::Connect(connection.target)->GetServerInfo(options);
+  absl::StatusOr<std::unique_ptr<client::ReducerClient>> reducer = Connect(connection);
+  if (!reducer.ok()) return ReportUsageError("info", std::string(reducer.status().message()));
+  absl::StatusOr<v1::ServerInfo> info = (*reducer)->GetServerInfo(options);
   if (!info.ok()) return ReportServerError("info", info.status());
   std::fputs((connection.json ? InfoJson(*info) : InfoText(*info, connection.target)).c_str(),
              stdout);
@@ -154,8 +156,9 @@ int RunHealth(int argc, char** argv) {
   AddConnectionFlags(flags, &connection);
   if (int exit = ParseFlags(flags, argc, argv, 0); exit >= 0) return exit;
 
-  std::unique_ptr<client::ReducerClient> reducer =
-      client::ReducerClient::Connect(connection.target);
+  absl::StatusOr<std::unique_ptr<client::ReducerClient>> connected = Connect(connection);
+  if (!connected.ok()) return ReportUsageError("health", std::string(connected.status().message()));
+  std::unique_ptr<client::ReducerClient> reducer = std::move(*connected);
   client::CallOptions options;
   options.timeout =
       connection.timeout == absl::ZeroDuration() ? absl::Seconds(5) : connection.timeout;

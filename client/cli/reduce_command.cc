@@ -82,7 +82,10 @@ absl::StatusOr<v1::ReduceResponse> SendInParts(const ReduceFlags& f,
                        if (!filled.ok()) *input_error = filled.status();
                        return filled;
                      }});
-    connections.push_back(client::ReducerClient::Connect(f.connection.target, true));
+    absl::StatusOr<std::unique_ptr<client::ReducerClient>> connection =
+        Connect(f.connection, /*own_connection=*/true);
+    if (!connection.ok()) return *input_error = connection.status();
+    connections.push_back(std::move(*connection));
     clients.push_back(connections.back().get());
   }
   return client::ReduceInParts(clients, spec, std::move(parts), options);
@@ -154,8 +157,9 @@ int RunReduce(int argc, char** argv) {
   if (f.verify) reference.emplace(op);
   client::RunningReference* ref = reference.has_value() ? &*reference : nullptr;
 
-  std::unique_ptr<client::ReducerClient> reducer =
-      client::ReducerClient::Connect(f.connection.target);
+  absl::StatusOr<std::unique_ptr<client::ReducerClient>> connected = Connect(f.connection);
+  if (!connected.ok()) return ReportUsageError(kCommand, std::string(connected.status().message()));
+  std::unique_ptr<client::ReducerClient> reducer = std::move(*connected);
   client::StreamOptions options;
   options.timeout = CallTimeout(f.connection);
   options.use_values_field = f.values;

@@ -30,13 +30,15 @@ uint64_t MicrosToNanos(double us) { return us > 0 ? uint64_t(us * 1e3) : 0; }
 
 // One channel per connection: a channel argument of its own keeps gRPC from sharing one TCP
 // connection between them.
-std::shared_ptr<grpc::Channel> MakeChannel(const std::string& target, uint32_t index) {
+std::shared_ptr<grpc::Channel> MakeChannel(const std::string& target,
+                                           const std::shared_ptr<grpc::ChannelCredentials>& creds,
+                                           uint32_t index) {
   grpc::ChannelArguments args;
   args.SetMaxReceiveMessageSize(-1);
   args.SetMaxSendMessageSize(-1);
   args.SetInt("gpureduce.load.connection", int(index));
   args.SetInt(GRPC_ARG_USE_LOCAL_SUBCHANNEL_POOL, 1);
-  return grpc::CreateCustomChannel(target, grpc::InsecureChannelCredentials(), args);
+  return grpc::CreateCustomChannel(target, creds, args);
 }
 
 class Runner {
@@ -57,6 +59,7 @@ class Runner {
 
   v1::Reducer::Stub& stub(uint64_t index) { return *stubs_[index % stubs_.size()]; }
   const Workload& workload() const { return workload_; }
+  const std::string& token() const { return token_; }
   std::chrono::system_clock::time_point deadline() const {
     return std::chrono::system_clock::now() +
            std::chrono::duration_cast<std::chrono::system_clock::duration>(
@@ -74,6 +77,7 @@ class Runner {
   const LoadOptions& options_;
   const Workload& workload_;
   std::vector<std::unique_ptr<v1::Reducer::Stub>> stubs_;
+  std::string token_;  // the bearer token every call carries ("" none)
   Clock::time_point start_, measure_from_, stop_at_;
 
   std::atomic<uint64_t> next_{0};      // requests issued
@@ -92,6 +96,7 @@ struct CallState {
   CallState(Runner& runner, uint64_t index, Clock::time_point intended, bool measured)
       : runner(runner), index(index), intended(intended), measured(measured) {
     context.set_deadline(runner.deadline());
+    if (!runner.token().empty()) context.AddMetadata("authorization", "Bearer " + runner.token());
   }
   void Answered(const grpc::Status& status) {
     runner.Answered(index, intended, measured, status, response);
@@ -282,8 +287,14 @@ absl::StatusOr<LoadResult> Runner::Run() {
   if (options_.duration <= absl::ZeroDuration() && options_.requests == 0) {
     return absl::InvalidArgumentError("give a --duration or a number of --requests");
   }
+  absl::StatusOr<std::shared_ptr<grpc::ChannelCredentials>> credentials =
+      MakeChannelCredentials(options_.security);
+  if (!credentials.ok()) return credentials.status();
+  absl::StatusOr<std::string> token = ReadToken(options_.security);
+  if (!token.ok()) return token.status();
+  token_ = *token;
   for (uint32_t i = 0; i < options_.connections; ++i) {
-    stubs_.push_back(v1::Reducer::NewStub(MakeChannel(options_.target, i)));
+    stubs_.push_back(v1::Reducer::NewStub(MakeChannel(options_.target, *credentials, i)));
   }
   start_ = Clock::now();
   measure_from_ = start_ + absl::ToChronoNanoseconds(options_.warmup);

@@ -13,6 +13,7 @@
 
 #include "absl/status/statusor.h"
 #include "absl/time/time.h"
+#include "client/channel_security.h"
 #include "client/load/latency_histogram.h"
 #include "client/load/workload.h"
 
@@ -20,6 +21,7 @@ namespace gpureduce::client {
 
 struct LoadOptions {
   std::string target = "127.0.0.1:50051";
+  ChannelSecurity security;                     // TLS and a bearer token, when the server asks
   uint32_t connections = 1;                     // channels; requests go round robin over them
   uint32_t concurrency = 1;                     // closed loop: requests in flight
   double rate = 0;                              // > 0: open loop at this many requests per second

@@ -76,6 +76,7 @@ struct OutputFlags {
 void Register(FlagSet& flags, LoadOptions* load, WorkloadOptions* work, std::string* op,
               OutputFlags* out) {
   flags.AddString("target", &load->target, "the server (or a sink) to load", "HOST:PORT");
+  client::AddSecurityFlags(flags, &load->security);
   flags.AddUint32("connections", &load->connections,
                   "gRPC channels, each its own TCP connection; requests go round robin over them");
   flags.AddUint32("concurrency", &load->concurrency,

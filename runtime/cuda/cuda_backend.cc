@@ -135,4 +135,10 @@ void CudaBackend::set_on_lost(std::function<void()> on_lost) {
   for (const auto& device : devices_) device->set_on_lost(on_lost);
 }
 
+std::vector<DeviceUsage> CudaBackend::Usage() const {
+  std::vector<DeviceUsage> usage;
+  for (const auto& device : devices_) usage.push_back(device->Usage());
+  return usage;
+}
+
 }  // namespace gpureduce::runtime

@@ -37,6 +37,7 @@ class CudaBackend final : public Backend {
   absl::Status SelfCheck() override;
   absl::StatusOr<std::unique_ptr<ReduceSession>> Open(const RequestSpec& spec) override;
   void set_on_lost(std::function<void()> on_lost) override;
+  std::vector<DeviceUsage> Usage() const override;
 
  private:
   CudaBackend() = default;

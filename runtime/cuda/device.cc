@@ -123,6 +123,23 @@ absl::Status Device::Activate() const {
   return absl::OkStatus();
 }
 
+DeviceUsage Device::Usage() const {
+  DeviceUsage usage;
+  usage.device = description_.index;
+  usage.staging_buffers = staging_->size();
+  usage.staging_in_use = staging_->size() - staging_->free_slots();
+  usage.staging_waiting = staging_->waiting();
+  usage.staging_waits_total = staging_->waits();
+  size_t free_bytes = 0, total_bytes = 0;
+  // A lost (sticky-error) device answers nothing: its memory figures stay 0.
+  if (cudaSetDevice(description_.index) == cudaSuccess &&
+      cudaMemGetInfo(&free_bytes, &total_bytes) == cudaSuccess) {
+    usage.memory_used_bytes = total_bytes - free_bytes;
+    usage.memory_total_bytes = total_bytes;
+  }
+  return usage;
+}
+
 Device::Lane& Device::NextLane() {
   return *lanes_[next_lane_.fetch_add(1, std::memory_order_relaxed) % lanes_.size()];
 }

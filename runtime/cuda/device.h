@@ -73,6 +73,9 @@ class Device {
   // Makes this the calling thread's current device (any thread may serve any device).
   absl::Status Activate() const;
 
+  // The staging pool's state and the device's memory (see Backend::Usage).
+  DeviceUsage Usage() const;
+
   Lane& NextLane();  // round robin
   // RESOURCE_EXHAUSTED when `options.sessions` requests already hold one.
   absl::StatusOr<PartialSlot*> AcquirePartial();

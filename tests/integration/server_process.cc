@@ -64,14 +64,14 @@ std::string LoadBinary() {
   return FindBinary("GPUREDUCE_LOAD_BINARY", "gpureduce-load", GPUREDUCE_LOAD_BINARY);
 }
 
-absl::StatusOr<std::unique_ptr<ServerProcess>> ServerProcess::Start(std::vector<std::string> flags,
-                                                                    bool wait_until_serving,
-                                                                    const std::string& backend) {
+absl::StatusOr<std::unique_ptr<ServerProcess>> ServerProcess::Start(
+    std::vector<std::string> flags, bool wait_until_serving, const std::string& backend,
+    const client::ChannelSecurity& security) {
   std::vector<std::string> args = {ServerBinary(), "--log-level=debug", "--backend=" + backend};
   // The shared suites test the GPU path at every size: size-aware auto is tested on its own.
   if (backend == "cuda") args.push_back("--auto-cpu-below=0");
   args.insert(args.end(), flags.begin(), flags.end());
-  return Launch(std::move(args), wait_until_serving, backend);
+  return Launch(std::move(args), wait_until_serving, backend, security);
 }
 
 absl::StatusOr<std::unique_ptr<ServerProcess>> ServerProcess::StartSink(
@@ -81,10 +81,11 @@ absl::StatusOr<std::unique_ptr<ServerProcess>> ServerProcess::StartSink(
   return Launch(std::move(args), true, "sink");
 }
 
-absl::StatusOr<std::unique_ptr<ServerProcess>> ServerProcess::Launch(std::vector<std::string> args,
-                                                                     bool wait_until_serving,
-                                                                     const std::string& backend) {
+absl::StatusOr<std::unique_ptr<ServerProcess>> ServerProcess::Launch(
+    std::vector<std::string> args, bool wait_until_serving, const std::string& backend,
+    const client::ChannelSecurity& security) {
   std::unique_ptr<ServerProcess> server(new ServerProcess());
+  server->security_ = security;
   char dir_template[] = "/tmp/gpureduce-test-XXXXXX";
   if (mkdtemp(dir_template) == nullptr) return absl::InternalError("mkdtemp failed");
   server->dir_ = dir_template;
@@ -178,7 +179,11 @@ ServerProcess::~ServerProcess() {
 }
 
 std::unique_ptr<client::ReducerClient> ServerProcess::Connect() const {
-  return client::ReducerClient::Connect(target_);
+  absl::StatusOr<std::unique_ptr<client::ReducerClient>> reducer =
+      client::ReducerClient::Connect(target_, security_);
+  // The tests' own files: unreadable ones are a broken test, not a case to handle.
+  if (!reducer.ok()) std::abort();
+  return std::move(*reducer);
 }
 
 int ServerProcess::Stop() {

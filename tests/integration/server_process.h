@@ -28,9 +28,10 @@ class ServerProcess {
   // `wait_until_serving`, returns only once the health service says SERVING. When the test
   // backend cannot run on this machine (no GPU), returns FAILED_PRECONDITION with the server's
   // reason: tests skip on that (SKIP_IF_BACKEND_UNAVAILABLE).
+  // `security`: how Connect() (and the wait for SERVING) reaches a server started with TLS.
   static absl::StatusOr<std::unique_ptr<ServerProcess>> Start(
       std::vector<std::string> flags, bool wait_until_serving = true,
-      const std::string& backend = TestBackend());
+      const std::string& backend = TestBackend(), const client::ChannelSecurity& security = {});
   // Starts `gpureduce-load sink` the same way (its health service says SERVING at once).
   static absl::StatusOr<std::unique_ptr<ServerProcess>> StartSink(
       std::vector<std::string> flags = {});
@@ -56,15 +57,16 @@ class ServerProcess {
  private:
   ServerProcess() = default;
   // Runs `args` plus --listen and --port-file, and waits for the port (and SERVING).
-  static absl::StatusOr<std::unique_ptr<ServerProcess>> Launch(std::vector<std::string> args,
-                                                               bool wait_until_serving,
-                                                               const std::string& backend);
+  static absl::StatusOr<std::unique_ptr<ServerProcess>> Launch(
+      std::vector<std::string> args, bool wait_until_serving, const std::string& backend,
+      const client::ChannelSecurity& security = {});
 
   // A number field of /proc/<pid>/status ("VmRSS" in kB, "Threads", ...).
   absl::StatusOr<uint64_t> StatusField(const char* field) const;
 
   pid_t pid_ = -1;
   std::string target_;
+  client::ChannelSecurity security_;
   std::string dir_;
 };
 

@@ -53,6 +53,7 @@ TEST(SlotPoolTest, FreeSlotsAreHandedOverAtOnce) {
   EXPECT_NE(*a.slot, *b.slot);
   EXPECT_EQ(pool->free_slots(), 0u);
   EXPECT_EQ(pool->size(), 2u);
+  EXPECT_EQ(pool->waits(), 0u) << "nobody waited";
 }
 
 TEST(SlotPoolTest, WaitersAreServedInArrivalOrderByReleases) {
@@ -72,6 +73,7 @@ TEST(SlotPoolTest, WaitersAreServedInArrivalOrderByReleases) {
   pool->Release(*second.slot);
   EXPECT_EQ(pool->free_slots(), 1u);
   EXPECT_EQ(pool->waiting(), 0u);
+  EXPECT_EQ(pool->waits(), 2u) << "two acquires had to wait";
 }
 
 TEST(SlotPoolTest, ACancelledWaiterGetsCancelledAndLeavesTheQueue) {

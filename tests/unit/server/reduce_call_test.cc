@@ -84,7 +84,7 @@ TEST_F(ReduceCallTest, EveryOpMatchesTheReferenceAtAwkwardSizesInUnevenMessages)
       const size_t cut = n / 3;
       const std::vector<v1::ReduceRequest> messages = {Request({data.begin(), data.begin() + cut}),
                                                        Request({data.begin() + cut, data.end()})};
-      ReduceCall call(*state_, "Test", "peer");
+      ReduceCall call(*state_, Method::kReduce, "peer");
       ASSERT_TRUE(call.Admit().ok());
       ASSERT_TRUE(call.Open(Spec(static_cast<v1::Op>(op), n)).ok());
       auto [status, response] = Run(call, messages);
@@ -104,16 +104,16 @@ TEST_F(ReduceCallTest, EveryOpMatchesTheReferenceAtAwkwardSizesInUnevenMessages)
 
 TEST_F(ReduceCallTest, NotReadyIsUnavailable) {
   state_->ready = false;
-  ReduceCall call(*state_, "Test", "peer");
+  ReduceCall call(*state_, Method::kReduce, "peer");
   const absl::Status status = call.Admit();
   EXPECT_EQ(status.code(), absl::StatusCode::kUnavailable);
   EXPECT_THAT(status.message(), HasSubstr("self-check has not passed"));
 }
 
 TEST_F(ReduceCallTest, AdmissionIsBoundedAndAFinishedCallGivesItsPlaceBack) {
-  auto first = std::make_unique<ReduceCall>(*state_, "Test", "a");
-  ReduceCall second(*state_, "Test", "b");
-  ReduceCall third(*state_, "Test", "c");
+  auto first = std::make_unique<ReduceCall>(*state_, Method::kReduce, "a");
+  ReduceCall second(*state_, Method::kReduce, "b");
+  ReduceCall third(*state_, Method::kReduce, "c");
   ASSERT_TRUE(first->Admit().ok());
   ASSERT_TRUE(second.Admit().ok());
   const absl::Status full = third.Admit();
@@ -125,7 +125,7 @@ TEST_F(ReduceCallTest, AdmissionIsBoundedAndAFinishedCallGivesItsPlaceBack) {
 }
 
 TEST_F(ReduceCallTest, MoreElementsThanDeclaredAreRefusedAtTheMessage) {
-  ReduceCall call(*state_, "Test", "peer");
+  ReduceCall call(*state_, Method::kReduce, "peer");
   ASSERT_TRUE(call.Admit().ok());
   ASSERT_TRUE(call.Open(Spec(v1::SUM, 3)).ok());
   auto [status, response] = Run(call, {Request({1, 2}), Request({3, 4})});
@@ -134,7 +134,7 @@ TEST_F(ReduceCallTest, MoreElementsThanDeclaredAreRefusedAtTheMessage) {
 }
 
 TEST_F(ReduceCallTest, FewerElementsThanDeclaredGiveNoResult) {
-  ReduceCall call(*state_, "Test", "peer");
+  ReduceCall call(*state_, Method::kReduce, "peer");
   ASSERT_TRUE(call.Admit().ok());
   ASSERT_TRUE(call.Open(Spec(v1::SUM, 5)).ok());
   auto [status, response] = Run(call, {Request({1, 2, 3})});
@@ -145,7 +145,7 @@ TEST_F(ReduceCallTest, FewerElementsThanDeclaredGiveNoResult) {
 
 TEST_F(ReduceCallTest, EmptyInputFollowsTheIdentityRule) {
   for (v1::Op op : {v1::SUM, v1::PROD, v1::MAX}) {
-    ReduceCall call(*state_, "Test", "peer");
+    ReduceCall call(*state_, Method::kReduce, "peer");
     ASSERT_TRUE(call.Admit().ok());
     ASSERT_TRUE(call.Open(Spec(op)).ok());
     auto [status, response] = Run(call, {Request({})});
@@ -160,7 +160,7 @@ TEST_F(ReduceCallTest, EmptyInputFollowsTheIdentityRule) {
 }
 
 TEST_F(ReduceCallTest, AStreamThatEndsBeforeItsSpecIsRefused) {
-  ReduceCall call(*state_, "Test", "peer");
+  ReduceCall call(*state_, Method::kReduce, "peer");
   ASSERT_TRUE(call.Admit().ok());
   v1::ReduceResponse response;
   std::promise<grpc::Status> finished;

@@ -1,0 +1,197 @@
+// TLS, mutual TLS and bearer tokens against the real server, with certificates that openssl
+// makes for each run: who gets in, who is refused and with which code, and that health stays
+// open for probes. The CLI and gpureduce-load speak the same flags.
+
+#include <cstdlib>
+#include <memory>
+#include <string>
+#include <vector>
+
+#include "absl/strings/str_cat.h"
+#include "client/load/load_runner.h"
+#include "client/load/workload.h"
+#include "gmock/gmock.h"
+#include "grpcpp/client_context.h"
+#include "gtest/gtest.h"
+#include "tests/integration/server_process.h"
+#include "tests/support/random_data.h"
+#include "tests/support/reference.h"
+#include "tests/support/wire.h"
+
+namespace gpureduce::testing {
+namespace {
+
+using ::testing::HasSubstr;
+
+constexpr char kToken[] = "s3cret-token-for-this-run";
+
+// A CA, a server certificate for 127.0.0.1 it signed, a client certificate it signed, and a
+// second CA with a client certificate of its own: the strangers.
+class SecurityTest : public ::testing::Test {
+ protected:
+  static void SetUpTestSuite() {
+    char dir[] = "/tmp/gpureduce-tls-XXXXXX";
+    if (mkdtemp(dir) == nullptr) return;
+    dir_ = dir;
+    const std::string script = absl::StrCat(
+        "set -e; cd ", dir_, "; exec >openssl.log 2>&1\n",
+        "key() { openssl genpkey -algorithm EC -pkeyopt ec_paramgen_curve:P-256 -out $1; }\n",
+        "ca() { key $1.key; openssl req -x509 -new -key $1.key -out $1.pem -days 2 "
+        "-subj \"/CN=$1\"; }\n",
+        "cert() { key $1.key; openssl req -new -key $1.key -out $1.csr -subj \"/CN=$1\";"
+        " printf '%s\\n' \"$3\" >$1.ext;"
+        " openssl x509 -req -in $1.csr -CA $2.pem -CAkey $2.key -CAcreateserial -days 2"
+        " -extfile $1.ext -out $1.pem; }\n",
+        "ca ca; ca stranger_ca\n", "cert server ca 'subjectAltName=IP:127.0.0.1,DNS:localhost'\n",
+        "cert client ca 'extendedKeyUsage=clientAuth'\n",
+        "cert stranger stranger_ca 'extendedKeyUsage=clientAuth'\n",
+        "printf '# tokens of this run\\n\\n  other-token  \\n%s\\n' ", kToken, " >tokens\n",
+        "printf '%s\\n' ", kToken, " >token; printf 'not-the-token\\n' >wrong_token\n");
+    ready_ = std::system(absl::StrCat("bash -c '", Escape(script), "'").c_str()) == 0;
+  }
+  static void TearDownTestSuite() {
+    if (!dir_.empty()) std::system(absl::StrCat("rm -rf ", dir_).c_str());
+  }
+  void SetUp() override {
+    if (!ready_) GTEST_SKIP() << "openssl could not make the test certificates (is it installed?)";
+  }
+
+  static std::string File(const char* name) { return absl::StrCat(dir_, "/", name); }
+  static std::string Escape(const std::string& script) {
+    std::string out;
+    for (char c : script) out += c == '\'' ? std::string("'\\''") : std::string(1, c);
+    return out;
+  }
+  static std::vector<std::string> TlsFlags() {
+    return {"--tls-cert=" + File("server.pem"), "--tls-key=" + File("server.key")};
+  }
+  static client::ChannelSecurity Trusting(const char* ca) {
+    client::ChannelSecurity security;
+    security.tls_ca = File(ca);
+    return security;
+  }
+
+  // The status of a 4097-float SUM through `security`, checked when OK.
+  static absl::Status Sum(const std::string& target, const client::ChannelSecurity& security) {
+    absl::StatusOr<std::unique_ptr<client::ReducerClient>> reducer =
+        client::ReducerClient::Connect(target, security);
+    if (!reducer.ok()) return reducer.status();
+    const std::vector<float> data = MixedSignData(4097, FreshSeed());
+    client::CallOptions options;
+    options.timeout = absl::Seconds(10);
+    absl::StatusOr<v1::ReduceResponse> got = (*reducer)->Reduce(Spec(v1::SUM), data, options);
+    if (!got.ok()) return got.status();
+    const std::string wrong = CheckAgainstReference(
+        kernels::Op::kSum, ComputeReference(kernels::Op::kSum, data), got->value(), -1, 1e-9);
+    return wrong.empty() ? absl::OkStatus() : absl::InternalError(wrong);
+  }
+
+  static std::string dir_;
+  static bool ready_;
+};
+
+std::string SecurityTest::dir_;
+bool SecurityTest::ready_ = false;
+
+TEST_F(SecurityTest, TlsServesItsClientsAndRefusesPlaintextAndOtherCas) {
+  absl::StatusOr<std::unique_ptr<ServerProcess>> server =
+      ServerProcess::Start(TlsFlags(), true, TestBackend(), Trusting("ca.pem"));
+  SKIP_IF_BACKEND_UNAVAILABLE(server.status());
+  ASSERT_TRUE(server.ok()) << server.status();
+  const std::string& target = (*server)->target();
+  EXPECT_TRUE(Sum(target, Trusting("ca.pem")).ok());
+  EXPECT_EQ(Sum(target, {}).code(), absl::StatusCode::kUnavailable) << "a plaintext client";
+  EXPECT_EQ(Sum(target, Trusting("stranger_ca.pem")).code(), absl::StatusCode::kUnavailable)
+      << "a client that trusts another CA";
+  EXPECT_THAT((*server)->Log(), HasSubstr("transport TLS"));
+}
+
+TEST_F(SecurityTest, MutualTlsWantsAClientCertificateItsCaSigned) {
+  std::vector<std::string> flags = TlsFlags();
+  flags.push_back("--tls-client-ca=" + File("ca.pem"));
+  client::ChannelSecurity client = Trusting("ca.pem");
+  client.tls_cert = File("client.pem");
+  client.tls_key = File("client.key");
+  absl::StatusOr<std::unique_ptr<ServerProcess>> server =
+      ServerProcess::Start(flags, true, TestBackend(), client);
+  SKIP_IF_BACKEND_UNAVAILABLE(server.status());
+  ASSERT_TRUE(server.ok()) << server.status();
+  const std::string& target = (*server)->target();
+  EXPECT_TRUE(Sum(target, client).ok());
+  EXPECT_EQ(Sum(target, Trusting("ca.pem")).code(), absl::StatusCode::kUnavailable)
+      << "no client certificate";
+  client::ChannelSecurity stranger = Trusting("ca.pem");
+  stranger.tls_cert = File("stranger.pem");
+  stranger.tls_key = File("stranger.key");
+  EXPECT_EQ(Sum(target, stranger).code(), absl::StatusCode::kUnavailable)
+      << "a client certificate another CA signed";
+  EXPECT_THAT((*server)->Log(), HasSubstr("transport mutual TLS"));
+}
+
+TEST_F(SecurityTest, TokensGuardEveryReducerMethodButHealthStaysOpen) {
+  absl::StatusOr<std::unique_ptr<ServerProcess>> server =
+      ServerProcess::Start({"--auth-token-file=" + File("tokens")});
+  SKIP_IF_BACKEND_UNAVAILABLE(server.status());
+  ASSERT_TRUE(server.ok()) << server.status();
+  const std::string& target = (*server)->target();
+  client::ChannelSecurity right, wrong;
+  right.token_file = File("token");
+  wrong.token_file = File("wrong_token");
+  EXPECT_TRUE(Sum(target, right).ok());
+  const absl::Status none = Sum(target, {});
+  EXPECT_EQ(none.code(), absl::StatusCode::kUnauthenticated) << none;
+  EXPECT_THAT(none.message(), HasSubstr("authorization: Bearer"));
+  EXPECT_EQ(Sum(target, wrong).code(), absl::StatusCode::kPermissionDenied);
+
+  std::unique_ptr<client::ReducerClient> anonymous = client::ReducerClient::Connect(target);
+  EXPECT_EQ(anonymous->ListKernels().status().code(), absl::StatusCode::kUnauthenticated);
+  EXPECT_EQ(anonymous->GetServerInfo().status().code(), absl::StatusCode::kUnauthenticated);
+  std::vector<float> data = MixedSignData(1000, FreshSeed());
+  EXPECT_EQ(StreamFloats(*anonymous, Spec(v1::MAX), data, 300).status().code(),
+            absl::StatusCode::kUnauthenticated);
+  absl::StatusOr<bool> serving = anonymous->IsServing();
+  ASSERT_TRUE(serving.ok()) << serving.status();
+  EXPECT_TRUE(*serving) << "health answers probes without a token";
+  EXPECT_TRUE((*client::ReducerClient::Connect(target, right))->ListKernels().ok());
+}
+
+TEST_F(SecurityTest, TheCliAndTheLoadGeneratorSpeakTlsAndTokens) {
+  std::vector<std::string> flags = TlsFlags();
+  flags.push_back("--auth-token-file=" + File("tokens"));
+  client::ChannelSecurity security = Trusting("ca.pem");
+  security.token_file = File("token");
+  absl::StatusOr<std::unique_ptr<ServerProcess>> server =
+      ServerProcess::Start(flags, true, TestBackend(), security);
+  SKIP_IF_BACKEND_UNAVAILABLE(server.status());
+  ASSERT_TRUE(server.ok()) << server.status();
+  const std::string secure =
+      absl::StrCat(" --target=", (*server)->target(), " --tls-ca=", File("ca.pem"),
+                   " --token-file=", File("token"));
+  EXPECT_EQ(std::system(
+                absl::StrCat(CliBinary(), " reduce --random 100003 --verify", secure, " >/dev/null")
+                    .c_str()),
+            0);
+  EXPECT_EQ(std::system(absl::StrCat(CliBinary(), " health", secure, " >/dev/null").c_str()), 0);
+  const int plaintext = std::system(
+      absl::StrCat(CliBinary(), " info --timeout=5s --target=", (*server)->target(), " 2>/dev/null")
+          .c_str());
+  EXPECT_EQ(WEXITSTATUS(plaintext), 1) << "the server refuses a plaintext CLI";
+
+  client::WorkloadOptions work;
+  work.floats = 4097;
+  absl::StatusOr<client::Workload> workload = client::Workload::Make(work);
+  ASSERT_TRUE(workload.ok());
+  client::LoadOptions load;
+  load.target = (*server)->target();
+  load.security = security;
+  load.concurrency = 2;
+  load.warmup = absl::Milliseconds(100);
+  load.duration = absl::Milliseconds(500);
+  absl::StatusOr<client::LoadResult> result = client::RunLoad(load, *workload);
+  ASSERT_TRUE(result.ok()) << result.status();
+  EXPECT_GT(result->ok, 10u);
+  EXPECT_EQ(result->failed + result->wrong, 0u) << result->first_error << result->first_wrong;
+}
+
+}  // namespace
+}  // namespace gpureduce::testing
