@@ -38,8 +38,17 @@ void AddSecurityFlags(FlagSet& flags, ChannelSecurity* security) {
                   "--tls-key; without --tls-ca the system's CAs are trusted)",
                   "PATH");
   flags.AddString("tls-key", &security->tls_key, "the PEM private key of --tls-cert", "PATH");
+  flags.AddString("tls-server-name", &security->tls_server_name,
+                  "check the server's certificate for this name instead of the target's host",
+                  "NAME");
   flags.AddString("token-file", &security->token_file,
                   "send the bearer token in this file (its first line) with every call", "PATH");
+}
+
+void AddChannelArguments(const ChannelSecurity& security, grpc::ChannelArguments* args) {
+  if (security.tls() && !security.tls_server_name.empty()) {
+    args->SetSslTargetNameOverride(security.tls_server_name);
+  }
 }
 
 absl::StatusOr<std::string> ReadToken(const ChannelSecurity& security) {

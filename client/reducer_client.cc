@@ -67,8 +67,10 @@ absl::StatusOr<std::unique_ptr<ReducerClient>> ReducerClient::Connect(
   if (!credentials.ok()) return credentials.status();
   absl::StatusOr<std::string> token = ReadToken(security);
   if (!token.ok()) return token.status();
-  return std::make_unique<ReducerClient>(
-      grpc::CreateCustomChannel(target, *credentials, Arguments(own_connection)), *token);
+  grpc::ChannelArguments args = Arguments(own_connection);
+  AddChannelArguments(security, &args);
+  return std::make_unique<ReducerClient>(grpc::CreateCustomChannel(target, *credentials, args),
+                                         *token);
 }
 
 absl::StatusOr<v1::ReduceResponse> ReducerClient::Reduce(const v1::ReduceSpec& spec,

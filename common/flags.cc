@@ -2,12 +2,14 @@
 
 #include <algorithm>
 #include <cstdint>
+#include <cstdlib>
 #include <functional>
 #include <string>
 #include <utility>
 #include <vector>
 
 #include "absl/status/status.h"
+#include "absl/strings/ascii.h"
 #include "absl/strings/match.h"
 #include "absl/strings/str_cat.h"
 #include "absl/strings/str_format.h"
@@ -197,10 +199,33 @@ absl::Status FlagSet::Parse(int argc, const char* const* argv, int first) {
   return Parse(args);
 }
 
+std::string FlagSet::EnvironmentVariable(const Flag& flag) const {
+  if (environment_prefix_.empty()) return "";
+  std::string name = environment_prefix_;
+  for (char c : flag.name) name.push_back(absl::ascii_isalnum(c) ? absl::ascii_toupper(c) : '_');
+  return name;
+}
+
+absl::Status FlagSet::ApplyEnvironment(const std::vector<const Flag*>& given) const {
+  if (environment_prefix_.empty()) return absl::OkStatus();
+  for (const Flag& flag : flags_) {
+    if (std::find(given.begin(), given.end(), &flag) != given.end()) continue;
+    const std::string variable = EnvironmentVariable(flag);
+    const char* value = std::getenv(variable.c_str());
+    if (value == nullptr || *value == '\0') continue;
+    if (absl::Status status = flag.set(value); !status.ok()) {
+      return absl::InvalidArgumentError(absl::StrFormat(
+          "%s: invalid value \"%s\" for --%s: %s", variable, value, flag.name, status.message()));
+    }
+  }
+  return absl::OkStatus();
+}
+
 absl::Status FlagSet::Parse(const std::vector<std::string>& args) {
   if (!registration_error_.ok()) return registration_error_;
   help_requested_ = false;
   positional_.clear();
+  std::vector<const Flag*> given;  // by the command line: the environment does not touch them
   for (size_t i = 0; i < args.size(); ++i) {
     const std::string& arg = args[i];
     if (arg == "--") {
@@ -236,6 +261,7 @@ absl::Status FlagSet::Parse(const std::vector<std::string>& args) {
           return absl::InvalidArgumentError(absl::StrCat(flag_text, " takes no value"));
         }
         negated->set("false").IgnoreError();  // Parsing "false" cannot fail.
+        given.push_back(negated);
         continue;
       }
       if (negated != nullptr) {
@@ -263,8 +289,9 @@ absl::Status FlagSet::Parse(const std::vector<std::string>& args) {
       return absl::InvalidArgumentError(
           absl::StrFormat("invalid value \"%s\" for %s: %s", value, flag_text, status.message()));
     }
+    given.push_back(flag);
   }
-  return absl::OkStatus();
+  return ApplyEnvironment(given);
 }
 
 std::string FlagSet::Help() const {
@@ -283,6 +310,8 @@ std::string FlagSet::Help() const {
     if (!flag.placeholder.empty()) absl::StrAppend(&left, "=", flag.placeholder);
     std::string right = flag.help;
     if (!flag.default_text.empty()) absl::StrAppend(&right, " (default: ", flag.default_text, ")");
+    if (!environment_prefix_.empty())
+      absl::StrAppend(&right, " [env ", EnvironmentVariable(flag), "]");
     rows.emplace_back(std::move(left), std::move(right));
   }
   rows.emplace_back("-h, --help", "show this help and exit");

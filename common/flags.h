@@ -5,6 +5,7 @@
 #include <cstdint>
 #include <functional>
 #include <string>
+#include <utility>
 #include <vector>
 
 #include "absl/status/status.h"
@@ -12,6 +13,10 @@
 #include "absl/time/time.h"
 
 namespace gpureduce {
+
+// The prefix gpureduce-server passes to SetEnvironmentPrefix: --foo-bar may also come from
+// GPUREDUCE_FOO_BAR (docs/deploy.md).
+inline constexpr char kEnvironmentPrefix[] = "GPUREDUCE_";
 
 // Binds `--name` flags to caller-owned variables, parses a command line into them and renders
 // --help. Accepted forms: `--name=value`, `--name value`, `--name` / `--no-name` for bools,
@@ -53,8 +58,16 @@ class FlagSet {
   void AddChoice(absl::string_view name, std::string* value, std::vector<std::string> choices,
                  absl::string_view help);
 
-  // Parses argv[first, argc) (by default everything after the program name). Errors are
-  // InvalidArgumentError naming the offending flag. Resets positional() and help_requested().
+  // Lets every flag --foo-bar also come from the environment variable <prefix>FOO_BAR (upper
+  // case, each character other than a letter or digit as '_'). The command line wins: a flag it
+  // gives is not read from the environment at all. An empty variable counts as unset; a
+  // malformed value is Parse's error naming the variable. Help() shows each flag's variable.
+  void SetEnvironmentPrefix(std::string prefix) { environment_prefix_ = std::move(prefix); }
+
+  // Parses argv[first, argc) (by default everything after the program name), then the
+  // environment (SetEnvironmentPrefix) for the flags it did not give. Errors are
+  // InvalidArgumentError naming the offending flag or variable. Resets positional() and
+  // help_requested().
   absl::Status Parse(int argc, const char* const* argv, int first = 1);
   absl::Status Parse(const std::vector<std::string>& args);
 
@@ -77,11 +90,16 @@ class FlagSet {
 
   void Add(Flag flag);
   const Flag* Find(absl::string_view name) const;
+  // "<prefix>FOO_BAR" for --foo-bar; "" without a prefix.
+  std::string EnvironmentVariable(const Flag& flag) const;
+  // Sets every flag not in `given` from its environment variable, if that is set.
+  absl::Status ApplyEnvironment(const std::vector<const Flag*>& given) const;
   absl::Status UnknownFlagError(absl::string_view arg, absl::string_view name) const;
 
   std::string name_;
   std::string synopsis_;
   std::string description_;
+  std::string environment_prefix_;   // Empty: no environment variables.
   std::vector<Flag> flags_;          // In registration order, which Help() keeps.
   absl::Status registration_error_;  // The first registration mistake, reported by Parse.
   bool help_requested_ = false;

@@ -3,7 +3,8 @@
 # binaries with gRPC, protobuf, abseil, libstdc++ and the CUDA runtime linked statically, so that
 # a machine with only glibc (2.36 or newer) and the NVIDIA driver runs them; the few shared
 # libraries Debian has in no other form travel in the package's lib/. See docs/package.md.
-# Usage: scripts/package.sh   (idempotent: rebuilds build/package and replaces the package)
+# Usage: scripts/package.sh [CMAKE ARGUMENT...]   (idempotent: rebuilds build/package and
+#   replaces the package; e.g. -DGPUREDUCE_WITH_CUDA=OFF for a package without the CUDA backend)
 set -euo pipefail
 cd "$(dirname "$0")/.."
 started=$(date +%s)
@@ -30,7 +31,7 @@ fail() {
 
 scripts/setup.sh
 mkdir -p "$build"
-cmake --preset package >"$build/configure.log" || { cat "$build/configure.log"; fail "configure failed"; }
+cmake --preset package "$@" >"$build/configure.log" || { cat "$build/configure.log"; fail "configure failed"; }
 grep '^-- gpureduce:' "$build/configure.log" || true
 cmake --build --preset package
 

@@ -106,6 +106,10 @@ int main(int argc, char** argv) {
   flags.AddDuration("ready-delay", &config.ready_delay,
                     "stay NOT_SERVING this long before the self-check (to test readiness probes)");
 
+  // Every flag may also come from GPUREDUCE_<FLAG> (containers, Kubernetes); the command line
+  // wins. The client tools do not read the environment: a container that gives its server a TLS
+  // certificate in GPUREDUCE_TLS_CERT would otherwise hand it to its health check's client.
+  flags.SetEnvironmentPrefix(gpureduce::kEnvironmentPrefix);
   if (absl::Status parsed = flags.Parse(argc, argv); !parsed.ok()) {
     std::fprintf(stderr, "gpureduce-server: %s\nRun gpureduce-server --help for usage.\n",
                  std::string(parsed.message()).c_str());

@@ -2,10 +2,10 @@
 
 #include <cstdio>
 #include <string>
+#include <utility>
 #include <vector>
 
 #include "absl/strings/ascii.h"
-#include "absl/strings/str_cat.h"
 #include "absl/strings/str_format.h"
 #include "absl/strings/str_join.h"
 #include "client/cli/command.h"
@@ -43,27 +43,21 @@ std::string KernelsText(const v1::ListKernelsResponse& response) {
 }
 
 std::string KernelsJson(const v1::ListKernelsResponse& response) {
-  std::vector<std::string> kernels;
+  Json kernels = Json::array();
   for (const v1::KernelInfo& kernel : response.kernels()) {
-    std::vector<std::string> ops;
-    for (int op : kernel.ops())
-      ops.push_back(JsonString(absl::AsciiStrToLower(v1::Op_Name(v1::Op(op)))));
-    JsonObject json;
-    json.Add("name", kernel.name())
-        .Add("backend", kernel.backend())
-        .Add("description", kernel.description())
-        .Add("lineage", kernel.lineage())
-        .AddRaw("ops", absl::StrCat("[", absl::StrJoin(ops, ","), "]"))
-        .Add("deterministic", kernel.deterministic())
-        .Add("default_block_size", kernel.default_block_size())
-        .Add("min_block_size", kernel.min_block_size())
-        .Add("max_block_size", kernel.max_block_size());
-    kernels.push_back(json.str());
+    Json ops = Json::array();
+    for (int op : kernel.ops()) ops.push_back(absl::AsciiStrToLower(v1::Op_Name(v1::Op(op))));
+    kernels.push_back({{"name", kernel.name()},
+                       {"backend", kernel.backend()},
+                       {"description", kernel.description()},
+                       {"lineage", kernel.lineage()},
+                       {"ops", std::move(ops)},
+                       {"deterministic", kernel.deterministic()},
+                       {"default_block_size", kernel.default_block_size()},
+                       {"min_block_size", kernel.min_block_size()},
+                       {"max_block_size", kernel.max_block_size()}});
   }
-  JsonObject out;
-  out.AddRaw("kernels", absl::StrCat("[", absl::StrJoin(kernels, ","), "]"))
-      .Add("default_kernel", response.default_kernel());
-  return out.str() + "\n";
+  return JsonLine({{"kernels", std::move(kernels)}, {"default_kernel", response.default_kernel()}});
 }
 
 std::string InfoText(const v1::ServerInfo& info, const std::string& target) {
@@ -86,26 +80,22 @@ std::string InfoText(const v1::ServerInfo& info, const std::string& target) {
 }
 
 std::string InfoJson(const v1::ServerInfo& info) {
-  std::vector<std::string> devices;
+  Json devices = Json::array();
   for (const v1::DeviceInfo& device : info.devices()) {
-    JsonObject json;
-    json.Add("index", int64_t{device.index()})
-        .Add("name", device.name())
-        .Add("memory_bytes", device.memory_bytes())
-        .Add("multiprocessors", int64_t{device.multiprocessors()})
-        .Add("peak_bandwidth_gbps", device.peak_bandwidth_gbps());
-    devices.push_back(json.str());
+    devices.push_back({{"index", device.index()},
+                       {"name", device.name()},
+                       {"memory_bytes", device.memory_bytes()},
+                       {"multiprocessors", device.multiprocessors()},
+                       {"peak_bandwidth_gbps", JsonNumber(device.peak_bandwidth_gbps())}});
   }
-  JsonObject out;
-  out.Add("version", info.version())
-      .Add("backend", info.backend())
-      .Add("serving", info.serving())
-      .AddRaw("devices", absl::StrCat("[", absl::StrJoin(devices, ","), "]"))
-      .Add("max_request_bytes", info.max_request_bytes())
-      .Add("max_chunk_bytes", info.max_chunk_bytes())
-      .Add("max_concurrent_requests", info.max_concurrent_requests())
-      .Add("worker_threads", info.worker_threads());
-  return out.str() + "\n";
+  return JsonLine({{"version", info.version()},
+                   {"backend", info.backend()},
+                   {"serving", info.serving()},
+                   {"devices", std::move(devices)},
+                   {"max_request_bytes", info.max_request_bytes()},
+                   {"max_chunk_bytes", info.max_chunk_bytes()},
+                   {"max_concurrent_requests", info.max_concurrent_requests()},
+                   {"worker_threads", info.worker_threads()}});
 }
 
 }  // namespace
@@ -172,9 +162,7 @@ int RunHealth(int argc, char** argv) {
   if (!serving.ok()) return ReportServerError("health", serving.status());
   const char* state = *serving ? "SERVING" : "NOT_SERVING";
   if (connection.json) {
-    std::fputs(
-        (JsonObject().Add("status", state).Add("target", connection.target).str() + "\n").c_str(),
-        stdout);
+    std::fputs(JsonLine({{"status", state}, {"target", connection.target}}).c_str(), stdout);
   } else {
     std::printf("%s %s\n", connection.target.c_str(), state);
   }

@@ -1,37 +1,23 @@
 #pragma once
 
-// A minimal JSON object writer for --json output. Non-finite numbers are written as the
-// strings "NaN", "Infinity" and "-Infinity", as proto3's JSON mapping does.
+// The CLI's --json output: nlohmann::ordered_json (members keep the order they are added in), with
+// two rules of the proto3 JSON mapping the hand-written writer this replaces also kept.
 
-#include <cstdint>
 #include <string>
 
-#include "absl/strings/string_view.h"
+#include "nlohmann/json.hpp"
 
 namespace gpureduce::cli {
 
-class JsonObject {
- public:
-  JsonObject& Add(absl::string_view key, double value);
-  JsonObject& Add(absl::string_view key, int64_t value);
-  JsonObject& Add(absl::string_view key, uint64_t value);
-  JsonObject& Add(absl::string_view key, uint32_t value) { return Add(key, uint64_t{value}); }
-  JsonObject& Add(absl::string_view key, bool value);
-  JsonObject& Add(absl::string_view key, absl::string_view value);
-  JsonObject& Add(absl::string_view key, const char* value) {
-    return Add(key, absl::string_view(value));
-  }
-  JsonObject& Add(absl::string_view key, const JsonObject& value);
-  // `json` must already be valid JSON (an array, say).
-  JsonObject& AddRaw(absl::string_view key, absl::string_view json);
+using Json = nlohmann::ordered_json;
 
-  std::string str() const;
+// A double as JSON: NaN and infinities as the strings "NaN", "Infinity" and "-Infinity" (JSON has
+// no such numbers; nlohmann would write null), and whole values that a double holds exactly
+// (|x| <= 2^53) without a fraction, "1" rather than "1.0", as the CLI always printed them.
+Json JsonNumber(double value);
 
- private:
-  void Key(absl::string_view key);
-  std::string body_;
-};
-
-std::string JsonString(absl::string_view text);
+// One line of compact JSON. Text that is not valid UTF-8 (a file name, say) is written with
+// U+FFFD in place of the bad bytes instead of throwing.
+std::string JsonLine(const Json& json);
 
 }  // namespace gpureduce::cli

@@ -2,6 +2,7 @@
 
 #include <algorithm>
 #include <cmath>
+#include <cstdint>
 
 #include "absl/strings/ascii.h"
 #include "absl/strings/str_cat.h"
@@ -73,41 +74,36 @@ std::string FormatReduceJson(v1::Op op, const v1::ReduceResponse& response,
                              const ClientSide& client,
                              const std::optional<Verification>& verification) {
   const v1::Timing& t = response.timing();
-  JsonObject timing;
-  timing.Add("queue_us", t.queue_us())
-      .Add("h2d_us", t.h2d_us())
-      .Add("kernel_us", t.kernel_us())
-      .Add("d2h_us", t.d2h_us())
-      .Add("server_us", t.server_us())
-      .Add("bytes", t.bytes())
-      .Add("chunks", t.chunks())
-      .Add("kernel_gbps", t.kernel_gbps())
-      .Add("server_gbps", t.server_gbps());
-  JsonObject client_json;
-  client_json.Add("wall_us", absl::ToDoubleMicroseconds(client.wall))
-      .Add("gbps", ClientGbps(response, client))
-      .Add("streamed", client.streamed)
-      .Add("streams", int64_t{std::max<uint32_t>(1, response.streams())})
-      .Add("input", client.input);
-  JsonObject out;
-  out.Add("op", OpName(op))
-      .Add("value", response.value())
-      .Add("index", response.index())
-      .Add("count", response.count())
-      .Add("kernel", response.kernel())
-      .Add("backend", response.backend())
-      .Add("device", response.device())
-      .Add("timing", timing)
-      .Add("client", client_json);
+  Json out = {{"op", OpName(op)},
+              {"value", JsonNumber(response.value())},
+              {"index", response.index()},
+              {"count", response.count()},
+              {"kernel", response.kernel()},
+              {"backend", response.backend()},
+              {"device", response.device()},
+              {"timing",
+               {{"queue_us", JsonNumber(t.queue_us())},
+                {"h2d_us", JsonNumber(t.h2d_us())},
+                {"kernel_us", JsonNumber(t.kernel_us())},
+                {"d2h_us", JsonNumber(t.d2h_us())},
+                {"server_us", JsonNumber(t.server_us())},
+                {"bytes", t.bytes()},
+                {"chunks", t.chunks()},
+                {"kernel_gbps", JsonNumber(t.kernel_gbps())},
+                {"server_gbps", JsonNumber(t.server_gbps())}}},
+              {"client",
+               {{"wall_us", JsonNumber(absl::ToDoubleMicroseconds(client.wall))},
+                {"gbps", JsonNumber(ClientGbps(response, client))},
+                {"streamed", client.streamed},
+                {"streams", std::max<uint32_t>(1, response.streams())},
+                {"input", client.input}}}};
   if (verification.has_value()) {
-    JsonObject verify;
-    verify.Add("reference", verification->reference)
-        .Add("reference_index", verification->reference_index)
-        .Add("relative_error", RelativeError(response, *verification))
-        .Add("ok", Agrees(response, *verification));
-    out.Add("verify", verify);
+    out["verify"] = {{"reference", JsonNumber(verification->reference)},
+                     {"reference_index", verification->reference_index},
+                     {"relative_error", JsonNumber(RelativeError(response, *verification))},
+                     {"ok", Agrees(response, *verification)}};
   }
-  return out.str() + "\n";
+  return JsonLine(out);
 }
 
 }  // namespace gpureduce::cli

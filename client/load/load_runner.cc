@@ -31,9 +31,11 @@ uint64_t MicrosToNanos(double us) { return us > 0 ? uint64_t(us * 1e3) : 0; }
 // One channel per connection: a channel argument of its own keeps gRPC from sharing one TCP
 // connection between them.
 std::shared_ptr<grpc::Channel> MakeChannel(const std::string& target,
+                                           const ChannelSecurity& security,
                                            const std::shared_ptr<grpc::ChannelCredentials>& creds,
                                            uint32_t index) {
   grpc::ChannelArguments args;
+  AddChannelArguments(security, &args);
   args.SetMaxReceiveMessageSize(-1);
   args.SetMaxSendMessageSize(-1);
   args.SetInt("gpureduce.load.connection", int(index));
@@ -294,7 +296,8 @@ absl::StatusOr<LoadResult> Runner::Run() {
   if (!token.ok()) return token.status();
   token_ = *token;
   for (uint32_t i = 0; i < options_.connections; ++i) {
-    stubs_.push_back(v1::Reducer::NewStub(MakeChannel(options_.target, *credentials, i)));
+    stubs_.push_back(
+        v1::Reducer::NewStub(MakeChannel(options_.target, options_.security, *credentials, i)));
   }
   start_ = Clock::now();
   measure_from_ = start_ + absl::ToChronoNanoseconds(options_.warmup);

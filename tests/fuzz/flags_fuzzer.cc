@@ -1,13 +1,15 @@
 // The command-line parsers from raw bytes: FlagSet, ParseFlagValue for every type, and
 // ParseByteSize / FormatByteSize. The input is lines: the first is a description for Help(), the
 // second the name of one more flag to register (registration mistakes must surface as Parse's
-// error), the rest the arguments. Every refusal must be INVALID_ARGUMENT; parsing twice must give
-// the same answer; each argument is also parsed as every flag type, and what parses must read
-// back from its formatted form.
+// error), the rest the arguments. --threads also has an environment variable (set once, at
+// start): it must hold unless the command line gives --threads, which wins.
+// Every refusal must be INVALID_ARGUMENT; parsing twice must give the same answer; each argument
+// is also parsed as every flag type, and what parses must read back from its formatted form.
 
 #include <algorithm>
 #include <cmath>
 #include <cstdint>
+#include <cstdlib>
 #include <cstring>
 #include <string>
 #include <vector>
@@ -27,6 +29,9 @@ namespace gpureduce::fuzzing {
 namespace {
 
 using absl::StatusCode;
+
+// Not GPUREDUCE_, so that a variable of the machine running the fuzzer cannot change its results.
+constexpr char kEnvironmentPrefix[] = "GPUREDUCE_FUZZ_";
 
 // One variable of every kind FlagSet binds, with the server's and the CLI's kinds of defaults.
 struct Bound {
@@ -62,6 +67,7 @@ absl::Status ParseOnce(absl::string_view description, absl::string_view extra_na
                        const std::vector<std::string>& args, Bound& bound,
                        std::vector<std::string>& positional) {
   FlagSet flags("fuzz", "fuzz [flags] [FILE]", std::string(description));
+  flags.SetEnvironmentPrefix(kEnvironmentPrefix);
   Register(flags, bound, extra_name);
   const absl::Status status = flags.Parse(args);
   CheckCode(status, {StatusCode::kInvalidArgument}, "FlagSet::Parse");
@@ -110,6 +116,11 @@ void CheckValueParsers(absl::string_view text) {
 }  // namespace
 }  // namespace gpureduce::fuzzing
 
+extern "C" int LLVMFuzzerInitialize(int* /*argc*/, char*** /*argv*/) {
+  setenv("GPUREDUCE_FUZZ_THREADS", "7", 1);
+  return 0;
+}
+
 extern "C" int LLVMFuzzerTestOneInput(const uint8_t* data, size_t size) {
   using gpureduce::fuzzing::Bound;
   const absl::string_view input(reinterpret_cast<const char*>(data), size);
@@ -129,6 +140,11 @@ extern "C" int LLVMFuzzerTestOneInput(const uint8_t* data, size_t size) {
       gpureduce::fuzzing::ParseOnce(description, extra_name, args, second, second_positional);
   GPUREDUCE_FUZZ_CHECK(status == again && first == second && first_positional == second_positional,
                        "the same arguments parsed differently");
+  const bool threads_given = std::any_of(args.begin(), args.end(), [](const std::string& arg) {
+    return arg.rfind("--threads", 0) == 0;
+  });
+  GPUREDUCE_FUZZ_CHECK(!status.ok() || threads_given || first.threads == 7,
+                       "GPUREDUCE_FUZZ_THREADS=7 was not applied");
   for (const std::string& arg : args) {
     gpureduce::fuzzing::CheckValueParsers(arg);
     // The value of a --flag=value too, as FlagSet hands it over.

@@ -103,6 +103,12 @@ TEST_F(SecurityTest, TlsServesItsClientsAndRefusesPlaintextAndOtherCas) {
   EXPECT_EQ(Sum(target, {}).code(), absl::StatusCode::kUnavailable) << "a plaintext client";
   EXPECT_EQ(Sum(target, Trusting("stranger_ca.pem")).code(), absl::StatusCode::kUnavailable)
       << "a client that trusts another CA";
+  client::ChannelSecurity named = Trusting("ca.pem");
+  named.tls_server_name = "localhost";  // the certificate names it too
+  EXPECT_TRUE(Sum(target, named).ok());
+  named.tls_server_name = "elsewhere.example";
+  EXPECT_EQ(Sum(target, named).code(), absl::StatusCode::kUnavailable)
+      << "a certificate that does not name the server";
   EXPECT_THAT((*server)->Log(), HasSubstr("transport TLS"));
 }
 

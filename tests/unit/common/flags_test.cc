@@ -1,7 +1,10 @@
 #include "common/flags.h"
 
 #include <cstdint>
+#include <cstdlib>
+#include <optional>
 #include <string>
+#include <utility>
 #include <vector>
 
 #include "absl/status/status.h"
@@ -17,6 +20,33 @@ namespace {
 
 using ::testing::ElementsAre;
 using ::testing::HasSubstr;
+using ::testing::Not;
+
+// Sets environment variables for one test and restores what was there before.
+class ScopedEnvironment {
+ public:
+  // A null value unsets the variable.
+  explicit ScopedEnvironment(std::vector<std::pair<std::string, const char*>> variables) {
+    for (const auto& [name, value] : variables) {
+      const char* old = std::getenv(name.c_str());
+      saved_.emplace_back(name, old == nullptr ? std::nullopt : std::optional<std::string>(old));
+      Set(name, value);
+    }
+  }
+  ~ScopedEnvironment() {
+    for (const auto& [name, old] : saved_) Set(name, old.has_value() ? old->c_str() : nullptr);
+  }
+
+ private:
+  static void Set(const std::string& name, const char* value) {
+    if (value == nullptr) {
+      unsetenv(name.c_str());
+    } else {
+      setenv(name.c_str(), value, 1);
+    }
+  }
+  std::vector<std::pair<std::string, std::optional<std::string>>> saved_;
+};
 
 // One flag of every kind, bound to members so each test starts from known defaults.
 class FlagsTest : public ::testing::Test {
@@ -310,6 +340,83 @@ TEST(FlagSetRegistrationTest, MistakesSurfaceFromParse) {
   bad_default.AddChoice("op", &op, {"sum", "min"}, "");
   EXPECT_THAT(bad_default.Parse({}).message(),
               HasSubstr("default \"avg\" is not one of {sum|min}"));
+}
+
+// Every variable the fixture's flags could read, unset unless a test sets it.
+std::vector<std::pair<std::string, const char*>> Environment(
+    std::vector<std::pair<std::string, const char*>> set) {
+  std::vector<std::pair<std::string, const char*>> all = {
+      {"GPUREDUCE_SERVER", nullptr},  {"GPUREDUCE_VERBOSE", nullptr},
+      {"GPUREDUCE_VERIFY", nullptr},  {"GPUREDUCE_NO_VERIFY", nullptr},
+      {"GPUREDUCE_THREADS", nullptr}, {"GPUREDUCE_CHUNK", nullptr},
+      {"GPUREDUCE_TIMEOUT", nullptr}, {"GPUREDUCE_OP", nullptr},
+      {"GPUREDUCE_HELP", nullptr}};
+  all.insert(all.end(), set.begin(), set.end());  // Later entries win.
+  return all;
+}
+
+TEST_F(FlagsTest, EnvironmentSuppliesWhatTheCommandLineLacks) {
+  ScopedEnvironment env(Environment({{"GPUREDUCE_SERVER", "gpu7:9000"},
+                                     {"GPUREDUCE_VERBOSE", "1"},
+                                     {"GPUREDUCE_VERIFY", "false"},
+                                     {"GPUREDUCE_CHUNK", "4KiB"},
+                                     {"GPUREDUCE_TIMEOUT", "2s"},
+                                     {"GPUREDUCE_OP", "max"}}));
+  flags_.SetEnvironmentPrefix(kEnvironmentPrefix);
+  ASSERT_TRUE(Parse({"x"}).ok());
+  EXPECT_EQ(server_, "gpu7:9000");
+  EXPECT_TRUE(verbose_);
+  EXPECT_FALSE(verify_);
+  EXPECT_EQ(chunk_, 4096u);
+  EXPECT_EQ(timeout_, absl::Seconds(2));
+  EXPECT_EQ(op_, "max");
+  EXPECT_THAT(flags_.positional(), ElementsAre("x"));
+}
+
+TEST_F(FlagsTest, CommandLineWinsOverEnvironment) {
+  ScopedEnvironment env(Environment({{"GPUREDUCE_SERVER", "gpu7:9000"},
+                                     {"GPUREDUCE_VERBOSE", "true"},
+                                     {"GPUREDUCE_THREADS", "not a number"}}));
+  flags_.SetEnvironmentPrefix(kEnvironmentPrefix);
+  // A malformed variable is not read when the command line gives the flag.
+  ASSERT_TRUE(Parse({"--server=h:1", "--no-verbose", "--threads", "2"}).ok());
+  EXPECT_EQ(server_, "h:1");
+  EXPECT_FALSE(verbose_);
+  EXPECT_EQ(threads_, 2u);
+}
+
+TEST_F(FlagsTest, MalformedEnvironmentValueNamesTheVariable) {
+  ScopedEnvironment env(Environment({{"GPUREDUCE_CHUNK", "12x"}}));
+  flags_.SetEnvironmentPrefix(kEnvironmentPrefix);
+  ExpectError({}, {"GPUREDUCE_CHUNK: invalid value \"12x\" for --chunk", "KiB"});
+  ScopedEnvironment bad_bool(Environment({{"GPUREDUCE_VERBOSE", "yes"}}));
+  ExpectError({}, {"GPUREDUCE_VERBOSE: invalid value \"yes\" for --verbose", "true, false"});
+  EXPECT_EQ(chunk_, uint64_t{64} << 20);
+}
+
+TEST_F(FlagsTest, EnvironmentIsReadOnlyWithAPrefixAndNeverForHelpOrNegations) {
+  ScopedEnvironment env(Environment({{"GPUREDUCE_SERVER", "gpu7:9000"},
+                                     {"GPUREDUCE_HELP", "1"},
+                                     {"GPUREDUCE_NO_VERIFY", "1"},
+                                     {"GPUREDUCE_OP", ""}}));
+  ASSERT_TRUE(Parse({}).ok());
+  EXPECT_EQ(server_, "localhost:50051") << "no prefix, no environment";
+  flags_.SetEnvironmentPrefix(kEnvironmentPrefix);
+  ASSERT_TRUE(Parse({}).ok());
+  EXPECT_EQ(server_, "gpu7:9000");
+  EXPECT_FALSE(flags_.help_requested());
+  EXPECT_TRUE(verify_);
+  EXPECT_EQ(op_, "sum") << "an empty variable counts as unset";
+}
+
+TEST_F(FlagsTest, HelpShowsEachFlagsVariable) {
+  EXPECT_THAT(flags_.Help(), Not(HasSubstr("[env ")));
+  flags_.SetEnvironmentPrefix(kEnvironmentPrefix);
+  const std::string help = flags_.Help();
+  EXPECT_THAT(help, HasSubstr("(default: \"localhost:50051\") [env GPUREDUCE_SERVER]"));
+  EXPECT_THAT(help, HasSubstr("log every request (default: false) [env GPUREDUCE_VERBOSE]"));
+  EXPECT_THAT(help, HasSubstr("show this help and exit\n"));
+  EXPECT_THAT(help, Not(HasSubstr("NO_VERBOSE")));
 }
 
 }  // namespace

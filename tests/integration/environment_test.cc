@@ -1,0 +1,57 @@
+// gpureduce-server reads every flag also from GPUREDUCE_<FLAG>, as containers configure it; the
+// command line wins, and a bad variable stops the server with a message naming it.
+
+#include <cstdlib>
+#include <memory>
+#include <vector>
+
+#include "gmock/gmock.h"
+#include "gtest/gtest.h"
+#include "tests/integration/server_process.h"
+#include "tests/support/random_data.h"
+#include "tests/support/wire.h"
+
+namespace gpureduce::testing {
+namespace {
+
+using ::testing::HasSubstr;
+
+// Sets a variable for the servers this scope starts, and unsets it after.
+class ScopedVariable {
+ public:
+  ScopedVariable(const char* name, const char* value) : name_(name) { setenv(name, value, 1); }
+  ~ScopedVariable() { unsetenv(name_); }
+
+ private:
+  const char* name_;
+};
+
+TEST(EnvironmentTest, TheServerTakesItsFlagsFromTheEnvironmentAndTheCommandLineWins) {
+  ScopedVariable limit("GPUREDUCE_MAX_REQUEST_BYTES", "1KiB");
+  ScopedVariable clients("GPUREDUCE_MAX_CONCURRENT_REQUESTS", "3");
+  absl::StatusOr<std::unique_ptr<ServerProcess>> server =
+      ServerProcess::Start({"--max-concurrent-requests=5"});
+  SKIP_IF_BACKEND_UNAVAILABLE(server.status());
+  ASSERT_TRUE(server.ok()) << server.status();
+  std::unique_ptr<client::ReducerClient> reducer = (*server)->Connect();
+  const std::vector<float> small = MixedSignData(256, FreshSeed());
+  EXPECT_TRUE(reducer->Reduce(Spec(v1::SUM), small).ok());
+  const std::vector<float> big = MixedSignData(257, FreshSeed());
+  absl::StatusOr<v1::ReduceResponse> refused = reducer->Reduce(Spec(v1::SUM), big);
+  EXPECT_EQ(refused.status().code(), absl::StatusCode::kResourceExhausted) << refused.status();
+  absl::StatusOr<v1::ServerInfo> info = reducer->GetServerInfo();
+  ASSERT_TRUE(info.ok()) << info.status();
+  EXPECT_EQ(info->max_request_bytes(), 1024u);
+  EXPECT_EQ(info->max_concurrent_requests(), 5u) << "the command line wins";
+}
+
+TEST(EnvironmentTest, AMalformedVariableStopsTheServerNamingIt) {
+  ScopedVariable bad("GPUREDUCE_MAX_CHUNK_BYTES", "12x");
+  absl::StatusOr<std::unique_ptr<ServerProcess>> server = ServerProcess::Start({}, false);
+  ASSERT_FALSE(server.ok());
+  EXPECT_THAT(std::string(server.status().message()),
+              HasSubstr("GPUREDUCE_MAX_CHUNK_BYTES: invalid value \"12x\""));
+}
+
+}  // namespace
+}  // namespace gpureduce::testing
