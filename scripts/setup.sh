@@ -8,6 +8,7 @@ packages=(
   libgrpc++-dev protobuf-compiler-grpc libprotobuf-dev protobuf-compiler
   libabsl-dev libspdlog-dev libfmt-dev libgtest-dev libgmock-dev nlohmann-json3-dev
   prometheus-cpp-dev openssl
+  python3-grpcio python3-protobuf python3-numpy python3-pytest  # the Python client and its tests
   clang libclang-rt-14-dev  # the fuzz preset: clang 14, its libFuzzer and sanitizer runtimes
 )
 

@@ -1,0 +1,79 @@
+"""Fixtures: the real gpureduce-server (GPUREDUCE_SERVER_BINARY), started as a user would, and
+certificates that openssl makes for the run."""
+
+import os
+import subprocess
+import tempfile
+import time
+
+import grpc
+import pytest
+
+import gpureduce
+
+
+class Server:
+    """A gpureduce-server on a free loopback port; `target` is where it listens."""
+
+    def __init__(self, directory, flags=(), client_options=None):
+        binary = os.environ["GPUREDUCE_SERVER_BINARY"]
+        port_file = os.path.join(directory, f"port-{time.monotonic_ns()}")
+        self.log = open(port_file + ".log", "w")
+        backend = os.environ.get("GPUREDUCE_TEST_BACKEND", "cpu")
+        self.process = subprocess.Popen(
+            [binary, f"--backend={backend}", "--listen=127.0.0.1:0", f"--port-file={port_file}",
+             *flags], stdout=self.log, stderr=subprocess.STDOUT)
+        deadline = time.monotonic() + 60
+        while not os.path.exists(port_file) or not open(port_file).read().strip():
+            if self.process.poll() is not None or time.monotonic() > deadline:
+                raise RuntimeError(f"gpureduce-server did not start: {open(self.log.name).read()}")
+            time.sleep(0.02)
+        self.target = f"127.0.0.1:{open(port_file).read().strip()}"
+        # Ready once the backend's self-check has passed: until then Reduce is UNAVAILABLE.
+        with gpureduce.Client(self.target, **(client_options or {})) as client:
+            while True:
+                try:
+                    client.kernels()
+                    client.reduce([1.0])
+                    break
+                except gpureduce.Error as error:
+                    if error.code != grpc.StatusCode.UNAVAILABLE or time.monotonic() > deadline:
+                        raise
+                    time.sleep(0.05)
+
+    def stop(self):
+        self.process.terminate()
+        assert self.process.wait(timeout=30) == 0, "SIGTERM must end the server with exit code 0"
+        self.log.close()
+
+
+@pytest.fixture(scope="session")
+def workdir():
+    with tempfile.TemporaryDirectory(prefix="gpureduce-python-") as directory:
+        yield directory
+
+
+@pytest.fixture(scope="session")
+def server(workdir):
+    started = Server(workdir)
+    yield started
+    started.stop()
+
+
+@pytest.fixture(scope="session")
+def certificates(workdir):
+    """A CA and a server certificate it signed for 127.0.0.1, as PEM files in `workdir`."""
+    script = """set -e
+key() { openssl genpkey -algorithm EC -pkeyopt ec_paramgen_curve:P-256 -out $1; }
+key ca.key; openssl req -x509 -new -key ca.key -out ca.pem -days 2 -subj /CN=ca
+key server.key; openssl req -new -key server.key -out server.csr -subj /CN=server
+printf 'subjectAltName=IP:127.0.0.1,DNS:localhost\\n' >server.ext
+openssl x509 -req -in server.csr -CA ca.pem -CAkey ca.key -CAcreateserial -days 2 \\
+  -extfile server.ext -out server.pem
+printf 'python-test-token\\n' >tokens
+"""
+    result = subprocess.run(["bash", "-c", script], cwd=workdir, capture_output=True, text=True)
+    if result.returncode != 0:
+        pytest.skip(f"openssl could not make the test certificates: {result.stderr}")
+    return {name: os.path.join(workdir, name) for name in ("ca.pem", "server.pem", "server.key",
+                                                            "tokens")}
