@@ -12,7 +12,13 @@ absl::StatusOr<std::shared_ptr<grpc::ChannelCredentials>> MakeChannelCredentials
   if (security.tls_cert.empty() != security.tls_key.empty()) {
     return absl::InvalidArgumentError("--tls-cert and --tls-key go together");
   }
-  if (!security.tls()) return grpc::InsecureChannelCredentials();
+  if (!security.tls()) {
+    if (!security.tls_server_name.empty()) {
+      return absl::InvalidArgumentError(
+          "--tls-server-name needs TLS: give --tls-ca (or --tls-cert and --tls-key)");
+    }
+    return grpc::InsecureChannelCredentials();
+  }
   grpc::SslCredentialsOptions options;
   if (!security.tls_ca.empty()) {
     absl::StatusOr<std::string> ca = ReadTextFile(security.tls_ca, "--tls-ca");
@@ -42,7 +48,9 @@ void AddSecurityFlags(FlagSet& flags, ChannelSecurity* security) {
                   "check the server's certificate for this name instead of the target's host",
                   "NAME");
   flags.AddString("token-file", &security->token_file,
-                  "send the bearer token in this file (its first line) with every call", "PATH");
+                  "send the bearer token in this file (its first line that is neither empty nor a "
+                  "'#' comment) with every call; without TLS it travels in clear",
+                  "PATH");
 }
 
 void AddChannelArguments(const ChannelSecurity& security, grpc::ChannelArguments* args) {

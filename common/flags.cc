@@ -291,7 +291,8 @@ absl::Status FlagSet::Parse(const std::vector<std::string>& args) {
     }
     given.push_back(flag);
   }
-  return ApplyEnvironment(given);
+  // --help prints and exits: a variable meant for the real run must not stop it.
+  return help_requested_ ? absl::OkStatus() : ApplyEnvironment(given);
 }
 
 std::string FlagSet::Help() const {

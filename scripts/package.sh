@@ -1,8 +1,9 @@
 #!/usr/bin/env bash
 # Builds the relocatable package dist/gpureduce-<version>-<commit>-linux-x86_64.tar.gz: the
-# binaries with gRPC, protobuf, abseil, libstdc++ and the CUDA runtime linked statically, so that
-# a machine with only glibc (2.36 or newer) and the NVIDIA driver runs them; the few shared
-# libraries Debian has in no other form travel in the package's lib/. See docs/package.md.
+# binaries with gRPC, protobuf, abseil and the CUDA runtime linked statically, and in the
+# package's lib/ the few shared libraries Debian has in no other form (prometheus-cpp) with what
+# they need (civetweb, zlib, libstdc++, libgcc_s), so that a machine with only glibc and the
+# NVIDIA driver runs them. See docs/package.md.
 # Usage: scripts/package.sh [CMAKE ARGUMENT...]   (idempotent: rebuilds build/package and
 #   replaces the package; e.g. -DGPUREDUCE_WITH_CUDA=OFF for a package without the CUDA backend)
 set -euo pipefail
@@ -83,16 +84,16 @@ for binary in "$stage"/bin/* "$stage"/lib/*; do
     [ "$rpath" = '$ORIGIN/../lib' ] ||
       fail "$(basename "$binary") has RPATH '$rpath', not \$ORIGIN/../lib: $(readelf -d "$binary" | grep -E 'R(UN)?PATH')"
   fi
+  glibc=$(readelf -W --dyn-syms "$binary" | grep -o 'GLIBC_[0-9][0-9.]*' | sed 's/GLIBC_//' |
+          sort -uV | tail -1)
+  newest_glibc=$(printf '%s\n%s\n' "$newest_glibc" "$glibc" | sort -V | tail -1)
   # ldd of a library alone ignores the RPATH of the binaries that load it: judge the binaries.
   [[ "$binary" == */bin/* ]] || continue
   while read -r lib _ path _; do
     [[ "$glibc_libs" == *" $lib "* || "$lib" == /* ]] && continue
-    [[ "$(realpath -m "$path")" == "$(cd "$stage/lib" && pwd)/$lib" ]] ||
+    [[ "$(realpath -m "$path")" == "$(cd "$stage/lib" && pwd -P)/$lib" ]] ||
       fail "$(basename "$binary") loads $lib from $path (ldd), not from the package's lib/"
   done < <(ldd "$binary")
-  glibc=$(readelf -W --dyn-syms "$binary" | grep -o 'GLIBC_[0-9][0-9.]*' | sed 's/GLIBC_//' |
-          sort -uV | tail -1)
-  newest_glibc=$(printf '%s\n%s\n' "$newest_glibc" "$glibc" | sort -V | tail -1)
 done
 if [ "$(printf '%s\n%s\n' "$newest_glibc" "$max_glibc" | sort -V | tail -1)" != "$max_glibc" ]; then
   fail "the binaries need glibc $newest_glibc, newer than the target's $max_glibc"

@@ -34,6 +34,9 @@ mkdir -p "$out"
 source scripts/local_server.sh
 
 idle=2s max_request=8MiB
+server_pid=""
+# Whatever ends this script (an error, Ctrl-C), the server does not outlive it.
+trap '[ -n "$server_pid" ] && kill -TERM "$server_pid" 2>/dev/null' EXIT
 start_local_server "$backend" "$server" "$cli" "$out" --stream-idle-timeout=$idle \
   --max-request-bytes=$max_request --log-level=warn
 gpu_flag=()
@@ -45,6 +48,7 @@ status=0
 kill -TERM "$server_pid"
 server_status=0
 wait "$server_pid" || server_status=$?
+server_pid=""
 echo "server exit status after SIGTERM: $server_status" | tee -a "$out/soak-$backend.md"
 [ "$server_status" -eq 0 ] || status=1
 exit $status

@@ -56,9 +56,9 @@ int main(int argc, char** argv) {
                     "end a ReduceStream (CANCELLED) whose client sends no message for this "
                     "long while the server waits for one; 0: never");
   flags.AddDuration("keepalive-time", &config.connections.keepalive_time,
-                    "ping connections that have calls this often; 0: gRPC's default (2h)");
+                    "ping connections that have calls this often; 0: never");
   flags.AddDuration("keepalive-timeout", &config.connections.keepalive_timeout,
-                    "close a connection whose ping is not answered within this");
+                    "close a connection whose ping is not answered within this; 0: never");
   flags.AddDuration("min-client-ping-interval", &config.connections.min_client_ping_interval,
                     "clients pinging more often (without data) get a GOAWAY after two strikes; "
                     "0: any rate");
@@ -68,7 +68,8 @@ int main(int argc, char** argv) {
                     "close every connection after about this long (GOAWAY, jittered), so "
                     "clients reconnect and load balancers can rebalance; 0: never");
   flags.AddDuration("max-connection-age-grace", &config.connections.max_connection_age_grace,
-                    "how long calls in progress may run on a connection closed for its age");
+                    "how long calls in progress may run on a connection closed for its age; 0: "
+                    "none");
   flags.AddUint32("max-streams-per-connection", &config.connections.max_streams_per_connection,
                   "calls one connection may have open at once (HTTP/2 MAX_CONCURRENT_STREAMS); "
                   "more wait in the client. gRPC reads a unary request whole before it can be "
@@ -130,6 +131,14 @@ int main(int argc, char** argv) {
     std::fprintf(stderr,
                  "gpureduce-server: limits and staging buffers must be positive (staging "
                  "buffers at least 4KiB)\n");
+    return 2;
+  }
+  const absl::Duration idle = config.limits.stream_idle_timeout;
+  if (idle != absl::ZeroDuration() && idle < absl::Milliseconds(100)) {
+    std::fprintf(stderr,
+                 "gpureduce-server: --stream-idle-timeout must be 0 (never) or at least 100ms, "
+                 "not %s\n",
+                 absl::FormatDuration(idle).c_str());
     return 2;
   }
   if (config.limits.max_requests_per_client > config.limits.max_concurrent_requests) {

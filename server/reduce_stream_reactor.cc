@@ -44,11 +44,13 @@ void ReduceStreamReactor::Unref() {
   if (refs_.fetch_sub(1, std::memory_order_acq_rel) == 1) delete this;
 }
 
-void ReduceStreamReactor::OnIdle(absl::Duration limit) {
+void ReduceStreamReactor::OnIdle(absl::Duration limit, int64_t since) {
   StreamFlow::Step step;
   {
     std::lock_guard<std::mutex> lock(mu_);
-    if (flow_.finished()) return;
+    // A message that arrived since the watch looked keeps the stream (OnReadDone clears the
+    // stamp before it takes mu_, so under mu_ this is settled for that message).
+    if (flow_.finished() || !StillWaitingSince(since)) return;
     metrics_.StreamIdleEnded();
     step = flow_.Failed(absl::CancelledError(absl::StrCat(
         "no message from the client for ", absl::FormatDuration(limit),

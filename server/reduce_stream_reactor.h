@@ -31,7 +31,7 @@ class ReduceStreamReactor final : public grpc::ServerReadReactor<v1::ReduceChunk
  private:
   // The idle watch's side: the reactor lives until gRPC is done with it and the watch has
   // released it.
-  void OnIdle(absl::Duration limit) override;
+  void OnIdle(absl::Duration limit, int64_t since) override;
   void Ref() override { refs_.fetch_add(1, std::memory_order_relaxed); }
   void Unref() override;
   // Starts a read into `buffer`; the stream waits on its client until it completes.

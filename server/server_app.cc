@@ -9,6 +9,7 @@
 #include <string>
 #include <thread>
 
+#include "absl/cleanup/cleanup.h"
 #include "absl/strings/str_cat.h"
 #include "absl/synchronization/notification.h"
 #include "common/fmt_absl.h"
@@ -52,8 +53,11 @@ void ApplyConnectionPolicy(const ConnectionPolicy& policy, grpc::ServerBuilder& 
   builder.AddChannelArgument(GRPC_ARG_HTTP2_MAX_PING_STRIKES, 2);
   builder.AddChannelArgument(GRPC_ARG_MAX_CONNECTION_IDLE_MS, Millis(policy.max_connection_idle));
   builder.AddChannelArgument(GRPC_ARG_MAX_CONNECTION_AGE_MS, Millis(policy.max_connection_age));
+  // No grace is none, not endless.
   builder.AddChannelArgument(GRPC_ARG_MAX_CONNECTION_AGE_GRACE_MS,
-                             Millis(policy.max_connection_age_grace));
+                             policy.max_connection_age_grace <= absl::ZeroDuration()
+                                 ? 0
+                                 : Millis(policy.max_connection_age_grace));
   builder.AddChannelArgument(GRPC_ARG_MAX_CONCURRENT_STREAMS,
                              int(std::min<uint32_t>(policy.max_streams_per_connection, INT32_MAX)));
 }
@@ -82,6 +86,25 @@ bool WritePortFile(const std::string& path, int port) {
   out << port << "\n";
   out.close();
   return out && std::rename((path + ".tmp").c_str(), path.c_str()) == 0;
+}
+
+// Serves the metrics on --metrics-listen (nullptr when not asked for) and writes its port file.
+absl::StatusOr<std::unique_ptr<MetricsExposer>> StartMetrics(const ServerConfig& config,
+                                                             ServiceState& state) {
+  if (config.metrics_listen.empty()) return nullptr;
+  absl::StatusOr<std::unique_ptr<MetricsExposer>> metrics = MetricsExposer::Start(
+      config.metrics_listen,
+      {state.metrics.registry(),
+       std::make_shared<UsageCollector>(state.backend, absl::StrCat(kVersion, "+", kGitCommit))});
+  if (!metrics.ok()) return metrics.status();
+  const std::string host = config.metrics_listen.substr(0, config.metrics_listen.rfind(':'));
+  spdlog::info("metrics on http://{}:{}/metrics", host, (*metrics)->port());
+  if (!config.metrics_port_file.empty() &&
+      !WritePortFile(config.metrics_port_file, (*metrics)->port())) {
+    return absl::UnavailableError(
+        absl::StrCat("cannot write the metrics port file ", config.metrics_port_file));
+  }
+  return metrics;
 }
 
 }  // namespace
@@ -121,6 +144,13 @@ int RunServer(const ServerConfig& config) {
   ServiceState state(**backend, config.limits);
   state.tokens = tokens.get();
   ReducerService service(state);
+  // Before the gRPC port opens, so a bad --metrics-listen never serves; declared after `state`,
+  // so it stops serving before what it reads goes away.
+  absl::StatusOr<std::unique_ptr<MetricsExposer>> metrics = StartMetrics(config, state);
+  if (!metrics.ok()) {
+    spdlog::critical("{}", metrics.status().message());
+    return 1;
+  }
 
   grpc::EnableDefaultHealthCheckService(true);
   grpc::reflection::InitProtoReflectionServerBuilderPlugin();
@@ -146,28 +176,8 @@ int RunServer(const ServerConfig& config) {
     state.ready.store(false, std::memory_order_release);
     SetHealth(*running, false);
   });
-  // Declared after `state`, so it stops serving before what it reads goes away.
-  std::unique_ptr<MetricsExposer> metrics;
-  if (!config.metrics_listen.empty()) {
-    absl::StatusOr<std::unique_ptr<MetricsExposer>> started = MetricsExposer::Start(
-        config.metrics_listen,
-        {state.metrics.registry(),
-         std::make_shared<UsageCollector>(state.backend, absl::StrCat(kVersion, "+", kGitCommit))});
-    if (!started.ok()) {
-      spdlog::critical("{}", started.status().message());
-      return 1;
-    }
-    metrics = std::move(*started);
-    const std::string metrics_host =
-        config.metrics_listen.substr(0, config.metrics_listen.rfind(':'));
-    spdlog::info("metrics on http://{}:{}/metrics", metrics_host, metrics->port());
-    if (!config.metrics_port_file.empty() &&
-        !WritePortFile(config.metrics_port_file, metrics->port())) {
-      spdlog::critical("cannot write the metrics port file {}", config.metrics_port_file);
-      return 1;
-    }
-  }
-
+  // Whatever way this function ends, nothing reports a lost device to the freed server.
+  absl::Cleanup forget_lost = [&state] { state.backend.set_on_lost(nullptr); };
   if (!config.port_file.empty() && !WritePortFile(config.port_file, port)) {
     spdlog::critical("cannot write the port file {}", config.port_file);
     return 1;
@@ -234,7 +244,6 @@ int RunServer(const ServerConfig& config) {
   SetHealth(*server, false);
   server->Shutdown(std::chrono::system_clock::now() +
                    absl::ToChronoNanoseconds(config.grace_period));
-  state.backend.set_on_lost(nullptr);  // every call is over: nothing reports a device any more
   spdlog::info("stopped");
   return 0;
 }

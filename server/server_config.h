@@ -12,7 +12,8 @@
 
 namespace gpureduce::server {
 
-// How the server treats connections, as gRPC channel arguments. Zero turns a bound off.
+// How the server treats connections, as gRPC channel arguments. Zero turns a bound off (the
+// age grace: no grace).
 struct ConnectionPolicy {
   // Ping a connection that has calls this often, and close it when a ping is not answered
   // within the timeout: a vanished client's calls end instead of holding their slots.

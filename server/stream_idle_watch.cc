@@ -1,6 +1,8 @@
 #include "server/stream_idle_watch.h"
 
+#include <algorithm>
 #include <chrono>
+#include <utility>
 #include <vector>
 
 namespace gpureduce::server {
@@ -48,9 +50,9 @@ void StreamIdleWatch::Remove(Stream* stream) {
 
 void StreamIdleWatch::Run() {
   // Four looks per limit: a stream is told between 1 and 1.25 limits after its last message.
-  const absl::Duration tick = limit_ / 4;
+  const absl::Duration tick = std::max(limit_ / 4, absl::Milliseconds(10));
   const int64_t limit_ns = absl::ToInt64Nanoseconds(limit_);
-  std::vector<Stream*> idle;
+  std::vector<std::pair<Stream*, int64_t>> idle;  // and the wait each is told about
   while (true) {
     {
       absl::MutexLock lock(&mu_);
@@ -59,16 +61,16 @@ void StreamIdleWatch::Run() {
       const int64_t now = NowNanos();
       for (Stream* stream : streams_) {
         const int64_t since = stream->waiting_since_ns_.load(std::memory_order_relaxed);
-        if (since != 0 && !stream->told_ && now - since > limit_ns) {
-          stream->told_ = true;
+        if (since != 0 && since != stream->told_since_ && now - since > limit_ns) {
+          stream->told_since_ = since;
           stream->Ref();  // under mu_: Remove cannot have returned yet
-          idle.push_back(stream);
+          idle.emplace_back(stream, since);
         }
       }
     }
     // Outside the lock: OnIdle may finish the call, and its end calls Remove.
-    for (Stream* stream : idle) {
-      stream->OnIdle(limit_);
+    for (auto [stream, since] : idle) {
+      stream->OnIdle(limit_, since);
       stream->Unref();
     }
     idle.clear();

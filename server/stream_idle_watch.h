@@ -30,18 +30,24 @@ class StreamIdleWatch {
 
    protected:
     virtual ~Stream() = default;
-    // Called at most once, on the watch's thread, when the stream has waited longer than `limit`.
-    virtual void OnIdle(absl::Duration limit) = 0;
+    // Called on the watch's thread when the stream has waited longer than `limit` for the
+    // message it began waiting for at `since` (once per wait). A message may arrive between the
+    // watch's look and this call: StillWaitingSince(since) tells.
+    virtual void OnIdle(absl::Duration limit, int64_t since) = 0;
     virtual void Ref() = 0;
     virtual void Unref() = 0;
+    bool StillWaitingSince(int64_t since) const {
+      return waiting_since_ns_.load(std::memory_order_relaxed) == since;
+    }
 
    private:
     friend class StreamIdleWatch;
     std::atomic<int64_t> waiting_since_ns_{0};  // steady clock; 0: not waiting
-    bool told_ = false;                         // under the watch's mutex
+    int64_t told_since_ = 0;                    // the wait it was told about; under the mutex
   };
 
   // `limit` 0 (or infinite) turns the watch off: Add and Remove do nothing and no thread runs.
+  // The watch looks four times per limit, but not more often than every 10 ms.
   explicit StreamIdleWatch(absl::Duration limit);
   ~StreamIdleWatch();
   StreamIdleWatch(const StreamIdleWatch&) = delete;

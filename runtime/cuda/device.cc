@@ -131,12 +131,16 @@ DeviceUsage Device::Usage() const {
   usage.staging_waiting = staging_->waiting();
   usage.staging_waits_total = staging_->waits();
   size_t free_bytes = 0, total_bytes = 0;
-  // A lost (sticky-error) device answers nothing: its memory figures stay 0.
+  // The caller's current device is put back: any thread may ask. A lost (sticky-error) device
+  // answers nothing, and its memory figures stay 0.
+  int current = 0;
+  const bool had_device = cudaGetDevice(&current) == cudaSuccess;
   if (cudaSetDevice(description_.index) == cudaSuccess &&
       cudaMemGetInfo(&free_bytes, &total_bytes) == cudaSuccess) {
     usage.memory_used_bytes = total_bytes - free_bytes;
     usage.memory_total_bytes = total_bytes;
   }
+  if (had_device) cudaSetDevice(current);
   return usage;
 }
 

@@ -25,7 +25,11 @@ absl::StatusOr<std::unique_ptr<TokenAuthenticator>> TokenAuthenticator::FromText
   for (absl::string_view line : absl::StrSplit(text, '\n')) {
     line = absl::StripAsciiWhitespace(line);
     if (line.empty() || line.front() == '#') continue;
-    digests.push_back(Sha256(line));
+    std::optional<Digest> digest = Sha256(line);
+    if (!digest.has_value()) {
+      return absl::InternalError("cannot compute SHA-256 digests (OpenSSL): tokens unusable");
+    }
+    digests.push_back(*digest);
   }
   if (digests.empty()) {
     return absl::InvalidArgumentError(
@@ -34,10 +38,13 @@ absl::StatusOr<std::unique_ptr<TokenAuthenticator>> TokenAuthenticator::FromText
   return std::unique_ptr<TokenAuthenticator>(new TokenAuthenticator(std::move(digests)));
 }
 
-TokenAuthenticator::Digest TokenAuthenticator::Sha256(absl::string_view text) {
+std::optional<TokenAuthenticator::Digest> TokenAuthenticator::Sha256(absl::string_view text) {
   Digest digest{};
   unsigned int length = 0;
-  EVP_Digest(text.data(), text.size(), digest.data(), &length, EVP_sha256(), nullptr);
+  if (EVP_Digest(text.data(), text.size(), digest.data(), &length, EVP_sha256(), nullptr) != 1 ||
+      length != digest.size()) {
+    return std::nullopt;
+  }
   return digest;
 }
 
@@ -48,12 +55,17 @@ absl::Status TokenAuthenticator::Check(std::optional<absl::string_view> authoriz
         "this server requires a bearer token: send the metadata 'authorization: Bearer <token>' "
         "(the gpureduce tools: --token-file)");
   }
+  const absl::string_view token = absl::StripAsciiWhitespace(authorization->substr(kScheme.size()));
+  if (token.empty()) {
+    return absl::UnauthenticatedError(
+        "the authorization metadata names the Bearer scheme but carries no token");
+  }
   // Compared as digests, every one in full: the time taken says nothing about the token.
-  const Digest presented =
-      Sha256(absl::StripAsciiWhitespace(authorization->substr(kScheme.size())));
+  const std::optional<Digest> presented = Sha256(token);
   int matches = 0;
   for (const Digest& digest : digests_) {
-    matches |= CRYPTO_memcmp(presented.data(), digest.data(), digest.size()) == 0;
+    matches |= presented.has_value() &&
+               CRYPTO_memcmp(presented->data(), digest.data(), digest.size()) == 0;
   }
   if (matches == 0) {
     return absl::PermissionDeniedError("the bearer token is not one this server accepts");

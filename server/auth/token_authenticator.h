@@ -35,7 +35,8 @@ class TokenAuthenticator {
  private:
   using Digest = std::array<uint8_t, 32>;
   explicit TokenAuthenticator(std::vector<Digest> digests) : digests_(std::move(digests)) {}
-  static Digest Sha256(absl::string_view text);
+  // nullopt when the digest cannot be made (an OpenSSL misconfiguration): the caller fails closed.
+  static std::optional<Digest> Sha256(absl::string_view text);
 
   std::vector<Digest> digests_;
 };

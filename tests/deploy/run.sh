@@ -198,7 +198,8 @@ step_source() {
 }
 
 step_compose() {
-  docker image inspect "gpureduce:$tag" >/dev/null 2>&1 || step_image
+  # Not `inspect || step_image`: bash runs the right side of || without errexit.
+  if ! docker image inspect "gpureduce:$tag" >/dev/null 2>&1; then step_image; fi
   # Empty ports: Docker picks free ones on 127.0.0.1 (`docker-compose port` tells which).
   export GPUREDUCE_TAG=$tag GPUREDUCE_PORT="" PROMETHEUS_PORT=""
   promtool check config deploy/prometheus/prometheus.yml >/dev/null ||

@@ -1,7 +1,6 @@
 // gpureduce-server reads every flag also from GPUREDUCE_<FLAG>, as containers configure it; the
 // command line wins, and a bad variable stops the server with a message naming it.
 
-#include <cstdlib>
 #include <memory>
 #include <vector>
 
@@ -16,21 +15,10 @@ namespace {
 
 using ::testing::HasSubstr;
 
-// Sets a variable for the servers this scope starts, and unsets it after.
-class ScopedVariable {
- public:
-  ScopedVariable(const char* name, const char* value) : name_(name) { setenv(name, value, 1); }
-  ~ScopedVariable() { unsetenv(name_); }
-
- private:
-  const char* name_;
-};
-
 TEST(EnvironmentTest, TheServerTakesItsFlagsFromTheEnvironmentAndTheCommandLineWins) {
-  ScopedVariable limit("GPUREDUCE_MAX_REQUEST_BYTES", "1KiB");
-  ScopedVariable clients("GPUREDUCE_MAX_CONCURRENT_REQUESTS", "3");
-  absl::StatusOr<std::unique_ptr<ServerProcess>> server =
-      ServerProcess::Start({"--max-concurrent-requests=5"});
+  absl::StatusOr<std::unique_ptr<ServerProcess>> server = ServerProcess::StartWithEnvironment(
+      {"--max-concurrent-requests=5"},
+      {"GPUREDUCE_MAX_REQUEST_BYTES=1KiB", "GPUREDUCE_MAX_CONCURRENT_REQUESTS=3"});
   SKIP_IF_BACKEND_UNAVAILABLE(server.status());
   ASSERT_TRUE(server.ok()) << server.status();
   std::unique_ptr<client::ReducerClient> reducer = (*server)->Connect();
@@ -46,8 +34,8 @@ TEST(EnvironmentTest, TheServerTakesItsFlagsFromTheEnvironmentAndTheCommandLineW
 }
 
 TEST(EnvironmentTest, AMalformedVariableStopsTheServerNamingIt) {
-  ScopedVariable bad("GPUREDUCE_MAX_CHUNK_BYTES", "12x");
-  absl::StatusOr<std::unique_ptr<ServerProcess>> server = ServerProcess::Start({}, false);
+  absl::StatusOr<std::unique_ptr<ServerProcess>> server =
+      ServerProcess::StartWithEnvironment({}, {"GPUREDUCE_MAX_CHUNK_BYTES=12x"}, false);
   ASSERT_FALSE(server.ok());
   EXPECT_THAT(std::string(server.status().message()),
               HasSubstr("GPUREDUCE_MAX_CHUNK_BYTES: invalid value \"12x\""));

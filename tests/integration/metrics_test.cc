@@ -175,7 +175,9 @@ TEST(MetricsTest, RefusalsAreCountedByReason) {
   *chunk.mutable_spec() = Spec(v1::SUM);
   chunk.add_values(1.5f);
   ASSERT_TRUE(writer->Write(chunk));
-  // The one slot is held once the server has the stream; until then a request may get in.
+  // The one slot is held once the server has the stream; a request admitted before that would
+  // take it from the stream.
+  std::this_thread::sleep_for(std::chrono::milliseconds(300));
   int refused = 0;
   for (int i = 0; i < 100 && refused == 0; ++i) {
     refused += reducer->Reduce(Spec(v1::SUM), std::vector<float>{1, 2}).ok() ? 0 : 1;

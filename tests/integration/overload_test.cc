@@ -92,8 +92,10 @@ TEST(OverloadTest, FourTimesTheAdmittedLoadIsRefusedFastAndTheRestServed) {
   // The moment the load stops, the server serves as before.
   const client::LoadResult after = Load(target, kAdmitted, absl::Seconds(1));
   EXPECT_EQ(after.failed + after.wrong, 0u) << after.first_error << after.first_wrong;
+  // Generous: two 1-second windows on a shared 2-core machine; the overload's own p50 is several
+  // times the normal one, which this still tells apart.
   EXPECT_LT(after.ok_latency.ValueAtPercentile(50),
-            3 * normal.ok_latency.ValueAtPercentile(50) + 5'000'000)
+            3 * normal.ok_latency.ValueAtPercentile(50) + 20'000'000)
       << "before: " << Summary(normal) << "; after: " << Summary(after);
 }
 

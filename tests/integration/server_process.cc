@@ -14,6 +14,7 @@
 #include <sstream>
 #include <thread>
 
+#include "absl/strings/match.h"
 #include "absl/strings/str_cat.h"
 #include "absl/time/clock.h"
 #include "absl/time/time.h"
@@ -74,6 +75,15 @@ absl::StatusOr<std::unique_ptr<ServerProcess>> ServerProcess::Start(
   return Launch(std::move(args), wait_until_serving, backend, security);
 }
 
+absl::StatusOr<std::unique_ptr<ServerProcess>> ServerProcess::StartWithEnvironment(
+    std::vector<std::string> flags, std::vector<std::string> environment, bool wait_until_serving) {
+  std::vector<std::string> args = {ServerBinary(), "--log-level=debug",
+                                   "--backend=" + TestBackend()};
+  if (TestBackend() == "cuda") args.push_back("--auto-cpu-below=0");
+  args.insert(args.end(), flags.begin(), flags.end());
+  return Launch(std::move(args), wait_until_serving, TestBackend(), {}, std::move(environment));
+}
+
 absl::StatusOr<std::unique_ptr<ServerProcess>> ServerProcess::StartSink(
     std::vector<std::string> flags) {
   std::vector<std::string> args = {LoadBinary(), "sink"};
@@ -83,7 +93,7 @@ absl::StatusOr<std::unique_ptr<ServerProcess>> ServerProcess::StartSink(
 
 absl::StatusOr<std::unique_ptr<ServerProcess>> ServerProcess::Launch(
     std::vector<std::string> args, bool wait_until_serving, const std::string& backend,
-    const client::ChannelSecurity& security) {
+    const client::ChannelSecurity& security, std::vector<std::string> environment) {
   std::unique_ptr<ServerProcess> server(new ServerProcess());
   server->security_ = security;
   char dir_template[] = "/tmp/gpureduce-test-XXXXXX";
@@ -101,6 +111,17 @@ absl::StatusOr<std::unique_ptr<ServerProcess>> ServerProcess::Launch(
   std::vector<char*> argv;
   for (std::string& arg : args) argv.push_back(arg.data());
   argv.push_back(nullptr);
+  // Made before fork: only async-signal-safe calls may follow it in the child.
+  for (char** entry = environ; *entry != nullptr; ++entry) {
+    const absl::string_view variable(*entry);
+    if (!absl::StartsWith(variable, "GPUREDUCE_") ||
+        absl::StartsWith(variable, "GPUREDUCE_TEST_")) {
+      environment.emplace_back(variable);
+    }
+  }
+  std::vector<char*> envp;
+  for (std::string& variable : environment) envp.push_back(variable.data());
+  envp.push_back(nullptr);
 
   server->pid_ = fork();
   if (server->pid_ < 0) return absl::InternalError(absl::StrCat("fork: ", std::strerror(errno)));
@@ -111,7 +132,7 @@ absl::StatusOr<std::unique_ptr<ServerProcess>> ServerProcess::Launch(
       dup2(log, STDOUT_FILENO);
       dup2(log, STDERR_FILENO);
     }
-    execv(argv[0], argv.data());
+    execve(argv[0], argv.data(), envp.data());
     _exit(127);
   }
 

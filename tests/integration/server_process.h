@@ -32,6 +32,10 @@ class ServerProcess {
   static absl::StatusOr<std::unique_ptr<ServerProcess>> Start(
       std::vector<std::string> flags, bool wait_until_serving = true,
       const std::string& backend = TestBackend(), const client::ChannelSecurity& security = {});
+  // Start() with `environment` ("NAME=VALUE" each) added to the server's environment.
+  static absl::StatusOr<std::unique_ptr<ServerProcess>> StartWithEnvironment(
+      std::vector<std::string> flags, std::vector<std::string> environment,
+      bool wait_until_serving = true);
   // Starts `gpureduce-load sink` the same way (its health service says SERVING at once).
   static absl::StatusOr<std::unique_ptr<ServerProcess>> StartSink(
       std::vector<std::string> flags = {});
@@ -57,9 +61,11 @@ class ServerProcess {
  private:
   ServerProcess() = default;
   // Runs `args` plus --listen and --port-file, and waits for the port (and SERVING).
+  // The child gets this process's environment without its GPUREDUCE_* settings (the server reads
+  // them as flags; GPUREDUCE_TEST_* stay), plus `environment`.
   static absl::StatusOr<std::unique_ptr<ServerProcess>> Launch(
       std::vector<std::string> args, bool wait_until_serving, const std::string& backend,
-      const client::ChannelSecurity& security = {});
+      const client::ChannelSecurity& security = {}, std::vector<std::string> environment = {});
 
   // A number field of /proc/<pid>/status ("VmRSS" in kB, "Threads", ...).
   absl::StatusOr<uint64_t> StatusField(const char* field) const;

@@ -73,6 +73,8 @@ std::string PortOf(const std::string& target) { return target.substr(target.rfin
 // until it is refused (or gives up after 5 s) and returns the refusal.
 absl::Status RefusedOnceTheStreamsHold(client::ReducerClient& reducer) {
   const std::vector<float> few = MixedSignData(31, FreshSeed());
+  // A probe admitted before the server has the streams would take the slot a stream needs.
+  std::this_thread::sleep_for(std::chrono::milliseconds(300));
   absl::Status status;
   for (int i = 0; i < 100; ++i) {
     status = reducer.Reduce(Spec(v1::SUM), few).status();
@@ -202,11 +204,11 @@ TEST(SlowClientsTest, IdleConnectionsCostBoundedMemoryAndAreClosed) {
   files.rlim_cur = files.rlim_max;
   setrlimit(RLIMIT_NOFILE, &files);
   absl::StatusOr<std::unique_ptr<ServerProcess>> server =
-      ServerProcess::Start({"--max-connection-idle=3s"});
+      ServerProcess::Start({"--max-connection-idle=10s"});
   SKIP_IF_BACKEND_UNAVAILABLE(server.status());
   ASSERT_TRUE(server.ok()) << server.status();
   ExpectServed(*(*server)->Connect());
-  std::this_thread::sleep_for(std::chrono::seconds(4));  // that connection is closed again
+  std::this_thread::sleep_for(std::chrono::seconds(11));  // that connection is closed again
   const uint64_t rss_before = *(*server)->ResidentBytes();
   const uint64_t files_before = *(*server)->OpenFiles();
 
@@ -218,6 +220,9 @@ TEST(SlowClientsTest, IdleConnectionsCostBoundedMemoryAndAreClosed) {
     channels.push_back(
         grpc::CreateCustomChannel((*server)->target(), grpc::InsecureChannelCredentials(), args));
   }
+  // All connect at once: each one's idle clock starts when it is up, and the last must be up
+  // well before the first is closed.
+  for (auto& channel : channels) channel->GetState(/*try_to_connect=*/true);
   const auto deadline = std::chrono::system_clock::now() + std::chrono::seconds(60);
   int connected = 0;
   for (auto& channel : channels) connected += channel->WaitForConnected(deadline) ? 1 : 0;
@@ -243,7 +248,7 @@ TEST(SlowClientsTest, IdleConnectionsCostBoundedMemoryAndAreClosed) {
 
   // --max-connection-idle closes them (a GOAWAY each); the descriptors come back.
   uint64_t files_now = files_open;
-  for (int i = 0; i < 100 && files_now > files_before + 10; ++i) {
+  for (int i = 0; i < 300 && files_now > files_before + 10; ++i) {
     std::this_thread::sleep_for(std::chrono::milliseconds(100));
     files_now = *(*server)->OpenFiles();
   }

@@ -51,6 +51,10 @@ absl::StatusOr<ProcessSample> SampleProcess(pid_t pid, bool with_gpu) {
   std::ifstream in(absl::StrCat("/proc/", pid, "/status"));
   if (!in) return absl::NotFoundError(absl::StrCat("no process ", pid));
   const std::string status((std::istreambuf_iterator<char>(in)), std::istreambuf_iterator<char>());
+  // A server that died stays a zombie of the script that started it, with no memory left.
+  if (status.find("State:\tZ") != std::string::npos || !StatusNumber(status, "VmRSS")) {
+    return absl::NotFoundError(absl::StrCat("process ", pid, " has exited"));
+  }
   ProcessSample sample;
   sample.rss_kib = StatusNumber(status, "VmRSS").value_or(0);
   sample.threads = StatusNumber(status, "Threads").value_or(0);

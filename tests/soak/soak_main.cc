@@ -132,12 +132,14 @@ int Soak::Run() {
   return passed ? 0 : 1;
 }
 
-// Flat: from the first sample at one minute (or the first, in shorter soaks) to the last.
+// Flat: from the first sample after the warm-up to the last.
 std::string Soak::Verdict(bool* flat) const {
   *flat = false;
   if (samples_.size() < 2) return "too few samples to judge\n";
+  // Minute 1, or a third of a shorter soak: the start is warm-up (buffers, thread pools).
+  const double warm = std::min(60.0, samples_.back().seconds / 3);
   auto first = std::find_if(samples_.begin(), samples_.end(),
-                            [](const ProcessSample& s) { return s.seconds >= 60; });
+                            [warm](const ProcessSample& s) { return s.seconds >= warm; });
   if (first == samples_.end() || first == samples_.end() - 1) first = samples_.begin();
   const ProcessSample& a = *first;
   const ProcessSample& b = samples_.back();

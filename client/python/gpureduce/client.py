@@ -97,7 +97,8 @@ class Client:
             self._channel = grpc.insecure_channel(target, options=options)
         if token_file is not None:
             with open(token_file, encoding="utf-8") as f:
-                lines = [line.strip() for line in f if line.strip() and not line.startswith("#")]
+                lines = [line.strip() for line in f]
+            lines = [line for line in lines if line and not line.startswith("#")]
             if not lines:
                 raise ValueError(f"the token file {token_file} holds no token")
             token = lines[0]

@@ -20,9 +20,12 @@ class Server:
         port_file = os.path.join(directory, f"port-{time.monotonic_ns()}")
         self.log = open(port_file + ".log", "w")
         backend = os.environ.get("GPUREDUCE_TEST_BACKEND", "cpu")
+        # The server reads GPUREDUCE_<FLAG> as flags: none of the caller's may leak in.
+        env = {name: value for name, value in os.environ.items()
+               if not name.startswith("GPUREDUCE_") or name.startswith("GPUREDUCE_TEST_")}
         self.process = subprocess.Popen(
             [binary, f"--backend={backend}", "--listen=127.0.0.1:0", f"--port-file={port_file}",
-             *flags], stdout=self.log, stderr=subprocess.STDOUT)
+             *flags], stdout=self.log, stderr=subprocess.STDOUT, env=env)
         deadline = time.monotonic() + 60
         while not os.path.exists(port_file) or not open(port_file).read().strip():
             if self.process.poll() is not None or time.monotonic() > deadline:

@@ -6,7 +6,8 @@ set -euo pipefail
 python=/usr/bin/python3
 [ -x "$python" ] || python=$(command -v python3 || true)
 missing=$("$python" -c 'import importlib.util as u
-print(" ".join(m for m in ("grpc", "google.protobuf", "numpy", "pytest") if u.find_spec(m) is None))' 2>&1 || echo python3)
+print(" ".join(m for m in ("grpc", "google.protobuf", "numpy", "pytest") if u.find_spec(m) is None))' 2>/dev/null) ||
+  missing="a working python3"
 if [ -n "$missing" ]; then
   echo "SKIPPED: $python lacks $missing (scripts/setup.sh installs python3-grpcio, python3-protobuf, python3-numpy, python3-pytest)"
   exit 77

@@ -29,11 +29,12 @@ class FakeStream final : public StreamIdleWatch::Stream {
   std::atomic<bool>* deleted = nullptr;
 
   void Release() { Unref(); }  // the owner's reference (gRPC's, for a reactor)
-  void OnIdle(absl::Duration limit) override {
+  void OnIdle(absl::Duration limit, int64_t since) override {
     told_limit = limit;
-    told.fetch_add(1);
-    told_once.Notify();
+    still_waiting = StillWaitingSince(since);
+    if (told.fetch_add(1) == 0) told_once.Notify();
   }
+  bool still_waiting = false;  // what StillWaitingSince said when it was told
   void Ref() override { refs_.fetch_add(1); }
   void Unref() override {
     if (refs_.fetch_sub(1) == 1) {
@@ -66,30 +67,55 @@ TEST(StreamIdleWatchTest, AStreamWaitingLongerThanTheLimitIsToldOnce) {
 TEST(StreamIdleWatchTest, MessagesInTimeAndBusyServersAreNotIdle) {
   StreamIdleWatch watch(absl::Milliseconds(200));
   FakeStream* chatty = FakeStream::Make();
-  FakeStream* busy = FakeStream::Make();  // the server is not reading: the client is not idle
+  FakeStream* busy = FakeStream::Make();
   watch.Add(chatty);
   watch.Add(busy);
+  // The busy stream got its message; the server then takes long to start the next read.
+  busy->WaitingForMessage();
+  busy->MessageArrived();
   for (int i = 0; i < 10; ++i) {
     chatty->WaitingForMessage();
     std::this_thread::sleep_for(std::chrono::milliseconds(60));
     chatty->MessageArrived();
   }
   EXPECT_EQ(chatty->told.load(), 0);
-  EXPECT_EQ(busy->told.load(), 0);
+  EXPECT_EQ(busy->told.load(), 0) << "600 ms without a read is the server's doing";
   watch.Remove(chatty);
   watch.Remove(busy);
   chatty->Release();
   busy->Release();
 }
 
-TEST(StreamIdleWatchTest, ARemovedStreamIsNeverTold) {
+TEST(StreamIdleWatchTest, EachWaitIsToldAboutOnceAndSaysWhetherItStillWaits) {
+  StreamIdleWatch watch(absl::Milliseconds(50));
+  FakeStream* stream = FakeStream::WaitingIn(watch, nullptr);
+  ASSERT_TRUE(stream->told_once.WaitForNotificationWithTimeout(absl::Seconds(5)));
+  EXPECT_TRUE(stream->still_waiting);
+  std::this_thread::sleep_for(std::chrono::milliseconds(150));
+  EXPECT_EQ(stream->told.load(), 1) << "one wait, told once";
+  // A message, then a new wait that also goes quiet: told again, about the new wait.
+  stream->MessageArrived();
+  stream->WaitingForMessage();
+  for (int i = 0; i < 500 && stream->told.load() < 2; ++i) {
+    std::this_thread::sleep_for(std::chrono::milliseconds(10));
+  }
+  EXPECT_EQ(stream->told.load(), 2);
+  watch.Remove(stream);
+  stream->Release();
+}
+
+TEST(StreamIdleWatchTest, ARemovedStreamIsNeverToldAndKeepsNoReference) {
   StreamIdleWatch watch(absl::Milliseconds(50));
   std::atomic<bool> deleted{false};
   FakeStream* stream = FakeStream::WaitingIn(watch, &deleted);
+  stream->Ref();  // the test's own, so the stream outlives the owner's release
   watch.Remove(stream);
   stream->Release();
+  std::this_thread::sleep_for(std::chrono::milliseconds(200));  // four limits
+  EXPECT_EQ(stream->told.load(), 0);
+  EXPECT_FALSE(deleted.load());
+  stream->Release();
   EXPECT_TRUE(deleted.load()) << "no reference is left behind";
-  std::this_thread::sleep_for(std::chrono::milliseconds(200));
 }
 
 TEST(StreamIdleWatchTest, AStreamReleasedWhileBeingToldLivesUntilTheWatchIsDone) {

@@ -27,7 +27,7 @@ TEST(TokenAuthenticatorTest, AcceptsEveryListedTokenAndNothingElse) {
   EXPECT_TRUE(tokens->Check("Bearer beta-2").ok()) << "whitespace is not part of a token";
   EXPECT_TRUE(tokens->Check("bearer alpha-1").ok()) << "the scheme is case-insensitive";
   for (const char* refused : {"Bearer #gamma-3", "Bearer gamma-3", "Bearer alpha-",
-                              "Bearer alpha-12", "Bearer ", "Bearer beta-2x"}) {
+                              "Bearer alpha-12", "Bearer beta-2x"}) {
     const absl::Status status = tokens->Check(refused);
     EXPECT_EQ(status.code(), absl::StatusCode::kPermissionDenied) << refused;
   }
@@ -39,10 +39,11 @@ TEST(TokenAuthenticatorTest, NoBearerTokenIsUnauthenticated) {
   for (std::optional<absl::string_view> missing :
        {std::optional<absl::string_view>(), std::optional<absl::string_view>("alpha-1"),
         std::optional<absl::string_view>("Basic YWxwaGEtMQ=="),
-        std::optional<absl::string_view>("")}) {
+        std::optional<absl::string_view>(""), std::optional<absl::string_view>("Bearer  ")}) {
     const absl::Status status = tokens->Check(missing);
     EXPECT_EQ(status.code(), absl::StatusCode::kUnauthenticated);
-    EXPECT_THAT(status.message(), HasSubstr("--token-file"));
+    EXPECT_THAT(status.message(),
+                ::testing::AnyOf(HasSubstr("--token-file"), HasSubstr("no token")));
   }
 }
 
