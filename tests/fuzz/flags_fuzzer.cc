@@ -2,7 +2,7 @@
 // ParseByteSize / FormatByteSize. The input is lines: the first is a description for Help(), the
 // second the name of one more flag to register (registration mistakes must surface as Parse's
 // error), the rest the arguments. --threads also has an environment variable (set once, at
-// start): it must hold unless the command line gives --threads, which wins.
+// start): it must hold unless the command line gives --threads, which wins, or asks for --help.
 // Every refusal must be INVALID_ARGUMENT; parsing twice must give the same answer; each argument
 // is also parsed as every flag type, and what parses must read back from its formatted form.
 
@@ -143,7 +143,11 @@ extern "C" int LLVMFuzzerTestOneInput(const uint8_t* data, size_t size) {
   const bool threads_given = std::any_of(args.begin(), args.end(), [](const std::string& arg) {
     return arg.rfind("--threads", 0) == 0;
   });
-  GPUREDUCE_FUZZ_CHECK(!status.ok() || threads_given || first.threads == 7,
+  // --help prints and exits: the environment is not read then.
+  const bool help_given = std::any_of(args.begin(), args.end(), [](const std::string& arg) {
+    return arg == "-h" || arg == "--help";
+  });
+  GPUREDUCE_FUZZ_CHECK(!status.ok() || threads_given || help_given || first.threads == 7,
                        "GPUREDUCE_FUZZ_THREADS=7 was not applied");
   for (const std::string& arg : args) {
     gpureduce::fuzzing::CheckValueParsers(arg);
