@@ -13,10 +13,6 @@ namespace {
 
 double Micros(std::chrono::nanoseconds duration) { return duration.count() / 1e3; }
 
-const char* MethodName(Method method) {
-  return method == Method::kReduce ? "Reduce" : "ReduceStream";
-}
-
 }  // namespace
 
 ReduceCall::ReduceCall(ServiceState& state, Method method, std::string peer)

@@ -16,10 +16,6 @@ const prometheus::Histogram::BucketBoundaries& Buckets() {
   return buckets;
 }
 
-const char* MethodName(Method method) {
-  return method == Method::kReduce ? "Reduce" : "ReduceStream";
-}
-
 std::string OpLabel(const std::optional<kernels::Op>& op) {
   return op.has_value() ? std::string(kernels::OpName(*op)) : "none";
 }
@@ -73,64 +69,61 @@ ServerMetrics::ServerMetrics()
                       .Register(*registry_)
                       .Add({})),
       in_flight_by_method_{&in_flight_.Add({{"method", "Reduce"}}),
-                           &in_flight_.Add({{"method", "ReduceStream"}})} {
-  for (const char* reason : {"not_ready", "server_full", "client_full"}) {
-    refusals_.Add({{"reason", reason}});
-  }
-}
+                           &in_flight_.Add({{"method", "ReduceStream"}})},
+      refusals_by_reason_{&refusals_.Add({{"reason", "not_ready"}}),
+                          &refusals_.Add({{"reason", "server_full"}}),
+                          &refusals_.Add({{"reason", "client_full"}})} {}
 
 void ServerMetrics::CallStarted(Method method) { in_flight_by_method_[int(method)]->Increment(); }
 
-template <typename MetricT, typename... ArgsT>
-MetricT& ServerMetrics::Child(prometheus::Family<MetricT>& family, const ChildKey& key,
-                              const prometheus::Labels& labels, ArgsT&&... args) {
+const ServerMetrics::CallSeries& ServerMetrics::Series(const CallRecord& call) {
+  const CallKey key{int(call.method), call.op.has_value() ? int(*call.op) : -1,
+                    call.kernel.has_value() ? int(*call.kernel) : -1, int(call.code)};
   absl::MutexLock lock(&mu_);
-  void*& child = children_[key];
-  if (child == nullptr) child = &family.Add(labels, std::forward<ArgsT>(args)...);
-  return *static_cast<MetricT*>(child);
+  auto [it, inserted] = series_.try_emplace(key);
+  CallSeries& series = it->second;
+  if (!inserted) return series;
+  const std::string method = MethodName(call.method);
+  const std::string kernel = KernelLabel(call.kernel);
+  series.requests = &requests_.Add({{"method", method},
+                                    {"op", OpLabel(call.op)},
+                                    {"kernel", kernel},
+                                    {"code", absl::StatusCodeToString(call.code)}});
+  // Only OK calls are timed and counted in bytes: other codes add no empty series.
+  if (call.code == absl::StatusCode::kOk) {
+    series.bytes = &bytes_.Add({{"method", method}, {"kernel", kernel}});
+    series.request = &request_seconds_.Add({{"method", method}, {"kernel", kernel}}, Buckets());
+    series.queue = &queue_seconds_.Add({{"kernel", kernel}}, Buckets());
+    series.kernel = &kernel_seconds_.Add({{"kernel", kernel}}, Buckets());
+    // The CPU copies nothing: only GPU kernels get copy series.
+    if (call.kernel.has_value() &&
+        kernels::GetKernel(*call.kernel).backend == kernels::BackendKind::kCuda) {
+      series.h2d = &copy_seconds_.Add({{"direction", "h2d"}, {"kernel", kernel}}, Buckets());
+      series.d2h = &copy_seconds_.Add({{"direction", "d2h"}, {"kernel", kernel}}, Buckets());
+    }
+  }
+  return series;
 }
 
 void ServerMetrics::CallFinished(const CallRecord& call) {
   in_flight_by_method_[int(call.method)]->Decrement();
-  const int method = int(call.method);
-  const int op = call.op.has_value() ? int(*call.op) : -1;
-  const int kernel_id = call.kernel.has_value() ? int(*call.kernel) : -1;
-  const std::string method_name = MethodName(call.method);
-  const std::string kernel = KernelLabel(call.kernel);
-  Child(requests_, {0, method, op, kernel_id, int(call.code)},
-        {{"method", method_name},
-         {"op", OpLabel(call.op)},
-         {"kernel", kernel},
-         {"code", absl::StatusCodeToString(call.code)}})
-      .Increment();
+  const CallSeries& series = Series(call);
+  series.requests->Increment();
   if (call.code != absl::StatusCode::kOk) return;
-  Child(bytes_, {1, method, -1, kernel_id, 0}, {{"method", method_name}, {"kernel", kernel}})
-      .Increment(double(call.bytes));
-  Child(request_seconds_, {2, method, -1, kernel_id, 0},
-        {{"method", method_name}, {"kernel", kernel}}, Buckets())
-      .Observe(Seconds(call.server));
-  Child(queue_seconds_, {3, 0, -1, kernel_id, 0}, {{"kernel", kernel}}, Buckets())
-      .Observe(Seconds(call.timing.queue));
-  Child(kernel_seconds_, {4, 0, -1, kernel_id, 0}, {{"kernel", kernel}}, Buckets())
-      .Observe(Seconds(call.timing.kernel));
-  // The CPU copies nothing: only calls that moved data to or from a GPU are timed as copies.
-  if (call.timing.h2d.count() > 0) {
-    Child(copy_seconds_, {5, 0, -1, kernel_id, 0}, {{"direction", "h2d"}, {"kernel", kernel}},
-          Buckets())
-        .Observe(Seconds(call.timing.h2d));
+  series.bytes->Increment(double(call.bytes));
+  series.request->Observe(Seconds(call.server));
+  series.queue->Observe(Seconds(call.timing.queue));
+  series.kernel->Observe(Seconds(call.timing.kernel));
+  // Only calls that moved data to or from a GPU are timed as copies.
+  if (series.h2d != nullptr && call.timing.h2d.count() > 0) {
+    series.h2d->Observe(Seconds(call.timing.h2d));
   }
-  if (call.timing.d2h.count() > 0) {
-    Child(copy_seconds_, {6, 0, -1, kernel_id, 0}, {{"direction", "d2h"}, {"kernel", kernel}},
-          Buckets())
-        .Observe(Seconds(call.timing.d2h));
+  if (series.d2h != nullptr && call.timing.d2h.count() > 0) {
+    series.d2h->Observe(Seconds(call.timing.d2h));
   }
 }
 
-void ServerMetrics::Refused(Refusal reason) {
-  static constexpr const char* kReasons[] = {"not_ready", "server_full", "client_full"};
-  // Registered at construction: Add of existing labels returns the same child.
-  refusals_.Add({{"reason", kReasons[int(reason)]}}).Increment();
-}
+void ServerMetrics::Refused(Refusal reason) { refusals_by_reason_[int(reason)]->Increment(); }
 
 void ServerMetrics::StreamIdleEnded() { idle_ended_.Increment(); }
 

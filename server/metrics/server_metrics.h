@@ -13,7 +13,7 @@
 #include <optional>
 #include <utility>
 
-#include "absl/container/flat_hash_map.h"
+#include "absl/container/node_hash_map.h"
 #include "absl/status/status.h"
 #include "absl/synchronization/mutex.h"
 #include "kernels/reduce.h"
@@ -27,6 +27,10 @@
 namespace gpureduce::server {
 
 enum class Method { kReduce = 0, kReduceStream = 1 };
+// "Reduce" or "ReduceStream", as the service names its methods.
+inline const char* MethodName(Method method) {
+  return method == Method::kReduce ? "Reduce" : "ReduceStream";
+}
 enum class Refusal { kNotReady, kServerFull, kClientFull };
 
 // A finished call, as the metrics count it.
@@ -55,19 +59,27 @@ class ServerMetrics {
   void StreamIdleEnded();
 
  private:
-  // Which labelled child of which family: op and kernel are -1 when they do not apply.
-  struct ChildKey {
-    int family, method, op, kernel, code;
-    bool operator==(const ChildKey&) const = default;
+  // A call's labels: op and kernel are -1 when the call ended before it had them.
+  struct CallKey {
+    int method, op, kernel, code;
+    bool operator==(const CallKey&) const = default;
     template <typename H>
-    friend H AbslHashValue(H h, const ChildKey& k) {
-      return H::combine(std::move(h), k.family, k.method, k.op, k.kernel, k.code);
+    friend H AbslHashValue(H h, const CallKey& k) {
+      return H::combine(std::move(h), k.method, k.op, k.kernel, k.code);
     }
   };
-  // The child of `family` under `key`, made with `labels` the first time.
-  template <typename MetricT, typename... ArgsT>
-  MetricT& Child(prometheus::Family<MetricT>& family, const ChildKey& key,
-                 const prometheus::Labels& labels, ArgsT&&... args);
+  // Every series a call with those labels touches; those of OK calls only for code OK.
+  struct CallSeries {
+    prometheus::Counter* requests = nullptr;
+    prometheus::Counter* bytes = nullptr;
+    prometheus::Histogram* request = nullptr;
+    prometheus::Histogram* queue = nullptr;
+    prometheus::Histogram* kernel = nullptr;
+    prometheus::Histogram* h2d = nullptr;
+    prometheus::Histogram* d2h = nullptr;
+  };
+  // The series of `call`'s labels, found (with the labels built) only the first time.
+  const CallSeries& Series(const CallRecord& call);
 
   std::shared_ptr<prometheus::Registry> registry_;
   prometheus::Family<prometheus::Counter>& requests_;
@@ -80,11 +92,13 @@ class ServerMetrics {
   prometheus::Family<prometheus::Counter>& refusals_;
   prometheus::Counter& idle_ended_;
   prometheus::Gauge* in_flight_by_method_[2];
+  prometheus::Counter* refusals_by_reason_[3];  // by Refusal
 
-  // prometheus-cpp finds a labelled child by hashing its labels under a lock; the children a
-  // call needs are found once and kept here.
+  // prometheus-cpp finds a labelled child by building and hashing its labels under a lock; a
+  // call's series are found once per label set and kept here, so a call costs one lock and one
+  // hash lookup, with no strings built.
   absl::Mutex mu_;
-  absl::flat_hash_map<ChildKey, void*> children_ ABSL_GUARDED_BY(mu_);
+  absl::node_hash_map<CallKey, CallSeries> series_ ABSL_GUARDED_BY(mu_);  // stable addresses
 };
 
 }  // namespace gpureduce::server

@@ -9,6 +9,7 @@
 #include "absl/strings/match.h"
 #include "absl/strings/str_cat.h"
 #include "grpcpp/client_context.h"
+#include "tests/integration/server_process.h"
 #include "tests/support/random_data.h"
 #include "tests/support/reference.h"
 #include "tests/support/wire.h"
@@ -52,6 +53,15 @@ grpc::Status SendStream(v1::Reducer::Stub& stub, const std::vector<v1::ReduceChu
   return writer->Finish();
 }
 
+// Empty when `got` is the reference's answer for `data`, else what is wrong.
+std::string Problem(v1::Op op, const std::vector<float>& data,
+                    const absl::StatusOr<v1::ReduceResponse>& got, double tolerance) {
+  if (!got.ok()) return got.status().ToString();
+  const kernels::Op domain = static_cast<kernels::Op>(op);
+  return CheckAgainstReference(domain, ComputeReference(domain, data), got->value(), got->index(),
+                               tolerance);
+}
+
 }  // namespace
 
 Traffic::Traffic(client::ReducerClient& reducer, uint64_t seed, TrafficOptions options)
@@ -74,13 +84,7 @@ Outcome Traffic::Unary() {
   const std::vector<float> data = Data(op, n, random_());
   Outcome out{"unary", absl::StrCat(OpName(op), " n=", n), ""};
   absl::StatusOr<v1::ReduceResponse> got = reducer_.Reduce(Spec(op), data);
-  if (!got.ok()) {
-    out.problem = got.status().ToString();
-  } else {
-    const kernels::Op domain = static_cast<kernels::Op>(op);
-    out.problem = CheckAgainstReference(domain, ComputeReference(domain, data), got->value(),
-                                        got->index(), options_.tolerance);
-  }
+  out.problem = Problem(op, data, got, options_.tolerance);
   return out;
 }
 
@@ -90,25 +94,8 @@ Outcome Traffic::Stream() {
   const size_t chunk = 1 + random_() % 300000;  // odd chunkings, one element to about 1 MiB
   const std::vector<float> data = Data(op, n, random_());
   Outcome out{"stream", absl::StrCat(OpName(op), " n=", n, " chunk=", chunk), ""};
-  client::StreamOptions stream;
-  stream.chunk_elements = chunk;
-  size_t sent = 0;
-  absl::StatusOr<v1::ReduceResponse> got = reducer_.ReduceStream(
-      Spec(op, "", 0, n),
-      [&](absl::Span<float> buffer) -> absl::StatusOr<size_t> {
-        const size_t count = std::min(buffer.size(), data.size() - sent);
-        std::copy_n(data.begin() + sent, count, buffer.begin());
-        sent += count;
-        return count;
-      },
-      stream);
-  if (!got.ok()) {
-    out.problem = got.status().ToString();
-  } else {
-    const kernels::Op domain = static_cast<kernels::Op>(op);
-    out.problem = CheckAgainstReference(domain, ComputeReference(domain, data), got->value(),
-                                        got->index(), options_.tolerance);
-  }
+  absl::StatusOr<v1::ReduceResponse> got = StreamFloats(reducer_, Spec(op, "", 0, n), data, chunk);
+  out.problem = Problem(op, data, got, options_.tolerance);
   return out;
 }
 
