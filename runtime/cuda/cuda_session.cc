@@ -39,7 +39,9 @@ absl::StatusOr<std::unique_ptr<CudaSession>> CudaSession::Start(Device& device,
   return session;
 }
 
-CudaSession::~CudaSession() { device_.ReleasePartial(partial_); }
+CudaSession::~CudaSession() {
+  if (partial_ != nullptr) device_.ReleasePartial(partial_);
+}
 
 void CudaSession::Consume(std::span<const float> data, ConsumeDone done) {
   data_ = data;
@@ -153,6 +155,10 @@ void CudaSession::Finish(FinishDone done) {
   auto on_done = [this, empty, active = std::move(active),
                   done = std::move(done)](cudaError_t status) mutable {
     absl::StatusOr<kernels::Partial> result = empty ? kernels::Partial{} : *partial_->host;
+    // The stream has passed this request's work: nothing writes the slot any more. It goes back
+    // before the answer does, or the admission slot (freed with the answer) could be reused
+    // while this one is still held: "GPU 0 has N requests in progress" at N admitted.
+    device_.ReleasePartial(std::exchange(partial_, nullptr));
     {
       std::lock_guard<std::mutex> lock(mu_);
       if (!active.ok()) {

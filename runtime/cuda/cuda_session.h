@@ -18,7 +18,9 @@ namespace gpureduce::runtime {
 
 class CudaSession final : public ReduceSession {
  public:
-  // Takes ownership of `partial` (released on destruction). Queues the partial's reset.
+  // Takes ownership of `partial`: released once Finish has read it (before its `done` runs, so
+  // a client that sends its next request on the answer finds the slot free), else on
+  // destruction.
   static absl::StatusOr<std::unique_ptr<CudaSession>> Start(Device& device, const RequestSpec& spec,
                                                             PartialSlot* partial);
   ~CudaSession() override;
@@ -50,7 +52,7 @@ class CudaSession final : public ReduceSession {
   const kernels::Op op_;
   const kernels::KernelId kernel_;
   const uint32_t block_size_;
-  PartialSlot* const partial_;
+  PartialSlot* partial_;  // null once given back
   const uint64_t id_;
 
   // The Consume in progress (one at a time).
