@@ -23,4 +23,9 @@ enum class KernelId : int {
   kGridStride,
 };
 
+// The teaching ladder's variants, as opposed to the production kernels.
+constexpr bool IsLadderKernel(KernelId id) {
+  return static_cast<int>(id) >= static_cast<int>(KernelId::kAtomicGlobal);
+}
+
 }  // namespace gpureduce::kernels

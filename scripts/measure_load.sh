@@ -5,11 +5,13 @@
 # beside it. Writes every run's JSON under OUT/runs/ and prints the tables of docs/load.md
 # (scripts/summarize_load.py); scripts/plot_load.py draws the plots from the same folder.
 # Usage: scripts/measure_load.sh [--bin DIR] [--out DIR] [--rounds N] [--duration D] [--quick]
+#                                [--no-sweeps]
+#   --no-sweeps: the goals' cases only (no plots' sweeps, crossover or CLI runs)
 #   --quick: one round, 1 s runs, no sweeps (a smoke test, e.g. on a machine without a GPU,
 #            where the "cuda" server is left out)
 set -uo pipefail
 cd "$(dirname "$0")/.."
-bin=bin out=load-results rounds=2 duration=3s quick=0
+bin=bin out=load-results rounds=2 duration=3s quick=0 sweeps=1
 while [ $# -gt 0 ]; do
   case "$1" in
     --bin) bin=$2; shift 2 ;;
@@ -17,6 +19,7 @@ while [ $# -gt 0 ]; do
     --rounds) rounds=$2; shift 2 ;;
     --duration) duration=$2; shift 2 ;;
     --quick) quick=1; rounds=1; duration=1s; shift ;;
+    --no-sweeps) sweeps=0; shift ;;
     *) echo "measure_load: unknown argument $1" >&2; exit 2 ;;
   esac
 done
@@ -82,7 +85,7 @@ matrix unary-1Ki-c1 "$servers $(cuda_too '' cuda:single_pass)" --floats=1024 --c
 matrix unary-1Ki-c64 "$servers" --floats=1024 --concurrency=64 --connections=4
 matrix unary-1Mi-c16 "$servers" --floats=262144 --concurrency=16 --connections=4
 
-if [ "$quick" -eq 0 ]; then
+if [ "$quick" -eq 0 ] && [ "$sweeps" -eq 1 ]; then
   # For the plots: latency against concurrency, GB/s against streams; one round each.
   gpu=$([[ $servers == *cuda* ]] && echo cuda || echo cpu)
   for c in 1 2 4 8 16 32 64; do

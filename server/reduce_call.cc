@@ -4,6 +4,8 @@
 
 #include "absl/strings/str_cat.h"
 #include "common/fmt_absl.h"
+#include "common/status_macros.h"
+#include "kernels/work_bound.h"
 #include "server/grpc_status.h"
 #include "server/request_spec.h"
 #include "spdlog/spdlog.h"
@@ -45,6 +47,7 @@ absl::Status ReduceCall::Open(const v1::ReduceSpec& spec, uint64_t size_hint) {
   absl::StatusOr<runtime::RequestSpec> resolved = ResolveSpec(spec, state_.backend);
   if (!resolved.ok()) return resolved.status();
   resolved->size_hint = size_hint != 0 ? size_hint : resolved->expected_count;
+  RETURN_IF_ERROR(kernels::CheckWorkBound(resolved->kernel, resolved->op, resolved->size_hint));
   absl::StatusOr<std::unique_ptr<runtime::ReduceSession>> session = state_.backend.Open(*resolved);
   if (!session.ok()) return session.status();
   spec_ = *resolved;
@@ -61,7 +64,8 @@ absl::Status ReduceCall::Count(size_t elements) {
         "the request carries more elements than expected_count=", spec_->expected_count, " (",
         elements_, " so far); send exactly expected_count elements or leave it 0"));
   }
-  return absl::OkStatus();
+  // A stream that declared no size meets the kernel's bound here, before this chunk runs.
+  return kernels::CheckWorkBound(spec_->kernel, spec_->op, elements_);
 }
 
 void ReduceCall::Consume(std::span<const float> data, runtime::ConsumeDone done) {

@@ -3,6 +3,7 @@
 #include <string>
 
 #include "gpureduce/version.h"
+#include "kernels/work_bound.h"
 #include "server/auth/authorization.h"
 #include "server/grpc_status.h"
 #include "server/reduce_stream_reactor.h"
@@ -21,6 +22,16 @@ void ToProto(const kernels::KernelInfo& kernel, v1::KernelInfo* out) {
   out->set_default_block_size(kernel.default_block_size);
   out->set_min_block_size(kernel.min_block_size);
   out->set_max_block_size(kernel.max_block_size);
+  for (kernels::Op op : kernel.ops) {
+    const kernels::WorkBound bound = kernels::GetWorkBound(kernel.id, op);
+    if (bound.max_elements == 0) continue;
+    v1::WorkBound* listed = out->add_bounds();
+    listed->set_op(static_cast<v1::Op>(op));
+    listed->set_max_elements(bound.max_elements);
+    listed->set_elements_per_launch(bound.elements_per_launch);
+    listed->set_ns_per_element(bound.ns_per_element);
+    listed->set_why(bound.why);
+  }
 }
 
 }  // namespace

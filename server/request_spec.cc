@@ -5,6 +5,7 @@
 
 #include "absl/strings/str_cat.h"
 #include "absl/strings/str_join.h"
+#include "kernels/work_bound.h"
 
 namespace gpureduce::server {
 namespace {
@@ -54,6 +55,11 @@ absl::StatusOr<runtime::RequestSpec> ResolveSpec(const v1::ReduceSpec& spec,
   }
   if (absl::Status status = kernels::ValidateOp(*kernel, out.op); !status.ok()) return status;
   if (absl::Status status = kernels::ValidateBlockSize(*kernel, out.block_size); !status.ok()) {
+    return status;
+  }
+  // A declared size beyond the kernel's bound is refused before any data is read.
+  if (absl::Status status = kernels::CheckWorkBound(kernel->id, out.op, out.expected_count);
+      !status.ok()) {
     return status;
   }
   out.kernel = kernel->id;

@@ -28,6 +28,10 @@ std::string BlockSizes(const v1::KernelInfo& kernel) {
                          kernel.max_block_size());
 }
 
+std::string NsPerElement(double ns) {
+  return ns >= 1000 ? absl::StrFormat("%.4g us", ns / 1000) : absl::StrFormat("%.4g ns", ns);
+}
+
 std::string KernelsText(const v1::ListKernelsResponse& response) {
   std::string out = absl::StrFormat("%-24s %-7s %-13s %-16s %s\n", "KERNEL", "BACKEND",
                                     "DETERMINISTIC", "BLOCK", "OPS");
@@ -37,6 +41,11 @@ std::string KernelsText(const v1::ListKernelsResponse& response) {
                           OpList(kernel));
     absl::StrAppendFormat(&out, "    %s\n", kernel.description());
     if (!kernel.lineage().empty()) absl::StrAppendFormat(&out, "    seeds: %s\n", kernel.lineage());
+    for (const v1::WorkBound& bound : kernel.bounds()) {
+      absl::StrAppendFormat(&out, "    %s: at most %d elements per request (%s per element: %s)\n",
+                            absl::AsciiStrToLower(v1::Op_Name(bound.op())), bound.max_elements(),
+                            NsPerElement(bound.ns_per_element()), bound.why());
+    }
   }
   absl::StrAppendFormat(&out, "auto -> %s\n", response.default_kernel());
   return out;
@@ -47,6 +56,14 @@ std::string KernelsJson(const v1::ListKernelsResponse& response) {
   for (const v1::KernelInfo& kernel : response.kernels()) {
     Json ops = Json::array();
     for (int op : kernel.ops()) ops.push_back(absl::AsciiStrToLower(v1::Op_Name(v1::Op(op))));
+    Json bounds = Json::array();
+    for (const v1::WorkBound& bound : kernel.bounds()) {
+      bounds.push_back({{"op", absl::AsciiStrToLower(v1::Op_Name(bound.op()))},
+                        {"max_elements", bound.max_elements()},
+                        {"elements_per_launch", bound.elements_per_launch()},
+                        {"ns_per_element", JsonNumber(bound.ns_per_element())},
+                        {"why", bound.why()}});
+    }
     kernels.push_back({{"name", kernel.name()},
                        {"backend", kernel.backend()},
                        {"description", kernel.description()},
@@ -55,7 +72,8 @@ std::string KernelsJson(const v1::ListKernelsResponse& response) {
                        {"deterministic", kernel.deterministic()},
                        {"default_block_size", kernel.default_block_size()},
                        {"min_block_size", kernel.min_block_size()},
-                       {"max_block_size", kernel.max_block_size()}});
+                       {"max_block_size", kernel.max_block_size()},
+                       {"bounds", std::move(bounds)}});
   }
   return JsonLine({{"kernels", std::move(kernels)}, {"default_kernel", response.default_kernel()}});
 }

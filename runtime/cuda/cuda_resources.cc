@@ -10,9 +10,12 @@ void LogCudaDestroyFailure(cudaError_t error, const char* what) {
   spdlog::error("destroying a {} failed: {}", what, cudaGetErrorName(error));
 }
 
-absl::StatusOr<CudaStream> CreateStream() {
+absl::StatusOr<CudaStream> CreateStream(StreamPriority priority) {
+  int least = 0, greatest = 0;
+  CUDA_RETURN_IF_ERROR(cudaDeviceGetStreamPriorityRange(&least, &greatest));
   cudaStream_t stream = nullptr;
-  CUDA_RETURN_IF_ERROR(cudaStreamCreateWithFlags(&stream, cudaStreamNonBlocking));
+  CUDA_RETURN_IF_ERROR(cudaStreamCreateWithPriority(
+      &stream, cudaStreamNonBlocking, priority == StreamPriority::kHigh ? greatest : least));
   return CudaStream(stream);
 }
 

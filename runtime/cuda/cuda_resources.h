@@ -74,7 +74,10 @@ using DeviceBuffer = CudaBuffer<T, cudaFree>;
 template <typename T>
 using PinnedBuffer = CudaBuffer<T, cudaFreeHost>;
 
-absl::StatusOr<CudaStream> CreateStream();  // non-blocking w.r.t. the legacy stream
+// The block scheduler starts a high-priority stream's waiting blocks before a low one's.
+enum class StreamPriority { kHigh, kLow };
+// Non-blocking w.r.t. the legacy stream.
+absl::StatusOr<CudaStream> CreateStream(StreamPriority priority = StreamPriority::kHigh);
 absl::StatusOr<CudaEvent> CreateTimingEvent();
 
 namespace internal {

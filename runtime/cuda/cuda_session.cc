@@ -5,13 +5,20 @@
 #include <cstring>
 #include <utility>
 
+#include "absl/strings/str_cat.h"
 #include "common/status_macros.h"
+#include "kernels/work_bound.h"
 #include "runtime/cuda/cuda_status.h"
 
 namespace gpureduce::runtime {
 namespace {
 
 std::atomic<uint64_t> next_session_id{1};
+
+size_t PieceFloats(const kernels::WorkBound& bound, size_t slot_floats) {
+  if (bound.elements_per_launch == 0) return slot_floats;
+  return std::min<size_t>(slot_floats, bound.elements_per_launch);
+}
 
 std::chrono::nanoseconds Elapsed(const CudaEvent& from, const CudaEvent& to) {
   float ms = 0;
@@ -23,12 +30,15 @@ std::chrono::nanoseconds Elapsed(const CudaEvent& from, const CudaEvent& to) {
 
 CudaSession::CudaSession(Device& device, const RequestSpec& spec, PartialSlot* partial)
     : device_(device),
-      lane_(device.NextLane()),
+      lane_(device.NextLane(spec.kernel)),
       op_(spec.op),
       kernel_(spec.kernel),
       block_size_(spec.block_size),
       partial_(partial),
-      id_(next_session_id.fetch_add(1, std::memory_order_relaxed)) {}
+      id_(next_session_id.fetch_add(1, std::memory_order_relaxed)),
+      piece_floats_(
+          PieceFloats(kernels::GetWorkBound(spec.kernel, spec.op), device.staging_slot_floats())),
+      paced_(kernels::GetWorkBound(spec.kernel, spec.op).elements_per_launch != 0) {}
 
 absl::StatusOr<std::unique_ptr<CudaSession>> CudaSession::Start(Device& device,
                                                                 const RequestSpec& spec,
@@ -65,21 +75,39 @@ void CudaSession::OnSlot(absl::StatusOr<StagingSlot*> slot) {
     EndConsume(slot.status());
     return;
   }
-  // A small last piece is copied here: the copy costs less than a hand-over would.
-  if (data_.size() - staged_ <= kInlineStageFloats) {
-    EndConsume(StagePiece(**slot));
+  // A small piece is copied here: the copy costs less than a hand-over would.
+  if (std::min(piece_floats_, data_.size() - staged_) <= kInlineStageFloats) {
+    AfterPiece(StagePiece(**slot));
     return;
   }
   // The copy into pinned memory runs on a copy thread: this may be a gRPC thread, which should
   // go back to receiving the next chunk at once.
-  device_.copiers().Submit([this, slot = *slot] {
-    absl::Status status = StagePiece(*slot);
-    if (status.ok() && staged_ < data_.size()) {
-      AcquireSlot();
+  device_.copiers().Submit([this, slot = *slot] { AfterPiece(StagePiece(*slot)); });
+}
+
+void CudaSession::AfterPiece(absl::Status status) {
+  if (!status.ok() || staged_ == data_.size()) {
+    EndConsume(std::move(status));
+    return;
+  }
+  if (paced_) {
+    std::unique_lock<std::mutex> lock(mu_);
+    if (pieces_in_flight_ > 0) {
+      waiting_for_piece_ = true;  // OnPieceDone goes on
       return;
     }
-    EndConsume(std::move(status));
-  });
+  }
+  NextPiece();
+}
+
+void CudaSession::NextPiece() {
+  if (cancelled_.load(std::memory_order_acquire)) {
+    EndConsume(absl::CancelledError(absl::StrCat(
+        "the request was cancelled or its deadline passed; its GPU work stopped after ", consumed_,
+        " elements")));
+    return;
+  }
+  AcquireSlot();
 }
 
 void CudaSession::EndConsume(absl::Status status) {
@@ -88,13 +116,17 @@ void CudaSession::EndConsume(absl::Status status) {
 }
 
 absl::Status CudaSession::StagePiece(StagingSlot& slot) {
-  const size_t count = std::min(device_.staging_slot_floats(), data_.size() - staged_);
+  const size_t count = std::min(piece_floats_, data_.size() - staged_);
   if (absl::Status active = device_.Activate(); !active.ok()) {
     device_.ReportError(active);
     device_.staging().Release(&slot);
     return active;
   }
   std::memcpy(slot.host.get(), data_.data() + staged_, count * sizeof(float));
+  {
+    std::lock_guard<std::mutex> lock(mu_);
+    ++pieces_in_flight_;
+  }
   std::lock_guard<std::mutex> lane_lock(lane_.mu);
   // A small piece is read by the kernel straight from the pinned buffer, which the GPU maps:
   // a copy to the device would cost more latency than the reads across PCIe.
@@ -141,8 +173,14 @@ void CudaSession::OnPieceDone(StagingSlot* slot, cudaError_t status) {
       timing_.kernel += Elapsed(slot->copied, slot->reduced);
     }
   }
+  bool go_on = false;
+  {
+    std::lock_guard<std::mutex> lock(mu_);
+    go_on = --pieces_in_flight_ == 0 && std::exchange(waiting_for_piece_, false);
+  }
   if (status != cudaSuccess) device_.ReportError(status);
   device_.staging().Release(slot);  // may hand it to a waiting request, on this thread
+  if (go_on) NextPiece();
 }
 
 void CudaSession::Finish(FinishDone done) {
@@ -181,6 +219,9 @@ BackendTiming CudaSession::timing() const {
   return timing_;
 }
 
-void CudaSession::Cancel() { device_.staging().Cancel(id_); }
+void CudaSession::Cancel() {
+  cancelled_.store(true, std::memory_order_release);
+  device_.staging().Cancel(id_);
+}
 
 }  // namespace gpureduce::runtime

@@ -6,6 +6,7 @@
 // chunk is released as soon as it is staged, so gRPC receives the next chunk while the GPU works.
 // Finish copies the partial back.
 
+#include <atomic>
 #include <chrono>
 #include <cstdint>
 #include <mutex>
@@ -44,6 +45,11 @@ class CudaSession final : public ReduceSession {
   absl::Status StagePiece(StagingSlot& slot);  // on a copy thread
   // Under the lane's lock; `from_host`: the kernel reads the pinned buffer itself.
   absl::Status QueuePiece(StagingSlot& slot, size_t count, bool from_host);
+  // After a piece is queued (`status`): the next piece, now or (paced) once the GPU is done
+  // with this one, or the end of the Consume.
+  void AfterPiece(absl::Status status);
+  // The next piece, unless the request was cancelled meanwhile.
+  void NextPiece();
   void EndConsume(absl::Status status);
   void OnPieceDone(StagingSlot* slot, cudaError_t status);
 
@@ -54,6 +60,11 @@ class CudaSession final : public ReduceSession {
   const uint32_t block_size_;
   PartialSlot* partial_;  // null once given back
   const uint64_t id_;
+  // A slow kernel's pieces are launches of bounded duration, one in flight (two where a chunk
+  // ends), with a cancellation check between them (kernels/work_bound.h).
+  const size_t piece_floats_;
+  const bool paced_;
+  std::atomic<bool> cancelled_{false};
 
   // The Consume in progress (one at a time).
   std::span<const float> data_;
@@ -62,9 +73,11 @@ class CudaSession final : public ReduceSession {
   Clock::time_point wait_started_;
   uint64_t consumed_ = 0;  // elements staged over the whole request
 
-  mutable std::mutex mu_;  // timing_ and error_ are written on the completion thread
+  mutable std::mutex mu_;  // timing_, error_ and the pacing state: the completion thread's too
   BackendTiming timing_;
   absl::Status error_;
+  uint32_t pieces_in_flight_ = 0;
+  bool waiting_for_piece_ = false;  // a paced Consume goes on once pieces_in_flight_ is 0
 };
 
 }  // namespace gpureduce::runtime

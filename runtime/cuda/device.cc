@@ -47,7 +47,7 @@ absl::Status Device::Init(int index, const DeviceOptions& options) {
   const uint32_t streams =
       options.streams != 0 ? options.streams : std::max(4, 2 * props.asyncEngineCount);
   const size_t slot_floats = options.staging_buffer_bytes / sizeof(float);
-  RETURN_IF_ERROR(InitLanes(streams, slot_floats));
+  RETURN_IF_ERROR(InitLanes(streams, std::max(1u, options.ladder_streams), slot_floats));
   RETURN_IF_ERROR(InitStaging(options.staging_buffers, slot_floats));
   RETURN_IF_ERROR(InitPartials(options.sessions));
   // Copies into pinned memory run at a few GB/s per thread: several streams need several.
@@ -58,15 +58,17 @@ absl::Status Device::Init(int index, const DeviceOptions& options) {
   return absl::OkStatus();
 }
 
-absl::Status Device::InitLanes(uint32_t streams, size_t slot_floats) {
+absl::Status Device::InitLanes(uint32_t streams, uint32_t ladder_streams, size_t slot_floats) {
   size_t scratch_bytes = 0;
   CUDA_RETURN_IF_ERROR(kernels::cuda::ScratchBytes(slot_floats, &scratch_bytes));
-  for (uint32_t i = 0; i < streams; ++i) {
+  for (uint32_t i = 0; i < streams + ladder_streams; ++i) {
+    const bool ladder = i >= streams;
     auto lane = std::make_unique<Lane>();
-    ASSIGN_OR_RETURN(lane->stream, CreateStream());
+    ASSIGN_OR_RETURN(lane->stream,
+                     CreateStream(ladder ? StreamPriority::kLow : StreamPriority::kHigh));
     ASSIGN_OR_RETURN(lane->scratch, AllocateDevice<std::byte>(scratch_bytes));
     CUDA_RETURN_IF_ERROR(cudaMemset(lane->scratch.get(), 0, scratch_bytes));
-    lanes_.push_back(std::move(lane));
+    (ladder ? ladder_lanes_ : lanes_).push_back(std::move(lane));
   }
   // The zeroed scratch (single_pass's counter) must be in place before any lane's first kernel;
   // the lanes are non-blocking streams, so wait here rather than rely on stream order.
@@ -144,7 +146,11 @@ DeviceUsage Device::Usage() const {
   return usage;
 }
 
-Device::Lane& Device::NextLane() {
+Device::Lane& Device::NextLane(kernels::KernelId kernel) {
+  if (kernels::IsLadderKernel(kernel)) {
+    return *ladder_lanes_[next_ladder_lane_.fetch_add(1, std::memory_order_relaxed) %
+                          ladder_lanes_.size()];
+  }
   return *lanes_[next_lane_.fetch_add(1, std::memory_order_relaxed) % lanes_.size()];
 }
 

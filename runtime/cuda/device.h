@@ -26,6 +26,9 @@ namespace gpureduce::runtime {
 
 struct DeviceOptions {
   uint32_t streams = 0;  // 0: twice the copy engines, at least 4
+  // The teaching ladder's requests share these low-priority streams, so they can neither hold
+  // every stream nor delay the production kernels' blocks (which run on high-priority ones).
+  uint32_t ladder_streams = 2;
   uint32_t staging_buffers = 16;
   uint64_t staging_buffer_bytes = uint64_t{4} << 20;
   uint32_t sessions = 32;     // requests in progress on this device at once
@@ -76,7 +79,8 @@ class Device {
   // The staging pool's state and the device's memory (see Backend::Usage).
   DeviceUsage Usage() const;
 
-  Lane& NextLane();  // round robin
+  // Round robin over the high-priority lanes, or for a ladder kernel over the low-priority ones.
+  Lane& NextLane(kernels::KernelId kernel);
   // RESOURCE_EXHAUSTED when `options.sessions` requests already hold one.
   absl::StatusOr<PartialSlot*> AcquirePartial();
   void ReleasePartial(PartialSlot* slot) { partials_->Release(slot); }
@@ -97,14 +101,16 @@ class Device {
  private:
   Device() = default;
   absl::Status Init(int index, const DeviceOptions& options);
-  absl::Status InitLanes(uint32_t streams, size_t slot_floats);
+  absl::Status InitLanes(uint32_t streams, uint32_t ladder_streams, size_t slot_floats);
   absl::Status InitStaging(uint32_t slots, size_t slot_floats);
   absl::Status InitPartials(uint32_t sessions);
 
   DeviceDescription description_;
   kernels::GpuTraits traits_;
   std::vector<std::unique_ptr<Lane>> lanes_;
+  std::vector<std::unique_ptr<Lane>> ladder_lanes_;
   std::atomic<uint32_t> next_lane_{0};
+  std::atomic<uint32_t> next_ladder_lane_{0};
   size_t staging_slot_floats_ = 0;
   std::unique_ptr<SlotPool<StagingSlot>> staging_;
   PinnedBuffer<kernels::Partial> host_partials_;

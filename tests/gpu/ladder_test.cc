@@ -20,9 +20,12 @@
 #include <sys/wait.h>
 #include <unistd.h>
 
+#include <algorithm>
+#include <chrono>
 #include <cmath>
 #include <cstdio>
 #include <cstdlib>
+#include <functional>
 #include <string>
 #include <vector>
 
@@ -31,6 +34,7 @@
 #include "gtest/gtest.h"
 #include "kernels/finalize.h"
 #include "kernels/op_name.h"
+#include "kernels/work_bound.h"
 #include "tests/gpu/kernel_fixture.h"
 #include "tests/gpu/naive_last_warp.h"
 #include "tests/support/random_data.h"
@@ -118,15 +122,13 @@ size_t MaxSize() {
   return cap != nullptr ? std::strtoull(cap, nullptr, 10) : SIZE_MAX;
 }
 
-// GPUREDUCE_LADDER_VARIANTS=a,b runs only those variants; GPUREDUCE_LADDER_ALL_CELLS=1 also runs
-// the atomic cells the matrix leaves out for time (to measure them).
+// GPUREDUCE_LADDER_VARIANTS=a,b runs only those variants.
 bool VariantSelected(const LadderPolicy& policy) {
   const char* only = std::getenv("GPUREDUCE_LADDER_VARIANTS");
   return only == nullptr ||
          absl::StrCat(",", only, ",").find(absl::StrCat(",", policy.name, ",")) !=
              std::string::npos;
 }
-bool AllCells() { return std::getenv("GPUREDUCE_LADDER_ALL_CELLS") != nullptr; }
 // GPUREDUCE_LADDER_OPS=prod,min runs only those ops.
 bool OpSelected(Op op) {
   const char* only = std::getenv("GPUREDUCE_LADDER_OPS");
@@ -152,17 +154,11 @@ TEST_F(LadderTest, EveryVariantOpBlockSizeAndSizeMeetsItsBound) {
       Upload(data);
       for (const LadderPolicy& policy : kLadder) {
         if (!VariantSelected(policy)) continue;
+        // Each cell up to the variant's stated maximum for the op (kernels/work_bound.h);
+        // EveryBoundedCellAtItsMaximum runs the maximum itself.
+        const uint64_t max_elements = GetWorkBound(policy.id, op).max_elements;
+        if (max_elements != 0 && n > max_elements) continue;
         for (unsigned block = policy.min_block_size; block <= policy.max_block_size; block *= 2) {
-          // CAS loops on one address serialize. atomic_global's PROD has no shortcut (min/max
-          // stop when nothing changes) and ran about 40 s per million elements on the H100, so it
-          // stops at 4097; atomic_shared's PROD at a million; the other atomic cases run only the
-          // default block size at the largest sizes.
-          const bool global_prod = policy.id == KernelId::kAtomicGlobal && op == Op::kProd;
-          if (IsAtomic(policy) && !AllCells() &&
-              ((global_prod && n > 4097) || (op == Op::kProd && n > 1000003) ||
-               (n >= (size_t{1} << 24) && block != policy.default_block_size))) {
-            continue;
-          }
           const absl::Time cell_started = absl::Now();
           const absl::StatusOr<ReduceResult> result = Run(policy, op, n, block);
           if (const double s = absl::ToDoubleSeconds(absl::Now() - cell_started); s > 1) {
@@ -184,6 +180,81 @@ TEST_F(LadderTest, EveryVariantOpBlockSizeAndSizeMeetsItsBound) {
     std::fflush(stdout);
   }
   EXPECT_EQ(failures, 0);
+}
+
+// The data a bounded cell is slowest on: every element improves the running MIN or MAX (so
+// every compare-and-swap succeeds), values near one for PROD, mixed signs for the sums.
+std::vector<float> WorstCaseData(Op op, size_t n, uint64_t seed) {
+  if (op == Op::kProd) return testing::NearOneData(n, seed);
+  std::vector<float> data = testing::MixedSignData(n, seed);
+  if (op == Op::kMin) std::sort(data.begin(), data.end(), std::greater<float>());
+  if (op == Op::kMax) std::sort(data.begin(), data.end());
+  return data;
+}
+
+// The cost model (kernels/work_bound.h) against this GPU: one launch of a bounded cell's
+// elements_per_launch, worst-case data, every block size, must end within 2.5 launch targets;
+// an unbounded variant must reduce a whole 4 MiB staging piece within one. Prints the measured
+// cost per element beside the model's.
+TEST_F(LadderTest, TheCostModelBoundsEveryLaunch) {
+  const uint64_t seed = testing::FreshSeed();
+  SCOPED_TRACE(testing::SeedTrace(seed));
+  const double target_ms = std::chrono::duration<double, std::milli>(kLaunchTarget).count();
+  std::printf("%-22s %-11s %6s %10s %9s %12s %12s\n", "variant", "op", "block", "elements", "ms",
+              "ns/element", "model ns");
+  for (Op op : kLadderOps) {
+    for (const LadderPolicy& policy : kLadder) {
+      const WorkBound bound = GetWorkBound(policy.id, op);
+      const size_t n = bound.elements_per_launch != 0 ? bound.elements_per_launch : size_t{1} << 20;
+      const std::vector<float> data = WorstCaseData(op, n, seed + n);
+      Upload(data);
+      float worst_ms = 0;
+      unsigned worst_block = 0;
+      for (unsigned block = policy.min_block_size; block <= policy.max_block_size; block *= 2) {
+        ASSERT_TRUE(Run(policy, op, n, block).ok());  // warm-up
+        float ms = 0;
+        ASSERT_TRUE(Run(policy, op, n, block, &ms).ok());
+        if (ms > worst_ms) worst_ms = ms, worst_block = block;
+      }
+      std::printf("%-22s %-11s %6u %10zu %9.3f %12.3f %12.3f\n", policy.name,
+                  std::string(OpName(op)).c_str(), worst_block, n, worst_ms, worst_ms * 1e6 / n,
+                  bound.ns_per_element);
+      EXPECT_LT(worst_ms, (bound.elements_per_launch != 0 ? 2.5 : 1.0) * target_ms)
+          << policy.name << " " << OpName(op) << " block " << worst_block;
+    }
+  }
+}
+
+// Every bounded cell at its stated maximum, every block size, within its stated error bound, and
+// within 1.5 times the request budget the maximum is derived from.
+TEST_F(LadderTest, EveryBoundedCellAtItsMaximum) {
+  const uint64_t seed = testing::FreshSeed();
+  SCOPED_TRACE(testing::SeedTrace(seed));
+  const double budget_ms = std::chrono::duration<double, std::milli>(kRequestBudget).count();
+  for (Op op : kLadderOps) {
+    if (!OpSelected(op)) continue;
+    for (const LadderPolicy& policy : kLadder) {
+      const WorkBound bound = GetWorkBound(policy.id, op);
+      if (bound.max_elements == 0 || !VariantSelected(policy)) continue;
+      const size_t n = bound.max_elements;
+      const std::vector<float> data =
+          op == Op::kProd ? testing::NearOneData(n, seed + n) : testing::MixedSignData(n, seed + n);
+      const testing::Reference reference = ComputeReference(op, data);
+      Upload(data);
+      for (unsigned block = policy.min_block_size; block <= policy.max_block_size; block *= 2) {
+        float ms = 0;
+        const absl::StatusOr<ReduceResult> result = Run(policy, op, n, block, &ms);
+        ASSERT_TRUE(result.ok()) << result.status();
+        EXPECT_EQ(CheckAgainstReference(op, reference, result->value, -1,
+                                        StatedBound(policy, op, n, gpu_)),
+                  "")
+            << policy.name << " " << OpName(op) << " block " << block << " n " << n;
+        EXPECT_LT(ms, 1.5 * budget_ms) << policy.name << " " << OpName(op) << " block " << block;
+        std::printf("  %s %s block %u at its maximum %zu: %.1f ms\n", policy.name,
+                    std::string(OpName(op)).c_str(), block, n, ms);
+      }
+    }
+  }
 }
 
 TEST_F(LadderTest, NaNPropagatesThroughEveryVariant) {

@@ -1,0 +1,70 @@
+#include "kernels/work_bound.h"
+
+#include <algorithm>
+#include <cmath>
+
+#include "absl/strings/str_cat.h"
+#include "absl/strings/str_format.h"
+#include "kernels/kernel_registry.h"
+#include "kernels/op_name.h"
+
+namespace gpureduce::kernels {
+namespace {
+
+constexpr const char* kGlobalAdd = "every element is one atomicAdd on the same global address";
+constexpr const char* kGlobalCas =
+    "every element is a compare-and-swap loop on the same global address, and these serialize";
+constexpr const char* kSharedCas =
+    "every element is a compare-and-swap loop on its block's shared value, and every block's "
+    "result one on the same global address";
+
+// Worst case over block sizes and data, nanoseconds per element, on the H100 (see the header).
+// Only the atomic variants need a bound: the tree variants and the production kernels read at
+// hundreds of GB/s at worst, so a 4 MiB staging piece takes well under a millisecond.
+double CostNs(KernelId kernel, Op op, const char** why) {
+  const bool cas = op == Op::kProd || op == Op::kMin || op == Op::kMax;
+  if (kernel == KernelId::kAtomicGlobal) {
+    if (op == Op::kProd) {
+      *why = kGlobalCas;
+      return 60'000;
+    }
+    *why = cas ? kGlobalCas : kGlobalAdd;
+    return cas ? 20 : 4;
+  }
+  if (kernel == KernelId::kAtomicShared && op == Op::kProd) {
+    *why = kSharedCas;
+    return 200;
+  }
+  return 0;
+}
+
+}  // namespace
+
+WorkBound GetWorkBound(KernelId kernel, Op op) {
+  WorkBound bound;
+  bound.ns_per_element = CostNs(kernel, op, &bound.why);
+  if (bound.ns_per_element == 0) return bound;
+  const double launch_ns = std::chrono::nanoseconds(kLaunchTarget).count();
+  const double budget_ns = std::chrono::nanoseconds(kRequestBudget).count();
+  // Whole warps per launch at least; a launch of one element would still be bounded, but slow.
+  bound.elements_per_launch =
+      std::max<uint64_t>(32, static_cast<uint64_t>(launch_ns / bound.ns_per_element) / 32 * 32);
+  bound.max_elements = static_cast<uint64_t>(budget_ns / bound.ns_per_element);
+  return bound;
+}
+
+absl::Status CheckWorkBound(KernelId kernel, Op op, uint64_t elements) {
+  const WorkBound bound = GetWorkBound(kernel, op);
+  if (bound.max_elements == 0 || elements <= bound.max_elements) return absl::OkStatus();
+  const std::chrono::duration<double> budget = kRequestBudget;
+  return absl::InvalidArgumentError(absl::StrFormat(
+      "kernel %s takes at most %d elements for %s (%d here): %s, about %s per element on an "
+      "H100, and one request may hold the GPU for at most %.0f s; use kernel auto, single_pass "
+      "or cub, or reduce the array in parts",
+      GetKernel(kernel).name, bound.max_elements, OpName(op), elements, bound.why,
+      bound.ns_per_element >= 1000 ? absl::StrCat(bound.ns_per_element / 1000, " us")
+                                   : absl::StrCat(bound.ns_per_element, " ns"),
+      budget.count()));
+}
+
+}  // namespace gpureduce::kernels
