@@ -141,8 +141,8 @@ TEST(BoundedWorkTest, SmallRequestsStayFastWhileTheHeaviestRuns) {
   SCOPED_TRACE(SeedTrace(seed));
   const std::vector<float> heaviest = NearOneData(HeaviestElements(), seed);
   auto heavy_client = (*server)->Connect();
-  std::future<absl::StatusOr<v1::ReduceResponse>> heavy = std::async(
-      std::launch::async, [&] { return heavy_client->Reduce(HeavySpec(), heaviest); });
+  std::future<absl::StatusOr<v1::ReduceResponse>> heavy =
+      std::async(std::launch::async, [&] { return heavy_client->Reduce(HeavySpec(), heaviest); });
   std::this_thread::sleep_for(std::chrono::milliseconds(100));
 
   // Another client: 1024-float requests, `auto` (the CPU, by size) and single_pass (a
@@ -168,9 +168,10 @@ TEST(BoundedWorkTest, SmallRequestsStayFastWhileTheHeaviestRuns) {
   absl::StatusOr<v1::ReduceResponse> heavy_result = heavy.get();
   ASSERT_TRUE(heavy_result.ok()) << heavy_result.status();
   EXPECT_EQ(CheckProduct(heaviest, *heavy_result), "");
-  std::printf("during the heaviest request: %zu auto requests p99 %.2f ms, %zu single_pass p99 "
-              "%.2f ms\n",
-              auto_ms.size(), Percentile(auto_ms, 99), gpu_ms.size(), Percentile(gpu_ms, 99));
+  std::printf(
+      "during the heaviest request: %zu auto requests p99 %.2f ms, %zu single_pass p99 "
+      "%.2f ms\n",
+      auto_ms.size(), Percentile(auto_ms, 99), gpu_ms.size(), Percentile(gpu_ms, 99));
   EXPECT_EQ(wrong, 0);
   EXPECT_LT(Percentile(auto_ms, 99), 20.0);
   EXPECT_LT(Percentile(gpu_ms, 99), 20.0);
@@ -210,8 +211,8 @@ TEST(BoundedWorkTest, AnExpiredRequestLeavesTheGpuWithin100ms) {
   const Clock::time_point expiry = Clock::now() + half_way;
   v1::ReduceRequest request;
   *request.mutable_spec() = HeavySpec();
-  request.set_data(std::string(reinterpret_cast<const char*>(heaviest.data()),
-                               heaviest.size() * sizeof(float)));
+  request.set_data(
+      std::string(reinterpret_cast<const char*>(heaviest.data()), heaviest.size() * sizeof(float)));
   v1::ReduceResponse response;
   const grpc::Status status = reducer->stub().Reduce(&context, request, &response);
   EXPECT_EQ(status.error_code(), grpc::StatusCode::DEADLINE_EXCEEDED) << status.error_message();
@@ -246,8 +247,8 @@ TEST(BoundedWorkTest, SigtermDuringTheHeaviestRequestExitsWithinTheGracePeriod) 
   const auto quarter = std::chrono::duration_cast<std::chrono::milliseconds>(
       std::chrono::duration<double>(heavy_seconds / 4));
   const auto kGrace = std::max(quarter, std::chrono::milliseconds(1));
-  auto server = ServerProcess::Start({absl::StrCat("--grace-period=", kGrace.count(), "ms")},
-                                     true, "cuda");
+  auto server =
+      ServerProcess::Start({absl::StrCat("--grace-period=", kGrace.count(), "ms")}, true, "cuda");
   ASSERT_TRUE(server.ok()) << server.status();
   auto reducer = (*server)->Connect();
   std::future<absl::StatusOr<v1::ReduceResponse>> heavy =

@@ -18,7 +18,8 @@ TEST(WorkBoundTest, OnlyTheAtomicVariantsAreBoundedAndTheirBoundsAreConsistent) 
   const double budget_ns = std::chrono::nanoseconds(kRequestBudget).count();
   int bounded = 0;
   for (const KernelInfo& kernel : AllKernels()) {
-    const bool atomic = kernel.id == KernelId::kAtomicGlobal || kernel.id == KernelId::kAtomicShared;
+    const bool atomic =
+        kernel.id == KernelId::kAtomicGlobal || kernel.id == KernelId::kAtomicShared;
     for (Op op : kernel.ops) {
       SCOPED_TRACE(absl::StrCat(kernel.name, " op ", static_cast<int>(op)));
       const WorkBound bound = GetWorkBound(kernel.id, op);
@@ -32,7 +33,8 @@ TEST(WorkBoundTest, OnlyTheAtomicVariantsAreBoundedAndTheirBoundsAreConsistent) 
       ++bounded;
       EXPECT_GE(bound.elements_per_launch, 32u);
       EXPECT_EQ(bound.elements_per_launch % 32, 0u) << "whole warps";
-      EXPECT_LE(bound.elements_per_launch * bound.ns_per_element, launch_ns + 32 * bound.ns_per_element);
+      EXPECT_LE(bound.elements_per_launch * bound.ns_per_element,
+                launch_ns + 32 * bound.ns_per_element);
       EXPECT_LE(bound.max_elements * bound.ns_per_element, budget_ns);
       EXPECT_GE(bound.max_elements, bound.elements_per_launch);
       EXPECT_FALSE(std::string(bound.why).empty());
