@@ -264,6 +264,7 @@ TEST_F(LadderTest, EveryBoundedCellAtItsMaximum) {
         EXPECT_LT(ms, 1.5 * budget_ms) << policy.name << " " << OpName(op) << " block " << block;
         std::printf("  %s %s block %u at its maximum %zu: %.1f ms\n", policy.name,
                     std::string(OpName(op)).c_str(), block, n, ms);
+        std::fflush(stdout);
       }
     }
   }
