@@ -6,6 +6,7 @@
 #include <cstdlib>
 #include <fstream>
 
+#include "absl/strings/match.h"
 #include "absl/strings/numbers.h"
 #include "absl/strings/str_cat.h"
 #include "absl/strings/str_split.h"
@@ -22,6 +23,22 @@ std::optional<uint64_t> StatusNumber(const std::string& status, const std::strin
     }
   }
   return std::nullopt;
+}
+
+// The threads of `pid` named like gRPC's default executor's ("default-executor", cut to 15).
+uint64_t GrpcExecutorThreads(pid_t pid) {
+  uint64_t count = 0;
+  const std::string task_dir = absl::StrCat("/proc/", pid, "/task");
+  if (DIR* dir = opendir(task_dir.c_str())) {
+    while (const dirent* entry = readdir(dir)) {
+      if (entry->d_name[0] == '.') continue;
+      std::string name;
+      std::getline(std::ifstream(absl::StrCat(task_dir, "/", entry->d_name, "/comm")), name);
+      if (absl::StartsWith(name, "default-executo")) ++count;
+    }
+    closedir(dir);
+  }
+  return count;
 }
 
 // nvidia-smi's "pid, used_memory" rows for compute processes; the row of `pid`, in MiB.
@@ -58,6 +75,7 @@ absl::StatusOr<ProcessSample> SampleProcess(pid_t pid, bool with_gpu) {
   ProcessSample sample;
   sample.rss_kib = StatusNumber(status, "VmRSS").value_or(0);
   sample.threads = StatusNumber(status, "Threads").value_or(0);
+  sample.grpc_executor_threads = GrpcExecutorThreads(pid);
   const std::string fd_dir = absl::StrCat("/proc/", pid, "/fd");
   if (DIR* dir = opendir(fd_dir.c_str())) {
     while (const dirent* entry = readdir(dir)) {

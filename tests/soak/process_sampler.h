@@ -18,6 +18,9 @@ struct ProcessSample {
   uint64_t rss_kib = 0;
   uint64_t open_files = 0;
   uint64_t threads = 0;
+  // Of `threads`, gRPC's default executor: it starts threads as work queues up, up to two per
+  // core (grpc_core::Executor's fixed cap), and keeps them, so it is bounded but not flat.
+  uint64_t grpc_executor_threads = 0;
   std::optional<uint64_t> gpu_mib;  // the process's memory on the GPU, when asked for
 };
 

@@ -147,15 +147,21 @@ std::string Soak::Verdict(bool* flat) const {
   const double rss_allowed = std::max(16.0, 0.1 * a.rss_kib / 1024.0);
   const bool rss_ok = rss_growth <= rss_allowed;
   const bool files_ok = b.open_files <= a.open_files + 8;
-  const bool threads_ok = b.threads <= a.threads + 4;
+  // gRPC's executor grows to its cap (two threads per core) and stays; every other thread must
+  // stay flat.
+  const uint64_t executor_cap = 2 * std::max(1u, std::thread::hardware_concurrency());
+  const uint64_t others_a = a.threads - a.grpc_executor_threads;
+  const uint64_t others_b = b.threads - b.grpc_executor_threads;
+  const bool threads_ok = others_b <= others_a + 4 && b.grpc_executor_threads <= executor_cap;
   const bool gpu_ok = !a.gpu_mib || !b.gpu_mib || *b.gpu_mib <= *a.gpu_mib + 2;
   *flat = rss_ok && files_ok && threads_ok && gpu_ok;
   std::string out = absl::StrFormat(
       "from %.0f s to %.0f s: rss %.1f -> %.1f MiB (%+.1f, allowed %.1f) %s; open files %d -> "
-      "%d %s; threads %d -> %d %s",
+      "%d %s; threads other than gRPC's executor %d -> %d, gRPC's executor %d -> %d (cap %d) %s",
       a.seconds, b.seconds, a.rss_kib / 1024.0, b.rss_kib / 1024.0, rss_growth, rss_allowed,
-      rss_ok ? "flat" : "GROWS", a.open_files, b.open_files, files_ok ? "flat" : "GROW", a.threads,
-      b.threads, threads_ok ? "flat" : "GROW");
+      rss_ok ? "flat" : "GROWS", a.open_files, b.open_files, files_ok ? "flat" : "GROW", others_a,
+      others_b, a.grpc_executor_threads, b.grpc_executor_threads, executor_cap,
+      threads_ok ? "bounded" : "GROW");
   if (a.gpu_mib && b.gpu_mib) {
     absl::StrAppendFormat(&out, "; GPU memory %d -> %d MiB %s", *a.gpu_mib, *b.gpu_mib,
                           gpu_ok ? "flat" : "GROWS");
@@ -178,10 +184,11 @@ std::string Soak::Report(bool passed, const std::string& verdict) const {
   absl::StrAppendFormat(&out, "\n%d calls, %.1f per second\n\n", total,
                         seconds > 0 ? total / seconds : 0.0);
   absl::StrAppend(&out,
-                  "| s | rss MiB | open files | threads | GPU MiB |\n|---:|---:|---:|---:|---:|\n");
+                  "| s | rss MiB | open files | threads | of them gRPC's executor | GPU MiB |\n"
+                  "|---:|---:|---:|---:|---:|---:|\n");
   for (const ProcessSample& s : samples_) {
-    absl::StrAppendFormat(&out, "| %.0f | %.1f | %d | %d | %s |\n", s.seconds, s.rss_kib / 1024.0,
-                          s.open_files, s.threads,
+    absl::StrAppendFormat(&out, "| %.0f | %.1f | %d | %d | %d | %s |\n", s.seconds,
+                          s.rss_kib / 1024.0, s.open_files, s.threads, s.grpc_executor_threads,
                           s.gpu_mib ? absl::StrCat(*s.gpu_mib) : std::string("-"));
   }
   absl::StrAppend(&out, "\n", verdict);
