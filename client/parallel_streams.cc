@@ -102,9 +102,9 @@ absl::StatusOr<v1::ReduceResponse> ReduceInParts(const std::vector<ReducerClient
   // on the H100 host with 8 fresh channels) is retried with gRPC's backoff instead of failing
   // its stream and, with it, the whole reduction.
   const absl::Duration connect_within = std::min(options.timeout, absl::Seconds(20));
+  const absl::Time connected_by = absl::Now() + connect_within;  // for all channels together
   for (size_t i = 0; i < n; ++i) {
-    if (!clients[i]->channel()->WaitForConnected(
-            absl::ToChronoTime(absl::Now() + connect_within))) {
+    if (!clients[i]->channel()->WaitForConnected(absl::ToChronoTime(connected_by))) {
       return absl::UnavailableError(absl::StrCat("stream ", i + 1, " of ", n,
                                                  ": could not connect within ",
                                                  absl::FormatDuration(connect_within)));

@@ -21,7 +21,8 @@ inline constexpr std::chrono::seconds kRequestBudget{2};
 
 struct WorkBound {
   double ns_per_element = 0;         // worst case measured; 0: bandwidth-bound (fast)
-  uint64_t elements_per_launch = 0;  // 0: any staging piece finishes well within kLaunchTarget
+  uint64_t elements_per_launch = 0;  // at most, a staging piece may be smaller; 0: any piece
+                                     // finishes well within kLaunchTarget
   uint64_t max_elements = 0;         // 0: no limit
   const char* why = "";              // what makes the kernel slow for this op
 };

@@ -42,14 +42,15 @@ void CompletionThread::RunAfter(cudaStream_t stream, StreamDone callback) {
   cudaError_t error = cudaSuccess;
   if (event == nullptr) error = cudaEventCreateWithFlags(&event, cudaEventDisableTiming);
   if (error == cudaSuccess) error = cudaEventRecord(event, stream);
-  if (error != cudaSuccess) {
-    if (event != nullptr) cudaEventDestroy(event);
-    Post([callback = std::move(callback), error]() mutable { std::move(callback)(error); });
-    return;
+  if (error != cudaSuccess && event != nullptr) {
+    cudaEventDestroy(event);
+    event = nullptr;
   }
   {
+    // A callback whose event could not be recorded still waits for its stream's earlier
+    // callbacks: they may free what it touches, or it what they do.
     std::lock_guard<std::mutex> lock(mu_);
-    pending_.push_back(Pending{stream, event, std::move(callback)});
+    pending_.push_back(Pending{stream, event, std::move(callback), error});
   }
   cv_.notify_one();
 }
@@ -77,13 +78,15 @@ void CompletionThread::Loop() {
     std::vector<cudaStream_t> blocked;  // streams with an earlier callback still waiting
     for (Pending& item : pending) {
       const bool behind = std::find(blocked.begin(), blocked.end(), item.stream) != blocked.end();
-      const cudaError_t status = behind ? cudaErrorNotReady : cudaEventQuery(item.event);
+      const cudaError_t status = behind                  ? cudaErrorNotReady
+                                 : item.event == nullptr ? item.error
+                                                         : cudaEventQuery(item.event);
       if (status == cudaErrorNotReady) {
         if (!behind) blocked.push_back(item.stream);
         waiting.push_back(std::move(item));
         continue;
       }
-      done.push_back(item.event);
+      if (item.event != nullptr) done.push_back(item.event);
       std::move(item.callback)(status);
     }
     const bool progress = !posted.empty() || !done.empty();

@@ -36,8 +36,9 @@ class CompletionThread {
   using StreamDone = absl::AnyInvocable<void(cudaError_t stream_status) &&>;
 
   // `callback` runs on this thread, exactly once: after everything queued on `stream` so far
-  // has finished, with cudaSuccess or the error that stopped the stream; or soon with the
-  // error if the event cannot be recorded. Call with `stream`'s device current.
+  // has finished, with cudaSuccess or the error that stopped the stream; or, if the event
+  // cannot be recorded, with that error once the stream's earlier callbacks have run. Call
+  // with `stream`'s device current.
   void RunAfter(cudaStream_t stream, StreamDone callback);
 
   // Runs `callback` on this thread soon (no GPU dependency).
@@ -49,8 +50,9 @@ class CompletionThread {
  private:
   struct Pending {
     cudaStream_t stream;
-    cudaEvent_t event;
+    cudaEvent_t event;  // null when it could not be recorded: then `error` is the status
     StreamDone callback;
+    cudaError_t error = cudaSuccess;
   };
 
   void Loop();

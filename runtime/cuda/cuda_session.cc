@@ -75,6 +75,12 @@ void CudaSession::OnSlot(absl::StatusOr<StagingSlot*> slot) {
     EndConsume(slot.status());
     return;
   }
+  // A Cancel between NextPiece's check and the wait for this slot found no waiter to wake.
+  if (cancelled_.load(std::memory_order_acquire)) {
+    device_.staging().Release(*slot);
+    EndConsume(CancelledStatus());
+    return;
+  }
   // A small piece is copied here: the copy costs less than a hand-over would.
   if (std::min(piece_floats_, data_.size() - staged_) <= kInlineStageFloats) {
     AfterPiece(StagePiece(**slot));
@@ -86,10 +92,12 @@ void CudaSession::OnSlot(absl::StatusOr<StagingSlot*> slot) {
 }
 
 void CudaSession::AfterPiece(absl::Status status) {
-  if (!status.ok() || staged_ == data_.size()) {
+  if (!status.ok()) {
     EndConsume(std::move(status));
     return;
   }
+  // Paced: the next piece, or the end of this Consume (and with it the next chunk's first piece),
+  // only once the GPU is done with this one.
   if (paced_) {
     std::unique_lock<std::mutex> lock(mu_);
     if (pieces_in_flight_ > 0) {
@@ -101,13 +109,30 @@ void CudaSession::AfterPiece(absl::Status status) {
 }
 
 void CudaSession::NextPiece() {
+  if (staged_ == data_.size()) {
+    EndConsume(absl::OkStatus());
+    return;
+  }
   if (cancelled_.load(std::memory_order_acquire)) {
-    EndConsume(absl::CancelledError(absl::StrCat(
-        "the request was cancelled or its deadline passed; its GPU work stopped after ", consumed_,
-        " elements")));
+    EndConsume(CancelledStatus());
+    return;
+  }
+  absl::Status failed;
+  {
+    std::lock_guard<std::mutex> lock(mu_);
+    failed = error_;  // a piece failed on the GPU: queue no more after it
+  }
+  if (!failed.ok()) {
+    EndConsume(std::move(failed));
     return;
   }
   AcquireSlot();
+}
+
+absl::Status CudaSession::CancelledStatus() const {
+  return absl::CancelledError(
+      absl::StrCat("the request was cancelled or its deadline passed; its GPU work stopped after ",
+                   consumed_, " elements"));
 }
 
 void CudaSession::EndConsume(absl::Status status) {

@@ -48,8 +48,10 @@ class CudaSession final : public ReduceSession {
   // After a piece is queued (`status`): the next piece, now or (paced) once the GPU is done
   // with this one, or the end of the Consume.
   void AfterPiece(absl::Status status);
-  // The next piece, unless the request was cancelled meanwhile.
+  // The next piece, unless the Consume is complete, the request was cancelled meanwhile or a
+  // piece failed on the GPU.
   void NextPiece();
+  absl::Status CancelledStatus() const;
   void EndConsume(absl::Status status);
   void OnPieceDone(StagingSlot* slot, cudaError_t status);
 
@@ -60,8 +62,9 @@ class CudaSession final : public ReduceSession {
   const uint32_t block_size_;
   PartialSlot* partial_;  // null once given back
   const uint64_t id_;
-  // A slow kernel's pieces are launches of bounded duration, one in flight (two where a chunk
-  // ends), with a cancellation check between them (kernels/work_bound.h).
+  // A slow kernel's pieces are launches of bounded duration, one in flight (a chunk ends only
+  // when its last piece is done), with a cancellation check between them
+  // (kernels/work_bound.h).
   const size_t piece_floats_;
   const bool paced_;
   std::atomic<bool> cancelled_{false};

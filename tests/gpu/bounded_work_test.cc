@@ -177,17 +177,30 @@ TEST(BoundedWorkTest, SmallRequestsStayFastWhileTheHeaviestRuns) {
   EXPECT_LT(Percentile(gpu_ms, 99), 20.0);
 }
 
-// The server's gpureduce_requests_in_flight for Reduce: it drops when a call concludes, which is
-// after the GPU has finished the call's work.
-absl::StatusOr<double> ReduceCallsInFlight(int metrics_port) {
+// The server's gpureduce_requests_in_flight for `method`: it drops when a call concludes, which
+// is after the GPU has finished the call's work.
+absl::StatusOr<double> CallsInFlight(int metrics_port, const std::string& method) {
   absl::StatusOr<std::string> scrape = HttpGet(metrics_port, "/metrics");
   if (!scrape.ok()) return scrape.status();
-  const std::string series = "gpureduce_requests_in_flight{method=\"Reduce\"} ";
+  const std::string series = absl::StrCat("gpureduce_requests_in_flight{method=\"", method, "\"} ");
   for (absl::string_view line : absl::StrSplit(*scrape, '\n')) {
     double value = 0;
     if (absl::ConsumePrefix(&line, series) && absl::SimpleAtod(line, &value)) return value;
   }
-  return absl::NotFoundError("no gpureduce_requests_in_flight for Reduce in the scrape");
+  return absl::NotFoundError(absl::StrCat("no gpureduce_requests_in_flight for ", method));
+}
+
+void ExpectLeftTheGpuWithin100ms(int metrics_port, const std::string& method,
+                                 Clock::time_point expiry) {
+  absl::StatusOr<double> in_flight;
+  do {
+    in_flight = CallsInFlight(metrics_port, method);
+    ASSERT_TRUE(in_flight.ok()) << in_flight.status();
+  } while (*in_flight > 0 && Clock::now() - expiry < std::chrono::seconds(5));
+  const double after_ms = std::chrono::duration<double, std::milli>(Clock::now() - expiry).count();
+  std::printf("the expired %s left the GPU %.1f ms after its deadline\n", method.c_str(), after_ms);
+  EXPECT_EQ(*in_flight, 0);
+  EXPECT_LT(after_ms, 100.0);
 }
 
 TEST(BoundedWorkTest, AnExpiredRequestLeavesTheGpuWithin100ms) {
@@ -217,15 +230,28 @@ TEST(BoundedWorkTest, AnExpiredRequestLeavesTheGpuWithin100ms) {
   const grpc::Status status = reducer->stub().Reduce(&context, request, &response);
   EXPECT_EQ(status.error_code(), grpc::StatusCode::DEADLINE_EXCEEDED) << status.error_message();
 
-  absl::StatusOr<double> in_flight;
-  do {
-    in_flight = ReduceCallsInFlight(metrics_port);
-    ASSERT_TRUE(in_flight.ok()) << in_flight.status();
-  } while (*in_flight > 0 && Clock::now() - expiry < std::chrono::seconds(5));
-  const double after_ms = std::chrono::duration<double, std::milli>(Clock::now() - expiry).count();
-  std::printf("the expired request left the GPU %.1f ms after its deadline\n", after_ms);
-  EXPECT_EQ(*in_flight, 0);
-  EXPECT_LT(after_ms, 100.0);
+  ExpectLeftTheGpuWithin100ms(metrics_port, "Reduce", expiry);
+
+  // The same as a stream of one-launch chunks: each chunk ends only when its launch is done, so
+  // chunks cannot pile launches up ahead of the cancellation check.
+  grpc::ClientContext stream_context;
+  stream_context.set_deadline(std::chrono::system_clock::now() + half_way);
+  const Clock::time_point stream_expiry = Clock::now() + half_way;
+  v1::ReduceResponse stream_response;
+  auto writer = reducer->stub().ReduceStream(&stream_context, &stream_response);
+  const size_t chunk =
+      kernels::GetWorkBound(KernelId::kAtomicGlobal, Op::kProd).elements_per_launch;
+  bool writing = true;
+  for (size_t at = 0; writing && at < heaviest.size(); at += chunk) {
+    v1::ReduceChunk message;
+    if (at == 0) *message.mutable_spec() = HeavySpec();
+    message.set_data(std::string(reinterpret_cast<const char*>(heaviest.data() + at),
+                                 std::min(chunk, heaviest.size() - at) * sizeof(float)));
+    writing = writer->Write(message);
+  }
+  if (writing) writer->WritesDone();
+  EXPECT_EQ(writer->Finish().error_code(), grpc::StatusCode::DEADLINE_EXCEEDED);
+  ExpectLeftTheGpuWithin100ms(metrics_port, "ReduceStream", stream_expiry);
 
   // The server goes on as before.
   const std::vector<float> half(heaviest.begin(), heaviest.begin() + heaviest.size() / 2);

@@ -1,10 +1,13 @@
 #include "tests/soak/process_sampler.h"
 
 #include <dirent.h>
+#include <sched.h>
 
+#include <algorithm>
 #include <cstdio>
 #include <cstdlib>
 #include <fstream>
+#include <thread>
 
 #include "absl/strings/match.h"
 #include "absl/strings/numbers.h"
@@ -25,20 +28,20 @@ std::optional<uint64_t> StatusNumber(const std::string& status, const std::strin
   return std::nullopt;
 }
 
-// The threads of `pid` named like gRPC's default executor's ("default-executor", cut to 15).
-uint64_t GrpcExecutorThreads(pid_t pid) {
-  uint64_t count = 0;
+// The threads of `pid`, and of them those named like gRPC's default executor's
+// ("default-executor", cut to 15), from one scan so that the two agree.
+void CountThreads(pid_t pid, ProcessSample* sample) {
   const std::string task_dir = absl::StrCat("/proc/", pid, "/task");
   if (DIR* dir = opendir(task_dir.c_str())) {
     while (const dirent* entry = readdir(dir)) {
       if (entry->d_name[0] == '.') continue;
+      ++sample->threads;
       std::string name;
       std::getline(std::ifstream(absl::StrCat(task_dir, "/", entry->d_name, "/comm")), name);
-      if (absl::StartsWith(name, "default-executo")) ++count;
+      if (absl::StartsWith(name, "default-executo")) ++sample->grpc_executor_threads;
     }
     closedir(dir);
   }
-  return count;
 }
 
 // nvidia-smi's "pid, used_memory" rows for compute processes; the row of `pid`, in MiB.
@@ -74,8 +77,7 @@ absl::StatusOr<ProcessSample> SampleProcess(pid_t pid, bool with_gpu) {
   }
   ProcessSample sample;
   sample.rss_kib = StatusNumber(status, "VmRSS").value_or(0);
-  sample.threads = StatusNumber(status, "Threads").value_or(0);
-  sample.grpc_executor_threads = GrpcExecutorThreads(pid);
+  CountThreads(pid, &sample);
   const std::string fd_dir = absl::StrCat("/proc/", pid, "/fd");
   if (DIR* dir = opendir(fd_dir.c_str())) {
     while (const dirent* entry = readdir(dir)) {
@@ -85,6 +87,15 @@ absl::StatusOr<ProcessSample> SampleProcess(pid_t pid, bool with_gpu) {
   }
   if (with_gpu) sample.gpu_mib = GpuMemoryMib(pid);
   return sample;
+}
+
+uint64_t GrpcExecutorCap(pid_t pid) {
+  // grpc_core::Executor: two threads per core, the cores as gpr_cpu_num_cores counts them (the
+  // process's CPU affinity).
+  cpu_set_t cpus;
+  CPU_ZERO(&cpus);
+  const int cores = sched_getaffinity(pid, sizeof(cpus), &cpus) == 0 ? CPU_COUNT(&cpus) : 0;
+  return 2 * uint64_t(std::max(1, cores > 0 ? cores : int(std::thread::hardware_concurrency())));
 }
 
 }  // namespace gpureduce::testing::soak

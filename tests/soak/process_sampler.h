@@ -27,4 +27,7 @@ struct ProcessSample {
 // Reads one sample of `pid`; `with_gpu` asks nvidia-smi for the process's GPU memory.
 absl::StatusOr<ProcessSample> SampleProcess(pid_t pid, bool with_gpu);
 
+// The most threads gRPC's default executor starts in `pid`: two per core it may run on.
+uint64_t GrpcExecutorCap(pid_t pid);
+
 }  // namespace gpureduce::testing::soak

@@ -149,9 +149,9 @@ std::string Soak::Verdict(bool* flat) const {
   const bool files_ok = b.open_files <= a.open_files + 8;
   // gRPC's executor grows to its cap (two threads per core) and stays; every other thread must
   // stay flat.
-  const uint64_t executor_cap = 2 * std::max(1u, std::thread::hardware_concurrency());
-  const uint64_t others_a = a.threads - a.grpc_executor_threads;
-  const uint64_t others_b = b.threads - b.grpc_executor_threads;
+  const uint64_t executor_cap = GrpcExecutorCap(pid_t(options_.server_pid));
+  const uint64_t others_a = a.threads - std::min(a.threads, a.grpc_executor_threads);
+  const uint64_t others_b = b.threads - std::min(b.threads, b.grpc_executor_threads);
   const bool threads_ok = others_b <= others_a + 4 && b.grpc_executor_threads <= executor_cap;
   const bool gpu_ok = !a.gpu_mib || !b.gpu_mib || *b.gpu_mib <= *a.gpu_mib + 2;
   *flat = rss_ok && files_ok && threads_ok && gpu_ok;
