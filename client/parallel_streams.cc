@@ -102,7 +102,8 @@ absl::StatusOr<v1::ReduceResponse> ReduceInParts(const std::vector<ReducerClient
   // on the H100 host with 8 fresh channels) is retried with gRPC's backoff instead of failing
   // its stream and, with it, the whole reduction.
   const absl::Duration connect_within = std::min(options.timeout, absl::Seconds(20));
-  const absl::Time connected_by = absl::Now() + connect_within;  // for all channels together
+  const absl::Time connect_started = absl::Now();
+  const absl::Time connected_by = connect_started + connect_within;  // all channels together
   for (size_t i = 0; i < n; ++i) {
     if (!clients[i]->channel()->WaitForConnected(absl::ToChronoTime(connected_by))) {
       return absl::UnavailableError(absl::StrCat("stream ", i + 1, " of ", n,
@@ -110,6 +111,11 @@ absl::StatusOr<v1::ReduceResponse> ReduceInParts(const std::vector<ReducerClient
                                                  absl::FormatDuration(connect_within)));
     }
   }
+  // The time spent connecting counts against the caller's timeout.
+  const absl::Duration stream_timeout =
+      options.timeout == absl::InfiniteDuration()
+          ? options.timeout
+          : std::max(absl::ZeroDuration(), options.timeout - (absl::Now() - connect_started));
   std::vector<absl::StatusOr<v1::ReduceResponse>> answers(n, absl::UnknownError("not run"));
   std::atomic<bool> failed{false};
   std::mutex progress_mu;
@@ -121,6 +127,7 @@ absl::StatusOr<v1::ReduceResponse> ReduceInParts(const std::vector<ReducerClient
       if (spec.op() == v1::MEAN) part_spec.set_op(v1::SUM);
       part_spec.set_expected_count(parts[i].count);
       StreamOptions part_options = options;
+      part_options.timeout = stream_timeout;
       if (options.on_progress) {
         part_options.on_progress = [&, i](uint64_t bytes) {
           std::lock_guard<std::mutex> lock(progress_mu);

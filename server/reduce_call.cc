@@ -4,7 +4,6 @@
 
 #include "absl/strings/str_cat.h"
 #include "common/fmt_absl.h"
-#include "common/status_macros.h"
 #include "kernels/work_bound.h"
 #include "server/grpc_status.h"
 #include "server/request_spec.h"
@@ -47,7 +46,6 @@ absl::Status ReduceCall::Open(const v1::ReduceSpec& spec, uint64_t size_hint) {
   absl::StatusOr<runtime::RequestSpec> resolved = ResolveSpec(spec, state_.backend);
   if (!resolved.ok()) return resolved.status();
   resolved->size_hint = size_hint != 0 ? size_hint : resolved->expected_count;
-  RETURN_IF_ERROR(kernels::CheckWorkBound(resolved->kernel, resolved->op, resolved->size_hint));
   absl::StatusOr<std::unique_ptr<runtime::ReduceSession>> session = state_.backend.Open(*resolved);
   if (!session.ok()) return session.status();
   spec_ = *resolved;
@@ -64,7 +62,8 @@ absl::Status ReduceCall::Count(size_t elements) {
         "the request carries more elements than expected_count=", spec_->expected_count, " (",
         elements_, " so far); send exactly expected_count elements or leave it 0"));
   }
-  // A stream that declared no size meets the kernel's bound here, before this chunk runs.
+  // A unary payload, or a stream that declared no size, meets the kernel's bound here, before its
+  // data runs (a declared expected_count met it in ResolveSpec).
   return kernels::CheckWorkBound(spec_->kernel, spec_->op, elements_);
 }
 
