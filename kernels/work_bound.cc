@@ -1,7 +1,6 @@
 #include "kernels/work_bound.h"
 
 #include <algorithm>
-#include <cmath>
 
 #include "absl/strings/str_cat.h"
 #include "absl/strings/str_format.h"

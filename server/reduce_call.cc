@@ -49,6 +49,7 @@ absl::Status ReduceCall::Open(const v1::ReduceSpec& spec, uint64_t size_hint) {
   absl::StatusOr<std::unique_ptr<runtime::ReduceSession>> session = state_.backend.Open(*resolved);
   if (!session.ok()) return session.status();
   spec_ = *resolved;
+  max_elements_ = kernels::GetWorkBound(spec_->kernel, spec_->op).max_elements;
   std::lock_guard<std::mutex> lock(session_mu_);
   session_ = std::move(*session);
   return absl::OkStatus();
@@ -63,8 +64,11 @@ absl::Status ReduceCall::Count(size_t elements) {
         elements_, " so far); send exactly expected_count elements or leave it 0"));
   }
   // A unary payload, or a stream that declared no size, meets the kernel's bound here, before its
-  // data runs (a declared expected_count met it in ResolveSpec).
-  return kernels::CheckWorkBound(spec_->kernel, spec_->op, elements_);
+  // data runs (a declared expected_count met it in ResolveSpec). The bound is read once, in Open.
+  if (max_elements_ != 0 && elements_ > max_elements_) {
+    return kernels::CheckWorkBound(spec_->kernel, spec_->op, elements_);
+  }
+  return absl::OkStatus();
 }
 
 void ReduceCall::Consume(std::span<const float> data, runtime::ConsumeDone done) {

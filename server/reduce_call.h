@@ -73,7 +73,8 @@ class ReduceCall {
   std::optional<Admission::Slot> slot_;
   std::optional<runtime::RequestSpec> spec_;
   std::unique_ptr<runtime::ReduceSession> session_;
-  std::mutex session_mu_;  // Cancel may race with Open
+  std::mutex session_mu_;      // Cancel may race with Open
+  uint64_t max_elements_ = 0;  // the kernel's bound for the op (kernels/work_bound.h); 0: none
   uint64_t elements_ = 0;
   uint64_t chunks_ = 0;
   std::vector<float> scratch_[2];

@@ -7,7 +7,6 @@
 
 #include "absl/strings/str_cat.h"
 #include "common/status_macros.h"
-#include "kernels/work_bound.h"
 #include "runtime/cuda/cuda_status.h"
 
 namespace gpureduce::runtime {
@@ -36,9 +35,8 @@ CudaSession::CudaSession(Device& device, const RequestSpec& spec, PartialSlot* p
       block_size_(spec.block_size),
       partial_(partial),
       id_(next_session_id.fetch_add(1, std::memory_order_relaxed)),
-      piece_floats_(
-          PieceFloats(kernels::GetWorkBound(spec.kernel, spec.op), device.staging_slot_floats())),
-      paced_(kernels::GetWorkBound(spec.kernel, spec.op).elements_per_launch != 0) {}
+      bound_(kernels::GetWorkBound(spec.kernel, spec.op)),
+      piece_floats_(PieceFloats(bound_, device.staging_slot_floats())) {}
 
 absl::StatusOr<std::unique_ptr<CudaSession>> CudaSession::Start(Device& device,
                                                                 const RequestSpec& spec,
@@ -98,7 +96,7 @@ void CudaSession::AfterPiece(absl::Status status) {
   }
   // Paced: the next piece, or the end of this Consume (and with it the next chunk's first piece),
   // only once the GPU is done with this one.
-  if (paced_) {
+  if (paced()) {
     std::unique_lock<std::mutex> lock(mu_);
     if (pieces_in_flight_ > 0) {
       waiting_for_piece_ = true;  // OnPieceDone goes on
@@ -189,6 +187,7 @@ absl::Status CudaSession::QueuePiece(StagingSlot& slot, size_t count, bool from_
 }
 
 void CudaSession::OnPieceDone(StagingSlot* slot, cudaError_t status) {
+  bool go_on = false;  // a paced Consume waits for this piece
   {
     std::lock_guard<std::mutex> lock(mu_);
     if (status != cudaSuccess) {
@@ -197,10 +196,6 @@ void CudaSession::OnPieceDone(StagingSlot* slot, cudaError_t status) {
       timing_.h2d += Elapsed(slot->started, slot->copied);
       timing_.kernel += Elapsed(slot->copied, slot->reduced);
     }
-  }
-  bool go_on = false;
-  {
-    std::lock_guard<std::mutex> lock(mu_);
     go_on = --pieces_in_flight_ == 0 && std::exchange(waiting_for_piece_, false);
   }
   if (status != cudaSuccess) device_.ReportError(status);

@@ -12,6 +12,7 @@
 #include <mutex>
 #include <span>
 
+#include "kernels/work_bound.h"
 #include "runtime/backend.h"
 #include "runtime/cuda/device.h"
 
@@ -52,6 +53,7 @@ class CudaSession final : public ReduceSession {
   // piece failed on the GPU.
   void NextPiece();
   absl::Status CancelledStatus() const;
+  bool paced() const { return bound_.elements_per_launch != 0; }
   void EndConsume(absl::Status status);
   void OnPieceDone(StagingSlot* slot, cudaError_t status);
 
@@ -65,8 +67,8 @@ class CudaSession final : public ReduceSession {
   // A slow kernel's pieces are launches of bounded duration, one in flight (a chunk ends only
   // when its last piece is done), with a cancellation check between them
   // (kernels/work_bound.h).
+  const kernels::WorkBound bound_;
   const size_t piece_floats_;
-  const bool paced_;
   std::atomic<bool> cancelled_{false};
 
   // The Consume in progress (one at a time).
