@@ -78,7 +78,15 @@ absl::StatusOr<v1::ReduceResponse> ReducerClient::Reduce(const v1::ReduceSpec& s
                                                          const CallOptions& options) {
   v1::ReduceRequest request;
   *request.mutable_spec() = spec;
-  SetPayload(data, options.use_values_field, request.mutable_data(), request.mutable_values());
+  // `data` is one case of the payload oneof: leave it unset when the floats go as `values`.
+  std::string unused;
+  SetPayload(data, options.use_values_field,
+             options.use_values_field ? &unused : request.mutable_data(), request.mutable_values());
+  return SendReduce(request, options);
+}
+
+absl::StatusOr<v1::ReduceResponse> ReducerClient::SendReduce(const v1::ReduceRequest& request,
+                                                             const CallOptions& options) {
   grpc::ClientContext context;
   Prepare(options, &context);
   v1::ReduceResponse response;

@@ -1,13 +1,14 @@
 #pragma once
 
-// The C++ client library for gpureduce.v1.Reducer: unary and streamed reductions, kernel and
-// server listings, and the standard health check. Errors come back as absl::Status carrying
-// the server's gRPC code and message.
+// The C++ client library for gpureduce.v1.Reducer: unary and streamed reductions, reductions by
+// reference to shared memory, kernel and server listings, and the standard health check. Errors
+// come back as absl::Status carrying the server's gRPC code and message.
 
 #include <cstdint>
 #include <functional>
 #include <memory>
 #include <string>
+#include <vector>
 
 #include "absl/functional/function_ref.h"
 #include "absl/status/statusor.h"
@@ -66,6 +67,35 @@ class ReducerClient {
   absl::StatusOr<v1::ListKernelsResponse> ListKernels(const CallOptions& options = {});
   absl::StatusOr<v1::ServerInfo> GetServerInfo(const CallOptions& options = {});
 
+  // Shared memory (docs/shared-memory.md; defined in shared_memory_calls.cc). The server must
+  // run on this host with --allow-shared-memory, else every call is PERMISSION_DENIED.
+  //
+  // Registers `byte_size` bytes from `offset` of the POSIX shared-memory object `key` (as
+  // shm_open takes it, "/name") under `name`; returns the region as the server holds it, with
+  // how long it took to map and pin (register_us).
+  absl::StatusOr<v1::SharedMemoryRegion> RegisterSystemSharedMemory(
+      const std::string& name, const std::string& key, uint64_t offset, uint64_t byte_size,
+      const CallOptions& options = {});
+  // Registers a device allocation of this process by its cudaIpcMemHandle_t (`raw_handle`, its
+  // 64 bytes) on CUDA device `device_id`.
+  absl::StatusOr<v1::SharedMemoryRegion> RegisterCudaSharedMemory(
+      const std::string& name, const std::string& raw_handle, int32_t device_id, uint64_t offset,
+      uint64_t byte_size, const CallOptions& options = {});
+  // Every region the server holds, with its limits.
+  absl::StatusOr<v1::ListSharedMemoryResponse> ListSharedMemory(const CallOptions& options = {});
+  // Unregisters one region (NOT_FOUND when there is none of that name), or all of them; returns
+  // the names unregistered. A request reading a region keeps its memory until it ends.
+  absl::StatusOr<std::vector<std::string>> UnregisterSharedMemory(const std::string& name,
+                                                                  const CallOptions& options = {});
+  absl::StatusOr<std::vector<std::string>> UnregisterAllSharedMemory(
+      const CallOptions& options = {});
+  // Reduces the `byte_size` bytes from `offset` of registered region `region` in place: a
+  // ReduceRequest whose payload is `shared_memory` (no size limit but the kernel's bound).
+  absl::StatusOr<v1::ReduceResponse> ReduceShared(const v1::ReduceSpec& spec,
+                                                  const std::string& region, uint64_t offset,
+                                                  uint64_t byte_size,
+                                                  const CallOptions& options = {});
+
   // grpc.health.v1 Check; `service` empty means the whole server. True when SERVING.
   absl::StatusOr<bool> IsServing(const std::string& service = "", const CallOptions& options = {});
 
@@ -74,6 +104,9 @@ class ReducerClient {
   const std::shared_ptr<grpc::Channel>& channel() const { return channel_; }
 
  private:
+  // One unary Reduce call.
+  absl::StatusOr<v1::ReduceResponse> SendReduce(const v1::ReduceRequest& request,
+                                                const CallOptions& options);
   // Sets the deadline and the token on a call's context.
   void Prepare(const CallOptions& options, grpc::ClientContext* context) const;
 

@@ -9,9 +9,11 @@
 #include <chrono>
 #include <cstddef>
 #include <cstdint>
+#include <functional>
 #include <span>
 
 #include "absl/functional/any_invocable.h"
+#include "absl/status/statusor.h"
 #include "common/thread_pool.h"
 #include "kernels/finalize.h"
 #include "kernels/gpu_traits.h"
@@ -47,6 +49,18 @@ using ReduceDone = absl::AnyInvocable<void(Partial, ReduceTiming) &&>;
 // stay valid until `done`.
 void ReduceAsync(ThreadPool& pool, Op op, std::span<const float> data, uint64_t base_index,
                  ReduceDone done);
+
+// Elements [begin, begin + size) of an input that is not one span in memory (size is at most
+// kElementsPerTask), or why they could not be read. The span must stay valid until the calling
+// thread next calls the source (a thread-local buffer will do).
+using BlockSource =
+    std::function<absl::StatusOr<std::span<const float>>(uint64_t begin, size_t size)>;
+using ReduceSourceDone = absl::AnyInvocable<void(absl::StatusOr<Partial>, ReduceTiming) &&>;
+
+// The same over `count` elements read through `source`, each task's block when the task runs;
+// the first block that cannot be read (in task order) is the result.
+void ReduceAsync(ThreadPool& pool, Op op, uint64_t count, BlockSource source, uint64_t base_index,
+                 ReduceSourceDone done);
 
 // Blocking convenience for tests, tools and self-checks; never call it from a pool thread.
 Partial Reduce(ThreadPool& pool, Op op, std::span<const float> data, uint64_t base_index = 0);

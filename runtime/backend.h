@@ -16,6 +16,7 @@
 #include "absl/status/status.h"
 #include "absl/status/statusor.h"
 #include "kernels/reduce.h"
+#include "runtime/shared_memory.h"
 
 namespace gpureduce::runtime {
 
@@ -27,6 +28,7 @@ struct RequestSpec {
   uint64_t expected_count;   // 0: not declared
   bool auto_kernel = false;  // the client left the choice to the server: a backend may pick
   uint64_t size_hint = 0;    // elements the request will carry, when known (0: not known)
+  int device = -1;           // the GPU the request must run on (its data is there); -1: any
 };
 
 // Where the time of a request went, summed over its chunks.
@@ -73,9 +75,14 @@ class ReduceSession {
   virtual void Consume(std::span<const float> data, ConsumeDone done) = 0;
 
   // Waits (asynchronously) for all work of the request, then hands over the combined partial.
-  // Call after the last Consume's `done`, also when the request failed: the backend may not
-  // release the session's resources before its work is over.
+  // Call after the last Consume's `done` (or ConsumeShared's), also when the request failed: the
+  // backend may not release the session's resources before its work is over.
   virtual void Finish(FinishDone done) = 0;
+
+  // Reads `source` where it is, as the elements following everything consumed so far; `done`
+  // runs once the work is queued (the GPU) or done (the CPU), as for Consume. A kDevice source
+  // needs a session opened on its device.
+  virtual void ConsumeShared(const SharedSource& source, ConsumeDone done) = 0;
 
   // Where the time went; valid once Finish's `done` ran.
   virtual BackendTiming timing() const = 0;
@@ -107,6 +114,19 @@ class Backend {
   virtual absl::Status SelfCheck() = 0;
 
   virtual absl::StatusOr<std::unique_ptr<ReduceSession>> Open(const RequestSpec& spec) = 0;
+
+  // Pins `bytes` of host memory at `base` (page-aligned, mapped read only) for the GPUs' DMA,
+  // until the hold is destroyed. Null where nothing needs pinning (the CPU backend).
+  virtual absl::StatusOr<std::unique_ptr<MemoryHold>> PinHost(const void* base, size_t bytes) {
+    (void)base;
+    (void)bytes;
+    return nullptr;
+  }
+
+  // Opens another process's device allocation by its 64-byte CUDA IPC handle on GPU `device`.
+  // FAILED_PRECONDITION where the backend has no such GPU (the CPU backend has none).
+  virtual absl::StatusOr<OpenedDeviceMemory> OpenIpcHandle(std::span<const std::byte> handle,
+                                                           int device);
 
   // Called (once, from any thread) when a device fails for good; the server then reports
   // NOT_SERVING. Backends that cannot lose a device ignore it.

@@ -55,6 +55,16 @@ int main(int argc, char** argv) {
   flags.AddDuration("stream-idle-timeout", &config.limits.stream_idle_timeout,
                     "end a ReduceStream (CANCELLED) whose client sends no message for this "
                     "long while the server waits for one; 0: never");
+  flags.AddBool("allow-shared-memory", &config.shared_memory.enabled,
+                "let clients on this host register POSIX shared-memory objects and CUDA IPC "
+                "allocations that the server then reads in place (docs/shared-memory.md); off, "
+                "those RPCs answer PERMISSION_DENIED");
+  flags.AddUint32("shared-memory-max-regions", &config.shared_memory.max_regions,
+                  "shared-memory regions registered at once; beyond it RESOURCE_EXHAUSTED");
+  flags.AddByteSize("shared-memory-max-bytes", &config.shared_memory.max_total_bytes,
+                    "total bytes of the shared-memory regions registered at once (system "
+                    "regions are pinned: this bounds the host memory they lock); beyond it "
+                    "RESOURCE_EXHAUSTED");
   flags.AddDuration("keepalive-time", &config.connections.keepalive_time,
                     "ping connections that have calls this often; 0: never");
   flags.AddDuration("keepalive-timeout", &config.connections.keepalive_timeout,

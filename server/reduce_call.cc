@@ -42,10 +42,11 @@ absl::Status ReduceCall::Admit() {
   return absl::OkStatus();
 }
 
-absl::Status ReduceCall::Open(const v1::ReduceSpec& spec, uint64_t size_hint) {
+absl::Status ReduceCall::Open(const v1::ReduceSpec& spec, uint64_t size_hint, int device) {
   absl::StatusOr<runtime::RequestSpec> resolved = ResolveSpec(spec, state_.backend);
   if (!resolved.ok()) return resolved.status();
   resolved->size_hint = size_hint != 0 ? size_hint : resolved->expected_count;
+  resolved->device = device;
   absl::StatusOr<std::unique_ptr<runtime::ReduceSession>> session = state_.backend.Open(*resolved);
   if (!session.ok()) return session.status();
   spec_ = *resolved;
@@ -73,6 +74,10 @@ absl::Status ReduceCall::Count(size_t elements) {
 
 void ReduceCall::Consume(std::span<const float> data, runtime::ConsumeDone done) {
   session_->Consume(data, std::move(done));
+}
+
+void ReduceCall::ConsumeShared(const runtime::SharedSource& source, runtime::ConsumeDone done) {
+  session_->ConsumeShared(source, std::move(done));
 }
 
 void ReduceCall::Complete(absl::Status status, v1::ReduceResponse* response,

@@ -33,7 +33,8 @@ class ReduceCall {
 
   // Resolves the spec and opens a backend session. `size_hint`: the elements the request
   // carries when known (a unary request's payload), else 0 (the spec's expected_count counts).
-  absl::Status Open(const v1::ReduceSpec& spec, uint64_t size_hint = 0);
+  // `device`: the GPU the data is on (a CUDA shared-memory region), -1 any.
+  absl::Status Open(const v1::ReduceSpec& spec, uint64_t size_hint = 0, int device = -1);
 
   // The message's floats, checked against `max_bytes` and the declared expected_count. `slot`
   // (0 or 1) picks the scratch buffer used for unaligned bytes, one per message in flight.
@@ -49,6 +50,10 @@ class ReduceCall {
   // Hands the payload to the backend session (see ReduceSession::Consume).
   void Consume(std::span<const float> data, runtime::ConsumeDone done);
 
+  // The same for floats in a shared-memory region, counted and checked as a payload is.
+  absl::Status CountShared(uint64_t elements) { return Count(elements); }
+  void ConsumeShared(const runtime::SharedSource& source, runtime::ConsumeDone done);
+
   // Ends the call: waits for the backend's work on it, then (on OK) finalizes the result into
   // `response`, logs the outcome and hands `finish` the gRPC status to finish the RPC with.
   // Call once, with no Consume in flight. `finish` may run on a backend thread.
@@ -59,6 +64,7 @@ class ReduceCall {
   void Cancel();
 
   const ServiceLimits& limits() const { return state_.limits; }
+  const ServiceState& state() const { return state_; }
 
  private:
   absl::Status Count(size_t elements);

@@ -2,7 +2,9 @@
 
 #include <utility>
 
+#include "absl/strings/str_cat.h"
 #include "server/auth/authorization.h"
+#include "server/shared_memory/shared_memory_rpcs.h"
 
 namespace gpureduce::server {
 
@@ -24,6 +26,7 @@ absl::Status ReduceUnaryReactor::Start(const v1::ReduceRequest& request) {
         "the request has no spec: set spec.op (and optionally "
         "spec.kernel, spec.block_size, spec.expected_count)");
   }
+  if (request.payload_case() == v1::ReduceRequest::kSharedMemory) return StartShared(request);
   const uint64_t elements = request.data().size() / sizeof(float) + request.values_size();
   if (absl::Status opened = call_.Open(request.spec(), elements); !opened.ok()) return opened;
   absl::StatusOr<std::span<const float>> payload =
@@ -35,6 +38,33 @@ absl::Status ReduceUnaryReactor::Start(const v1::ReduceRequest& request) {
     return absl::OkStatus();
   }
   call_.Consume(*payload, [this](absl::Status status) { Conclude(std::move(status)); });
+  return absl::OkStatus();
+}
+
+absl::Status ReduceUnaryReactor::StartShared(const v1::ReduceRequest& request) {
+  if (!request.values().empty()) {
+    return absl::InvalidArgumentError(
+        absl::StrCat("both payloads are set (shared_memory, and values: ", request.values_size(),
+                     " floats); send the array in exactly one of them"));
+  }
+  const v1::SharedMemoryRef& ref = request.shared_memory();
+  absl::StatusOr<std::shared_ptr<const Region>> region =
+      ResolveSharedMemoryRef(call_.state().regions, ref);
+  if (!region.ok()) return region.status();
+  const uint64_t elements = ref.byte_size() / sizeof(float);
+  const int device =
+      (*region)->info().kind == RegionInfo::Kind::kCuda ? (*region)->info().device_id : -1;
+  if (absl::Status opened = call_.Open(request.spec(), elements, device); !opened.ok()) {
+    return opened;
+  }
+  if (absl::Status counted = call_.CountShared(elements); !counted.ok()) return counted;
+  if (elements == 0) {
+    Conclude(absl::OkStatus());
+    return absl::OkStatus();
+  }
+  region_.emplace(std::move(*region));
+  call_.ConsumeShared((*region_)->Source(ref.offset(), ref.byte_size()),
+                      [this](absl::Status status) { Conclude(std::move(status)); });
   return absl::OkStatus();
 }
 

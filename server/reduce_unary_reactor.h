@@ -1,11 +1,16 @@
 #pragma once
 
-// Reduce: the whole array in one message, up to the unary limit; larger arrays must stream.
+// Reduce: the whole array in one message, up to the unary limit (larger arrays must stream), or
+// a reference to it in a registered shared-memory region.
+
+#include <memory>
+#include <optional>
 
 #include "gpureduce/v1/reduce.grpc.pb.h"
 #include "grpcpp/support/server_callback.h"
 #include "server/reduce_call.h"
 #include "server/service_state.h"
+#include "server/shared_memory/region.h"
 
 namespace gpureduce::server {
 
@@ -20,10 +25,13 @@ class ReduceUnaryReactor final : public grpc::ServerUnaryReactor {
 
  private:
   absl::Status Start(const v1::ReduceRequest& request);
+  absl::Status StartShared(const v1::ReduceRequest& request);
   void Conclude(absl::Status status);
 
   ReduceCall call_;
   v1::ReduceResponse* response_;
+  // The region a shared-memory request reads: open, and counted in use, until the call is done.
+  std::optional<Region::Use> region_;
 };
 
 }  // namespace gpureduce::server

@@ -8,6 +8,7 @@
 #include "server/grpc_status.h"
 #include "server/reduce_stream_reactor.h"
 #include "server/reduce_unary_reactor.h"
+#include "server/shared_memory/shared_memory_rpcs.h"
 
 namespace gpureduce::server {
 namespace {
@@ -87,8 +88,50 @@ grpc::ServerUnaryReactor* ReducerService::GetServerInfo(grpc::CallbackServerCont
   response->set_max_concurrent_requests(state_.limits.max_concurrent_requests);
   response->set_worker_threads(state_.backend.workers());
   response->set_serving(state_.ready.load(std::memory_order_acquire));
+  response->set_shared_memory(state_.regions.limits().enabled);
   reactor->Finish(grpc::Status::OK);
   return reactor;
+}
+
+template <typename Handler>
+grpc::ServerUnaryReactor* ReducerService::Answer(grpc::CallbackServerContext* context,
+                                                 Handler handle) {
+  grpc::ServerUnaryReactor* reactor = context->DefaultReactor();
+  absl::Status status = Authorize(state_.tokens, *context);
+  if (status.ok()) status = handle();
+  reactor->Finish(ToGrpcStatus(status));
+  return reactor;
+}
+
+// Registration maps and pins on this gRPC thread: seconds for gigabytes, rare, and bounded by
+// --shared-memory-max-regions.
+grpc::ServerUnaryReactor* ReducerService::RegisterSystemSharedMemory(
+    grpc::CallbackServerContext* context, const v1::RegisterSystemSharedMemoryRequest* request,
+    v1::RegisterSharedMemoryResponse* response) {
+  return Answer(context, [&] {
+    return server::RegisterSystemSharedMemory(state_.regions, state_.backend, *request, response);
+  });
+}
+
+grpc::ServerUnaryReactor* ReducerService::RegisterCudaSharedMemory(
+    grpc::CallbackServerContext* context, const v1::RegisterCudaSharedMemoryRequest* request,
+    v1::RegisterSharedMemoryResponse* response) {
+  return Answer(context, [&] {
+    return server::RegisterCudaSharedMemory(state_.regions, state_.backend, *request, response);
+  });
+}
+
+grpc::ServerUnaryReactor* ReducerService::ListSharedMemory(grpc::CallbackServerContext* context,
+                                                           const v1::ListSharedMemoryRequest*,
+                                                           v1::ListSharedMemoryResponse* response) {
+  return Answer(context, [&] { return server::ListSharedMemory(state_.regions, response); });
+}
+
+grpc::ServerUnaryReactor* ReducerService::UnregisterSharedMemory(
+    grpc::CallbackServerContext* context, const v1::UnregisterSharedMemoryRequest* request,
+    v1::UnregisterSharedMemoryResponse* response) {
+  return Answer(context,
+                [&] { return server::UnregisterSharedMemory(state_.regions, *request, response); });
 }
 
 }  // namespace gpureduce::server

@@ -23,8 +23,24 @@ class ReducerService final : public v1::Reducer::CallbackService {
   grpc::ServerUnaryReactor* GetServerInfo(grpc::CallbackServerContext* context,
                                           const v1::GetServerInfoRequest* request,
                                           v1::ServerInfo* response) override;
+  grpc::ServerUnaryReactor* RegisterSystemSharedMemory(
+      grpc::CallbackServerContext* context, const v1::RegisterSystemSharedMemoryRequest* request,
+      v1::RegisterSharedMemoryResponse* response) override;
+  grpc::ServerUnaryReactor* RegisterCudaSharedMemory(
+      grpc::CallbackServerContext* context, const v1::RegisterCudaSharedMemoryRequest* request,
+      v1::RegisterSharedMemoryResponse* response) override;
+  grpc::ServerUnaryReactor* ListSharedMemory(grpc::CallbackServerContext* context,
+                                             const v1::ListSharedMemoryRequest* request,
+                                             v1::ListSharedMemoryResponse* response) override;
+  grpc::ServerUnaryReactor* UnregisterSharedMemory(
+      grpc::CallbackServerContext* context, const v1::UnregisterSharedMemoryRequest* request,
+      v1::UnregisterSharedMemoryResponse* response) override;
 
  private:
+  // Answers at once with `handle`'s status, once the caller is authorized.
+  template <typename Handler>
+  grpc::ServerUnaryReactor* Answer(grpc::CallbackServerContext* context, Handler handle);
+
   ServiceState& state_;
 };
 

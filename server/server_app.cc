@@ -141,7 +141,7 @@ int RunServer(const ServerConfig& config) {
     }
     tokens = std::move(*loaded);
   }
-  ServiceState state(**backend, config.limits);
+  ServiceState state(**backend, config.limits, config.shared_memory);
   state.tokens = tokens.get();
   ReducerService service(state);
   // Before the gRPC port opens, so a bad --metrics-listen never serves; declared after `state`,

@@ -39,6 +39,7 @@ struct ServerConfig {
   std::string listen = "127.0.0.1:50051";
   runtime::BackendOptions runtime;  // runtime.sessions follows limits.max_concurrent_requests
   ServiceLimits limits;
+  RegionLimits shared_memory;  // off unless --allow-shared-memory
   ConnectionPolicy connections;
   // gRPC grows a connection's receive window to its bandwidth-delay estimate, which on loopback
   // reaches tens of MiB per connection and varies run to run; off, each stream reads about one

@@ -11,6 +11,7 @@
 #include "server/admission.h"
 #include "server/auth/token_authenticator.h"
 #include "server/metrics/server_metrics.h"
+#include "server/shared_memory/region_registry.h"
 #include "server/stream_idle_watch.h"
 
 namespace gpureduce::server {
@@ -31,17 +32,20 @@ struct ServiceLimits {
 };
 
 struct ServiceState {
-  ServiceState(runtime::Backend& backend_in, const ServiceLimits& limits_in)
+  ServiceState(runtime::Backend& backend_in, const ServiceLimits& limits_in,
+               const RegionLimits& regions_in = {})
       : backend(backend_in),
         limits(limits_in),
         admission(limits_in.max_concurrent_requests, limits_in.PerClientLimit()),
-        idle_watch(limits_in.stream_idle_timeout) {}
+        idle_watch(limits_in.stream_idle_timeout),
+        regions(regions_in) {}
 
   runtime::Backend& backend;
   const ServiceLimits limits;
   Admission admission;
   StreamIdleWatch idle_watch;
   ServerMetrics metrics;
+  RegionRegistry regions;  // shared memory clients registered
   // The bearer tokens Reducer calls must carry; null: none asked for.
   const TokenAuthenticator* tokens = nullptr;
   // False until the backend's self-check passes; Reduce calls answer UNAVAILABLE until then.

@@ -94,6 +94,10 @@ std::string InfoText(const v1::ServerInfo& info, const std::string& target) {
       &out, "limits: unary %s, stream chunk %s, %d concurrent requests, %d workers\n",
       FormatByteSize(info.max_request_bytes()), FormatByteSize(info.max_chunk_bytes()),
       info.max_concurrent_requests(), info.worker_threads());
+  absl::StrAppendFormat(&out, "shared memory: %s\n",
+                        info.shared_memory()
+                            ? "accepted (gpureduce reduce --shared-memory)"
+                            : "off (the server runs without --allow-shared-memory)");
   return out;
 }
 
@@ -113,7 +117,8 @@ std::string InfoJson(const v1::ServerInfo& info) {
                    {"max_request_bytes", info.max_request_bytes()},
                    {"max_chunk_bytes", info.max_chunk_bytes()},
                    {"max_concurrent_requests", info.max_concurrent_requests()},
-                   {"worker_threads", info.worker_threads()}});
+                   {"worker_threads", info.worker_threads()},
+                   {"shared_memory", info.shared_memory()}});
 }
 
 }  // namespace

@@ -5,11 +5,12 @@
 #include <string>
 #include <vector>
 
-#include "absl/strings/ascii.h"
 #include "absl/strings/str_cat.h"
 #include "client/cli/command.h"
+#include "client/cli/op_list.h"
 #include "client/cli/progress_bar.h"
 #include "client/cli/reduce_output.h"
+#include "client/cli/shared_memory_reduce.h"
 #include "client/input/open_source.h"
 #include "client/input/part_source.h"
 #include "client/parallel_streams.h"
@@ -33,12 +34,15 @@ struct ReduceFlags {
   bool values = false;
   bool verify = false;
   uint32_t streams = 1;
+  bool shared_memory = false;
 };
 
 void Register(FlagSet& flags, ReduceFlags* f) {
-  flags.AddChoice("op", &f->op,
-                  {"sum", "prod", "min", "max", "mean", "sum_squares", "argmin", "argmax"},
-                  "the reduction");
+  flags.AddString("op", &f->op,
+                  absl::StrCat("the reduction, one of ", OpChoices(),
+                               ", or a comma list of them (sum,min,max) to reduce the same input "
+                               "once per op, in order"),
+                  "OP[,OP...]");
   flags.AddString("kernel", &f->kernel, "kernel variant ('gpureduce kernels' lists them)", "NAME");
   flags.AddUint32("block-size", &f->block_size, "threads per block; 0 is the kernel's default");
   flags.AddByteSize("chunk-size", &f->chunk_bytes,
@@ -54,10 +58,17 @@ void Register(FlagSet& flags, ReduceFlags* f) {
   flags.AddBool("values", &f->values, "send `repeated float values` instead of bytes");
   flags.AddBool("verify", &f->verify,
                 "also compute a float64 reference on the client and report the difference");
+  flags.AddBool("shared-memory", &f->shared_memory,
+                "load the input into a POSIX shared-memory object on this host, register it with "
+                "the server once, reduce it by reference once per --op (no copy over gRPC), then "
+                "unregister and remove it, also on an error or Ctrl-C. The server must run on "
+                "this host with --allow-shared-memory; in Docker, /dev/shm must hold the input "
+                "(--shm-size). Prints the registration time, the server's and the client's");
   flags.AddUint32("streams", &f->streams,
                   "send the input as N streams at once, each a contiguous part on a connection "
                   "of its own, and combine their answers exactly as one stream's (needs an input "
-                  "of known length: .npy, raw, --random; with --verify the input is read twice)");
+                  "of known length: .npy, raw, --random; with --verify the input is read twice; "
+                  "not with --shared-memory)");
   AddConnectionFlags(flags, &f->connection);
 }
 
@@ -113,6 +124,102 @@ absl::StatusOr<size_t> ReadChunk(client::FloatSource& source, absl::Span<float> 
   return filled;
 }
 
+// One op over the input `source` (freshly opened), printed as its own result.
+int ReduceOnce(const ReduceFlags& f, const client::SourceOptions& source_options,
+               size_t chunk_elements, v1::Op op, std::unique_ptr<client::FloatSource> source,
+               client::ReducerClient& reducer) {
+  v1::ReduceSpec spec;
+  spec.set_op(op);
+  spec.set_kernel(f.kernel);
+  spec.set_block_size(f.block_size);
+  // A declared count lets the server refuse an input that was cut short on the way.
+  if (std::optional<uint64_t> total = source->total_count()) spec.set_expected_count(*total);
+
+  std::optional<client::RunningReference> reference;
+  if (f.verify) reference.emplace(op);
+  client::RunningReference* ref = reference.has_value() ? &*reference : nullptr;
+
+  client::StreamOptions options;
+  options.timeout = CallTimeout(f.connection);
+  options.use_values_field = f.values;
+  options.chunk_elements = chunk_elements;
+
+  const std::optional<uint64_t> total = source->total_count();
+  if (f.streams > 1 && !total.has_value()) {
+    return ReportUsageError(kCommand,
+                            absl::StrCat("--streams ", f.streams,
+                                         " needs an input of known length (a .npy "
+                                         "or raw file, or --random); ",
+                                         source->Describe(), " can only be read in order"));
+  }
+  const bool in_parts = f.streams > 1 && *total > chunk_elements;
+
+  // Otherwise the first chunk decides: an input that fits in it goes in one unary message.
+  std::vector<float> first;
+  absl::StatusOr<size_t> first_filled = 0;
+  if (!in_parts) {
+    first.resize(chunk_elements);
+    first_filled = ReadChunk(*source, absl::MakeSpan(first), ref);
+    if (!first_filled.ok()) {
+      return ReportUsageError(kCommand, std::string(first_filled.status().message()));
+    }
+  }
+  const bool streamed = in_parts || *first_filled == chunk_elements;
+
+  const absl::Time start = absl::Now();
+  absl::StatusOr<v1::ReduceResponse> response;
+  if (!streamed) {
+    response = reducer.Reduce(spec, absl::MakeConstSpan(first.data(), *first_filled), options);
+  } else {
+    const uint64_t total_bytes = total.value_or(0) * sizeof(float);
+    ProgressBar progress(total_bytes);
+    options.on_progress = [&progress](uint64_t bytes) { progress.Update(bytes); };
+    absl::Status input_error;
+    if (in_parts) {
+      response = SendInParts(f, source_options, *total, spec, options, &input_error);
+    } else {
+      bool first_sent = false;
+      response = reducer.ReduceStream(
+          spec,
+          [&](absl::Span<float> out) -> absl::StatusOr<size_t> {
+            if (!first_sent) {
+              first_sent = true;
+              std::copy(first.begin(), first.end(), out.begin());
+              return first.size();
+            }
+            absl::StatusOr<size_t> filled = ReadChunk(*source, out, ref);
+            if (!filled.ok()) input_error = filled.status();
+            return filled;
+          },
+          options);
+    }
+    progress.Finish();
+    if (!input_error.ok()) {
+      return ReportUsageError(kCommand,
+                              absl::StrCat(source->Describe(), ": ", input_error.message()));
+    }
+  }
+  const absl::Duration wall = absl::Now() - start;
+  if (!response.ok()) return ReportServerError(kCommand, response.status());
+  if (in_parts && ref != nullptr) {
+    if (absl::Status pass = ReferencePass(source_options, chunk_elements, *ref); !pass.ok()) {
+      return ReportUsageError(kCommand, std::string(pass.message()));
+    }
+  }
+
+  ClientSide client_side{wall, streamed, source->Describe()};
+  std::optional<Verification> verification;
+  if (reference.has_value()) {
+    verification = Verification{reference->value(), reference->index(), reference->scale()};
+  }
+  const std::string text = f.connection.json
+                               ? FormatReduceJson(op, *response, client_side, verification)
+                               : FormatReduceText(op, *response, client_side, verification);
+  std::fputs(text.c_str(), stdout);
+  std::fflush(stdout);
+  return kExitOk;
+}
+
 }  // namespace
 
 int RunReduce(int argc, char** argv) {
@@ -121,9 +228,13 @@ int RunReduce(int argc, char** argv) {
                 "Reduces a float32 array on the server and prints the result with its timing. "
                 "FILE is a .npy float32 array, a raw little-endian float32 file or a text file "
                 "of numbers; '-' reads stdin. Inputs larger than one chunk are streamed, so any "
-                "size runs in fixed memory on both sides.");
+                "size runs in fixed memory on both sides. With --shared-memory a server on this "
+                "host (started with --allow-shared-memory) reads the input where it lies instead: "
+                "registered once, reduced by reference once per --op.");
   Register(flags, &f);
   if (int exit = ParseFlags(flags, argc, argv, 1); exit >= 0) return exit;
+  absl::StatusOr<std::vector<v1::Op>> ops = ParseOpList(f.op);
+  if (!ops.ok()) return ReportUsageError(kCommand, std::string(ops.status().message()));
 
   client::SourceOptions source_options;
   source_options.format = f.format;
@@ -141,103 +252,48 @@ int RunReduce(int argc, char** argv) {
   }
   const size_t chunk_elements = f.chunk_bytes / sizeof(float);
   if (chunk_elements == 0) return ReportUsageError(kCommand, "--chunk-size must be at least 4B");
+  if (f.streams == 0) return ReportUsageError(kCommand, "--streams must be at least 1");
+
+  if (f.shared_memory) {
+    if (f.streams > 1) {
+      return ReportUsageError(kCommand,
+                              "--streams and --shared-memory exclude each other: "
+                              "with shared memory nothing is streamed");
+    }
+    if (f.values) {
+      return ReportUsageError(kCommand,
+                              "--values and --shared-memory exclude each other: "
+                              "with shared memory no floats go in the request");
+    }
+    SharedMemoryReduceFlags shared;
+    shared.connection = f.connection;
+    shared.source = source_options;
+    shared.ops = *std::move(ops);
+    shared.kernel = f.kernel;
+    shared.block_size = f.block_size;
+    shared.piece_elements = chunk_elements;
+    shared.verify = f.verify;
+    return RunSharedMemoryReduce(shared);
+  }
+  if (ops->size() > 1 && source_options.path == "-") {
+    return ReportUsageError(kCommand,
+                            "a list of ops reads the input once per op, and stdin can be read "
+                            "only once: give a file or --random N, or add --shared-memory");
+  }
+
   absl::StatusOr<std::unique_ptr<client::FloatSource>> source = client::OpenSource(source_options);
   if (!source.ok()) return ReportUsageError(kCommand, std::string(source.status().message()));
-
-  v1::ReduceSpec spec;
-  v1::Op op = v1::OP_UNSPECIFIED;
-  v1::Op_Parse(absl::AsciiStrToUpper(f.op), &op);  // --op is a choice: always parses
-  spec.set_op(op);
-  spec.set_kernel(f.kernel);
-  spec.set_block_size(f.block_size);
-  // A declared count lets the server refuse an input that was cut short on the way.
-  if (std::optional<uint64_t> total = (*source)->total_count()) spec.set_expected_count(*total);
-
-  std::optional<client::RunningReference> reference;
-  if (f.verify) reference.emplace(op);
-  client::RunningReference* ref = reference.has_value() ? &*reference : nullptr;
-
   absl::StatusOr<std::unique_ptr<client::ReducerClient>> connected = Connect(f.connection);
   if (!connected.ok()) return ReportUsageError(kCommand, std::string(connected.status().message()));
-  std::unique_ptr<client::ReducerClient> reducer = std::move(*connected);
-  client::StreamOptions options;
-  options.timeout = CallTimeout(f.connection);
-  options.use_values_field = f.values;
-  options.chunk_elements = chunk_elements;
-
-  if (f.streams == 0) return ReportUsageError(kCommand, "--streams must be at least 1");
-  const std::optional<uint64_t> total = (*source)->total_count();
-  if (f.streams > 1 && !total.has_value()) {
-    return ReportUsageError(kCommand,
-                            absl::StrCat("--streams ", f.streams,
-                                         " needs an input of known length (a .npy "
-                                         "or raw file, or --random); ",
-                                         (*source)->Describe(), " can only be read in order"));
-  }
-  const bool in_parts = f.streams > 1 && *total > chunk_elements;
-
-  // Otherwise the first chunk decides: an input that fits in it goes in one unary message.
-  std::vector<float> first;
-  absl::StatusOr<size_t> first_filled = 0;
-  if (!in_parts) {
-    first.resize(chunk_elements);
-    first_filled = ReadChunk(**source, absl::MakeSpan(first), ref);
-    if (!first_filled.ok()) {
-      return ReportUsageError(kCommand, std::string(first_filled.status().message()));
+  for (size_t i = 0; i < ops->size(); ++i) {
+    if (i > 0) {  // each further op reads the input again, from the start
+      source = client::OpenSource(source_options);
+      if (!source.ok()) return ReportUsageError(kCommand, std::string(source.status().message()));
     }
+    const int exit =
+        ReduceOnce(f, source_options, chunk_elements, (*ops)[i], std::move(*source), **connected);
+    if (exit != kExitOk) return exit;
   }
-  const bool streamed = in_parts || *first_filled == chunk_elements;
-
-  const absl::Time start = absl::Now();
-  absl::StatusOr<v1::ReduceResponse> response;
-  if (!streamed) {
-    response = reducer->Reduce(spec, absl::MakeConstSpan(first.data(), *first_filled), options);
-  } else {
-    const uint64_t total_bytes = total.value_or(0) * sizeof(float);
-    ProgressBar progress(total_bytes);
-    options.on_progress = [&progress](uint64_t bytes) { progress.Update(bytes); };
-    absl::Status input_error;
-    if (in_parts) {
-      response = SendInParts(f, source_options, *total, spec, options, &input_error);
-    } else {
-      bool first_sent = false;
-      response = reducer->ReduceStream(
-          spec,
-          [&](absl::Span<float> out) -> absl::StatusOr<size_t> {
-            if (!first_sent) {
-              first_sent = true;
-              std::copy(first.begin(), first.end(), out.begin());
-              return first.size();
-            }
-            absl::StatusOr<size_t> filled = ReadChunk(**source, out, ref);
-            if (!filled.ok()) input_error = filled.status();
-            return filled;
-          },
-          options);
-    }
-    progress.Finish();
-    if (!input_error.ok()) {
-      return ReportUsageError(kCommand,
-                              absl::StrCat((*source)->Describe(), ": ", input_error.message()));
-    }
-  }
-  const absl::Duration wall = absl::Now() - start;
-  if (!response.ok()) return ReportServerError(kCommand, response.status());
-  if (in_parts && ref != nullptr) {
-    if (absl::Status pass = ReferencePass(source_options, chunk_elements, *ref); !pass.ok()) {
-      return ReportUsageError(kCommand, std::string(pass.message()));
-    }
-  }
-
-  ClientSide client_side{wall, streamed, (*source)->Describe()};
-  std::optional<Verification> verification;
-  if (reference.has_value()) {
-    verification = Verification{reference->value(), reference->index(), reference->scale()};
-  }
-  const std::string text = f.connection.json
-                               ? FormatReduceJson(op, *response, client_side, verification)
-                               : FormatReduceText(op, *response, client_side, verification);
-  std::fputs(text.c_str(), stdout);
   return kExitOk;
 }
 

@@ -28,14 +28,32 @@ double RelativeError(const v1::ReduceResponse& response, const Verification& che
   return check.scale > 0 ? error / check.scale : error;
 }
 
-bool Agrees(const v1::ReduceResponse& response, const Verification& check) {
+// Only ARGMIN and ARGMAX answer with an index (the client's reference keeps one for MIN and MAX
+// too, where the server reports -1).
+bool Indexed(v1::Op op) { return op == v1::ARGMIN || op == v1::ARGMAX; }
+
+int64_t ReferenceIndex(v1::Op op, const Verification& check) {
+  return Indexed(op) ? check.reference_index : -1;
+}
+
+bool Agrees(v1::Op op, const v1::ReduceResponse& response, const Verification& check) {
   if (std::isnan(check.reference)) return std::isnan(response.value());
-  if (response.index() != check.reference_index) return false;
+  if (response.index() != ReferenceIndex(op, check)) return false;
   if (std::isinf(check.reference)) return response.value() == check.reference;
   return RelativeError(response, check) <= 1e-6;
 }
 
 }  // namespace
+
+std::string FormatSharedMemoryText(const SharedMemoryUse& use) {
+  const double load_s = absl::ToDoubleSeconds(use.load);
+  return absl::StrFormat(
+      "shared memory: %s, %d bytes, registered as %s in %.3f ms (server: %.3f ms to map and "
+      "pin); input loaded in %.3f ms (%.2f GB/s)\n",
+      use.key, use.bytes, use.region, absl::ToDoubleMilliseconds(use.client_register),
+      Millis(use.server_register_us), absl::ToDoubleMilliseconds(use.load),
+      load_s > 0 ? use.bytes / load_s / 1e9 : 0.0);
+}
 
 std::string FormatReduceText(v1::Op op, const v1::ReduceResponse& response,
                              const ClientSide& client,
@@ -53,19 +71,22 @@ std::string FormatReduceText(v1::Op op, const v1::ReduceResponse& response,
                         Millis(t.queue_us()), Millis(t.h2d_us()), Millis(t.d2h_us()), t.bytes(),
                         t.chunks(), t.chunks() == 1 ? "" : "s");
   const uint32_t streams = std::max<uint32_t>(1, response.streams());
-  absl::StrAppendFormat(&out, "client: %.3f ms wall, %.2f GB/s end to end (%s)\n",
-                        absl::ToDoubleMilliseconds(client.wall), ClientGbps(response, client),
-                        !client.streamed ? "one message"
-                        : streams == 1   ? "streamed"
-                                         : absl::StrCat(streams, " streams at once"));
+  absl::StrAppendFormat(
+      &out, "client: %.3f ms wall, %.2f GB/s end to end (%s)\n",
+      absl::ToDoubleMilliseconds(client.wall), ClientGbps(response, client),
+      client.shared_memory.has_value()
+          ? absl::StrCat("by reference to shared memory region ", client.shared_memory->region)
+      : !client.streamed ? "one message"
+      : streams == 1     ? "streamed"
+                         : absl::StrCat(streams, " streams at once"));
   if (verification.has_value()) {
     absl::StrAppendFormat(&out, "verify: client float64 reference %.17g", verification->reference);
-    if (verification->reference_index >= 0) {
+    if (ReferenceIndex(op, *verification) >= 0) {
       absl::StrAppendFormat(&out, " at index %d", verification->reference_index);
     }
     absl::StrAppendFormat(&out, "; relative error %.2e: %s\n",
                           RelativeError(response, *verification),
-                          Agrees(response, *verification) ? "OK" : "MISMATCH");
+                          Agrees(op, response, *verification) ? "OK" : "MISMATCH");
   }
   return out;
 }
@@ -97,11 +118,21 @@ std::string FormatReduceJson(v1::Op op, const v1::ReduceResponse& response,
                 {"streamed", client.streamed},
                 {"streams", std::max<uint32_t>(1, response.streams())},
                 {"input", client.input}}}};
+  if (client.shared_memory.has_value()) {
+    const SharedMemoryUse& use = *client.shared_memory;
+    out["client"]["shared_memory"] = {
+        {"key", use.key},
+        {"region", use.region},
+        {"bytes", use.bytes},
+        {"load_us", JsonNumber(absl::ToDoubleMicroseconds(use.load))},
+        {"register_us", JsonNumber(use.server_register_us)},
+        {"client_register_us", JsonNumber(absl::ToDoubleMicroseconds(use.client_register))}};
+  }
   if (verification.has_value()) {
     out["verify"] = {{"reference", JsonNumber(verification->reference)},
-                     {"reference_index", verification->reference_index},
+                     {"reference_index", ReferenceIndex(op, *verification)},
                      {"relative_error", JsonNumber(RelativeError(response, *verification))},
-                     {"ok", Agrees(response, *verification)}};
+                     {"ok", Agrees(op, response, *verification)}};
   }
   return JsonLine(out);
 }

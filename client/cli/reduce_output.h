@@ -2,6 +2,7 @@
 
 // How `gpureduce reduce` reports a result: readable text, or one JSON object with --json.
 
+#include <cstdint>
 #include <optional>
 #include <string>
 
@@ -10,11 +11,25 @@
 
 namespace gpureduce::cli {
 
+// How `reduce --shared-memory` delivered the input: a region registered once for every op.
+struct SharedMemoryUse {
+  std::string key;                 // the POSIX object, "/gpureduce-<pid>-<hex>"
+  std::string region;              // the name it was registered under
+  uint64_t bytes = 0;              // the object's size
+  absl::Duration load;             // writing the input into it
+  absl::Duration client_register;  // the registration call, as the client saw it
+  double server_register_us = 0;   // the server's own time to map and pin it (register_us)
+};
+
 struct ClientSide {
   absl::Duration wall;
   bool streamed = false;
   std::string input;  // what was reduced, e.g. "random (100000000 floats, seed 1)"
+  std::optional<SharedMemoryUse> shared_memory;  // set: reduced by reference, not sent
 };
+
+// "shared memory: ..." (one line): the object, how long loading and registration took.
+std::string FormatSharedMemoryText(const SharedMemoryUse& use);
 
 struct Verification {
   double reference = 0;

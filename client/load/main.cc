@@ -6,11 +6,15 @@
 #include <cstdio>
 #include <cstring>
 #include <fstream>
+#include <memory>
+#include <optional>
 #include <string>
 
 #include "absl/strings/ascii.h"
+#include "absl/strings/str_cat.h"
 #include "client/load/load_report.h"
 #include "client/load/load_runner.h"
+#include "client/load/shared_payload.h"
 #include "client/load/sink_service.h"
 #include "client/load/workload.h"
 #include "common/flags.h"
@@ -71,7 +75,22 @@ struct OutputFlags {
   bool csv_header = true;
   std::string label;
   bool progress = isatty(STDERR_FILENO) != 0;
+  std::string shared_memory;  // "", "system" or "cuda"
 };
+
+// --shared-memory: the payloads go into a region registered with the server, and the requests
+// refer to it. Null (and no error) without the flag.
+absl::StatusOr<std::unique_ptr<SharedPayload>> MakeSharedPayload(const OutputFlags& out,
+                                                                 const WorkloadOptions& work) {
+  if (out.shared_memory.empty()) return nullptr;
+  if (work.stream_bytes > 0) {
+    return absl::InvalidArgumentError(
+        "--shared-memory sends unary requests by reference (--floats), not streams (--bytes)");
+  }
+  absl::StatusOr<SharedPayload::Kind> kind = SharedPayload::ParseKind(out.shared_memory);
+  if (!kind.ok()) return kind.status();
+  return SharedPayload::Create(*kind, uint64_t{work.payloads} * work.floats * sizeof(float));
+}
 
 void Register(FlagSet& flags, LoadOptions* load, WorkloadOptions* work, std::string* op,
               OutputFlags* out) {
@@ -113,6 +132,12 @@ void Register(FlagSet& flags, LoadOptions* load, WorkloadOptions* work, std::str
   flags.AddBool("csv", &out->csv, "print the report as a CSV row instead of text");
   flags.AddBool("csv-header", &out->csv_header, "with --csv: print the header line first");
   flags.AddString("label", &out->label, "a name for this run in JSON and CSV", "TEXT");
+  flags.AddString("shared-memory", &out->shared_memory,
+                  "unary requests by reference instead: the payloads in one shared-memory region "
+                  "of this process, 'system' (a POSIX object) or 'cuda' (its GPU memory, by IPC "
+                  "handle), registered once; the server must run on this host with "
+                  "--allow-shared-memory",
+                  "KIND");
   flags.AddBool(
       "progress", &out->progress,
       "print a progress line on stderr every second (default: when stderr is a terminal)");
@@ -135,8 +160,38 @@ int RunLoadCommand(int argc, char** argv) {
   Register(flags, &load, &work, &op, &out);
   if (int exit = ParseFlags(flags, argc, argv, 1); exit >= 0) return exit;
   v1::Op_Parse(absl::AsciiStrToUpper(op), &work.op);
-  absl::StatusOr<Workload> workload = Workload::Make(work);
+  std::unique_ptr<ReducerClient> registrar;  // declared first: outlives the region it unregisters
+  absl::StatusOr<std::unique_ptr<SharedPayload>> shared = MakeSharedPayload(out, work);
+  if (!shared.ok()) return Usage(flags, shared.status());
+  std::optional<SharedPayloadTarget> target;
+  if (*shared != nullptr) {
+    target = SharedPayloadTarget{
+        absl::StrCat("gpureduce-load-", getpid()),
+        [payload = shared->get()](uint64_t offset, std::span<const float> data) {
+          return payload->Write(offset, data);
+        }};
+  }
+  absl::StatusOr<Workload> workload = Workload::Make(work, target ? &*target : nullptr);
   if (!workload.ok()) return Usage(flags, workload.status());
+  if (*shared != nullptr) {
+    absl::StatusOr<std::unique_ptr<ReducerClient>> client =
+        ReducerClient::Connect(load.target, load.security);
+    absl::Status registered =
+        client.ok() ? (*shared)->Register(**client, target->region) : client.status();
+    if (!registered.ok()) {
+      std::fprintf(stderr, "gpureduce-load: registering the shared-memory region: %s\n",
+                   registered.ToString().c_str());
+      return 1;
+    }
+    registrar = std::move(*client);
+    std::fprintf(stderr,
+                 "gpureduce-load: registered %s shared memory of %llu bytes as \"%s\": %.0f us "
+                 "(the server's mapping and pinning: %.0f us)\n",
+                 out.shared_memory.c_str(),
+                 static_cast<unsigned long long>(uint64_t{work.payloads} * work.floats * 4),
+                 target->region.c_str(), (*shared)->client_register_us(),
+                 (*shared)->server_register_us());
+  }
   if (out.progress) {
     load.progress = [](const std::string& line) { std::fprintf(stderr, "\r%s ", line.c_str()); };
   }

@@ -36,7 +36,8 @@ Expected Answer(v1::Op op, const RunningReference& reference, uint64_t count) {
 
 }  // namespace
 
-absl::StatusOr<Workload> Workload::Make(const WorkloadOptions& options) {
+absl::StatusOr<Workload> Workload::Make(const WorkloadOptions& options,
+                                        const SharedPayloadTarget* shared) {
   if (options.payloads == 0) return absl::InvalidArgumentError("--payloads must be at least 1");
   Workload workload;
   workload.options_ = options;
@@ -53,7 +54,16 @@ absl::StatusOr<Workload> Workload::Make(const WorkloadOptions& options) {
       const std::vector<float> data = MakePayload(options.op, options.seed + p, options.floats);
       v1::ReduceRequest request;
       *request.mutable_spec() = spec;
-      SetPayload(data, false, request.mutable_data(), request.mutable_values());
+      if (shared != nullptr) {
+        const uint64_t offset = uint64_t{p} * options.floats * sizeof(float);
+        if (absl::Status written = shared->write(offset, data); !written.ok()) return written;
+        v1::SharedMemoryRef* ref = request.mutable_shared_memory();
+        ref->set_region(shared->region);
+        ref->set_offset(offset);
+        ref->set_byte_size(options.floats * sizeof(float));
+      } else {
+        SetPayload(data, false, request.mutable_data(), request.mutable_values());
+      }
       workload.unary_.push_back(std::move(request));
       RunningReference reference(options.op);
       reference.Add(data);

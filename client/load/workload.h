@@ -7,7 +7,9 @@
 
 #include <cstddef>
 #include <cstdint>
+#include <functional>
 #include <optional>
+#include <span>
 #include <string>
 #include <vector>
 
@@ -30,6 +32,13 @@ struct WorkloadOptions {
   double tolerance = 0;
 };
 
+// Shared-memory mode: the payloads are written at `write(offset, floats)`, one after another,
+// and the requests refer to region `region` instead of carrying them.
+struct SharedPayloadTarget {
+  std::string region;
+  std::function<absl::Status(uint64_t offset, std::span<const float> data)> write;
+};
+
 // The client's answer for one request.
 struct Expected {
   double value = 0;
@@ -40,7 +49,9 @@ struct Expected {
 
 class Workload {
  public:
-  static absl::StatusOr<Workload> Make(const WorkloadOptions& options);
+  // `shared`: unary requests by reference to shared memory (null: payloads in the messages).
+  static absl::StatusOr<Workload> Make(const WorkloadOptions& options,
+                                       const SharedPayloadTarget* shared = nullptr);
 
   bool streaming() const { return options_.stream_bytes > 0; }
   // Payload bytes one request carries.

@@ -13,6 +13,7 @@
 #include "absl/strings/str_format.h"
 #include "absl/strings/strip.h"
 #include "kernels/reduce.h"
+#include "runtime/cpu/file_block_source.h"
 
 namespace gpureduce::runtime {
 namespace {
@@ -49,12 +50,30 @@ class CpuSession final : public ReduceSession {
         pool_, op_, data, base,
         [this, done = std::move(done)](kernels::Partial chunk,
                                        kernels::cpu::ReduceTiming timing) mutable {
-          {
-            std::lock_guard<std::mutex> lock(mu_);
-            partial_ = kernels::Combine(op_, partial_, chunk);
-            timing_.queue += timing.queue;
-            timing_.kernel += timing.compute;
+          Absorb(chunk, timing);
+          std::move(done)(absl::OkStatus());
+        });
+  }
+
+  // In place: pool threads read the object's pages with pread (runtime/shared_memory.h says why
+  // not through a mapping), a task's block at a time.
+  void ConsumeShared(const SharedSource& source, ConsumeDone done) override {
+    if (source.kind != SharedSource::Kind::kHost || source.fd < 0) {
+      std::move(done)(absl::FailedPreconditionError(
+          "the CPU backend reads only system shared memory; device memory needs the CUDA backend"));
+      return;
+    }
+    const uint64_t base = consumed_;
+    consumed_ += source.count;
+    kernels::cpu::ReduceAsync(
+        pool_, op_, source.count, FileBlockSource(source.fd, source.file_offset), base,
+        [this, done = std::move(done)](absl::StatusOr<kernels::Partial> chunk,
+                                       kernels::cpu::ReduceTiming timing) mutable {
+          if (!chunk.ok()) {
+            std::move(done)(chunk.status());
+            return;
           }
+          Absorb(*chunk, timing);
           std::move(done)(absl::OkStatus());
         });
   }
@@ -77,6 +96,13 @@ class CpuSession final : public ReduceSession {
   kernels::KernelId kernel() const override { return kernels::KernelId::kCpu; }
 
  private:
+  void Absorb(const kernels::Partial& chunk, const kernels::cpu::ReduceTiming& timing) {
+    std::lock_guard<std::mutex> lock(mu_);
+    partial_ = kernels::Combine(op_, partial_, chunk);
+    timing_.queue += timing.queue;
+    timing_.kernel += timing.compute;
+  }
+
   ThreadPool& pool_;
   const kernels::Op op_;
   const std::string device_;

@@ -6,6 +6,7 @@
 #include "absl/strings/str_cat.h"
 #include "absl/strings/str_format.h"
 #include "common/status_macros.h"
+#include "runtime/cuda/client_memory.h"
 #include "runtime/cuda/cuda_session.h"
 #include "runtime/cuda/cuda_status.h"
 
@@ -113,7 +114,34 @@ absl::Status CudaBackend::CheckDevice(Device& device) {
   return absl::OkStatus();
 }
 
+absl::StatusOr<Device*> CudaBackend::OwnedDevice(int index) const {
+  for (const auto& device : devices_) {
+    if (device->index() != index) continue;
+    if (device->lost()) {
+      return absl::UnavailableError(absl::StrCat("GPU ", index, " is lost (see the server's log)"));
+    }
+    return device.get();
+  }
+  std::string owned;
+  for (const auto& device : devices_)
+    absl::StrAppend(&owned, owned.empty() ? "" : ",", device->index());
+  return absl::FailedPreconditionError(
+      absl::StrCat("this server does not use GPU ", index, "; it uses GPU ", owned));
+}
+
+absl::StatusOr<std::unique_ptr<ReduceSession>> CudaBackend::OpenOn(Device& device,
+                                                                   const RequestSpec& spec) {
+  ASSIGN_OR_RETURN(PartialSlot * slot, device.AcquirePartial());
+  // A session that fails to start has already given its slot back.
+  ASSIGN_OR_RETURN(std::unique_ptr<CudaSession> session, CudaSession::Start(device, spec, slot));
+  return std::unique_ptr<ReduceSession>(std::move(session));
+}
+
 absl::StatusOr<std::unique_ptr<ReduceSession>> CudaBackend::Open(const RequestSpec& spec) {
+  if (spec.device >= 0) {  // the data is on that GPU: neither the CPU nor another GPU can read it
+    ASSIGN_OR_RETURN(Device * device, OwnedDevice(spec.device));
+    return OpenOn(*device, spec);
+  }
   if (host_ != nullptr && spec.auto_kernel && spec.size_hint > 0 &&
       spec.size_hint < auto_cpu_below_) {
     RequestSpec on_cpu = spec;
@@ -123,12 +151,25 @@ absl::StatusOr<std::unique_ptr<ReduceSession>> CudaBackend::Open(const RequestSp
   for (size_t tries = 0; tries < devices_.size(); ++tries) {
     Device& device = *devices_[next_device_.fetch_add(1) % devices_.size()];
     if (device.lost()) continue;
-    ASSIGN_OR_RETURN(PartialSlot * slot, device.AcquirePartial());
-    // A session that fails to start has already given its slot back.
-    ASSIGN_OR_RETURN(std::unique_ptr<CudaSession> session, CudaSession::Start(device, spec, slot));
-    return std::unique_ptr<ReduceSession>(std::move(session));
+    return OpenOn(device, spec);
   }
   return absl::UnavailableError("every GPU of this server is lost; it reports NOT_SERVING");
+}
+
+absl::StatusOr<std::unique_ptr<MemoryHold>> CudaBackend::PinHost(const void* base, size_t bytes) {
+  for (const auto& device : devices_) {
+    if (!device->lost()) {
+      RETURN_IF_ERROR(device->Activate());  // any device: the pin is portable
+      return PinHostMemory(base, bytes);
+    }
+  }
+  return absl::UnavailableError("every GPU of this server is lost");
+}
+
+absl::StatusOr<OpenedDeviceMemory> CudaBackend::OpenIpcHandle(std::span<const std::byte> handle,
+                                                              int device) {
+  ASSIGN_OR_RETURN(Device * owned, OwnedDevice(device));
+  return OpenIpcMemory(handle, *owned);
 }
 
 void CudaBackend::set_on_lost(std::function<void()> on_lost) {

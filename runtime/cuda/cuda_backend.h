@@ -36,12 +36,18 @@ class CudaBackend final : public Backend {
   // Warms every op up on every GPU, then reduces known data through the whole pipeline.
   absl::Status SelfCheck() override;
   absl::StatusOr<std::unique_ptr<ReduceSession>> Open(const RequestSpec& spec) override;
+  absl::StatusOr<std::unique_ptr<MemoryHold>> PinHost(const void* base, size_t bytes) override;
+  absl::StatusOr<OpenedDeviceMemory> OpenIpcHandle(std::span<const std::byte> handle,
+                                                   int device) override;
   void set_on_lost(std::function<void()> on_lost) override;
   std::vector<DeviceUsage> Usage() const override;
 
  private:
   CudaBackend() = default;
   absl::Status CheckDevice(Device& device);
+  // The device this server owns with CUDA ordinal `index`, or FAILED_PRECONDITION.
+  absl::StatusOr<Device*> OwnedDevice(int index) const;
+  absl::StatusOr<std::unique_ptr<ReduceSession>> OpenOn(Device& device, const RequestSpec& spec);
 
   std::vector<std::unique_ptr<Device>> devices_;
   std::atomic<uint32_t> next_device_{0};

@@ -52,10 +52,42 @@ CudaSession::~CudaSession() {
 }
 
 void CudaSession::Consume(std::span<const float> data, ConsumeDone done) {
-  data_ = data;
+  Start(Input{.host = data.data(), .count = data.size()}, std::move(done));
+}
+
+void CudaSession::ConsumeShared(const SharedSource& source, ConsumeDone done) {
+  Input input{.count = source.count};
+  if (source.kind == SharedSource::Kind::kDevice && source.device == device_.index()) {
+    input.device = source.device_data;
+  } else if (source.kind == SharedSource::Kind::kHost && source.pinned != nullptr) {
+    input.pinned = source.pinned;
+  } else {
+    std::move(done)(absl::FailedPreconditionError(
+        absl::StrCat("a request on GPU ", device_.index(), " cannot read ",
+                     source.kind == SharedSource::Kind::kDevice
+                         ? absl::StrCat("memory on GPU ", source.device)
+                         : std::string("host memory that was not pinned for it"))));
+    return;
+  }
+  Start(input, std::move(done));
+}
+
+void CudaSession::Start(Input input, ConsumeDone done) {
+  input_ = input;
   staged_ = 0;
   done_ = std::move(done);
+  if (input_.count == 0) {
+    EndConsume(absl::OkStatus());
+    return;
+  }
   AcquireSlot();
+}
+
+size_t CudaSession::NextPieceFloats() const {
+  const size_t most = input_.device != nullptr && kernel_ == kernels::KernelId::kSinglePass
+                          ? kInPlacePieceFloats
+                          : piece_floats_;
+  return std::min(most, input_.count - staged_);
 }
 
 void CudaSession::AcquireSlot() {
@@ -79,8 +111,9 @@ void CudaSession::OnSlot(absl::StatusOr<StagingSlot*> slot) {
     EndConsume(CancelledStatus());
     return;
   }
-  // A small piece is copied here: the copy costs less than a hand-over would.
-  if (std::min(piece_floats_, data_.size() - staged_) <= kInlineStageFloats) {
+  // A small piece is copied here: the copy costs less than a hand-over would. Shared memory
+  // needs no copy by the CPU at all.
+  if (input_.host == nullptr || NextPieceFloats() <= kInlineStageFloats) {
     AfterPiece(StagePiece(**slot));
     return;
   }
@@ -107,7 +140,7 @@ void CudaSession::AfterPiece(absl::Status status) {
 }
 
 void CudaSession::NextPiece() {
-  if (staged_ == data_.size()) {
+  if (staged_ == input_.count) {
     EndConsume(absl::OkStatus());
     return;
   }
@@ -139,21 +172,34 @@ void CudaSession::EndConsume(absl::Status status) {
 }
 
 absl::Status CudaSession::StagePiece(StagingSlot& slot) {
-  const size_t count = std::min(piece_floats_, data_.size() - staged_);
+  const size_t count = NextPieceFloats();
   if (absl::Status active = device_.Activate(); !active.ok()) {
     device_.ReportError(active);
     device_.staging().Release(&slot);
     return active;
   }
-  std::memcpy(slot.host.get(), data_.data() + staged_, count * sizeof(float));
+  const float* copy_from = nullptr;
+  const float* reduce_from = slot.device.get();
+  if (input_.host != nullptr) {
+    std::memcpy(slot.host.get(), input_.host + staged_, count * sizeof(float));
+    // A small piece is read by the kernel straight from the pinned buffer, which the GPU maps:
+    // a copy to the device would cost more latency than the reads across PCIe.
+    if (count <= kInlineStageFloats) {
+      reduce_from = slot.mapped;
+    } else {
+      copy_from = slot.host.get();
+    }
+  } else if (input_.pinned != nullptr) {
+    copy_from = input_.pinned + staged_;
+  } else {
+    reduce_from = input_.device + staged_;
+  }
   {
     std::lock_guard<std::mutex> lock(mu_);
     ++pieces_in_flight_;
   }
   std::lock_guard<std::mutex> lane_lock(lane_.mu);
-  // A small piece is read by the kernel straight from the pinned buffer, which the GPU maps:
-  // a copy to the device would cost more latency than the reads across PCIe.
-  const absl::Status queued = QueuePiece(slot, count, count <= kInlineStageFloats);
+  const absl::Status queued = QueuePiece(slot, count, copy_from, reduce_from);
   if (!queued.ok()) device_.ReportError(queued);
   // Whatever was queued may still use the slot: it goes back only after the stream passes.
   device_.completions().RunAfter(lane_.stream.get(),
@@ -164,11 +210,12 @@ absl::Status CudaSession::StagePiece(StagingSlot& slot) {
   return absl::OkStatus();
 }
 
-absl::Status CudaSession::QueuePiece(StagingSlot& slot, size_t count, bool from_host) {
+absl::Status CudaSession::QueuePiece(StagingSlot& slot, size_t count, const float* copy_from,
+                                     const float* reduce_from) {
   const cudaStream_t stream = lane_.stream.get();
   CUDA_RETURN_IF_ERROR(cudaEventRecord(slot.started.get(), stream));
-  if (!from_host) {
-    CUDA_RETURN_IF_ERROR(cudaMemcpyAsync(slot.device.get(), slot.host.get(), count * sizeof(float),
+  if (copy_from != nullptr) {
+    CUDA_RETURN_IF_ERROR(cudaMemcpyAsync(slot.device.get(), copy_from, count * sizeof(float),
                                          cudaMemcpyHostToDevice, stream));
   }
   CUDA_RETURN_IF_ERROR(cudaEventRecord(slot.copied.get(), stream));
@@ -180,8 +227,8 @@ absl::Status CudaSession::QueuePiece(StagingSlot& slot, size_t count, bool from_
                                           lane_.scratch.bytes(),
                                           stream,
                                           /*first=*/consumed_ == 0};
-  CUDA_RETURN_IF_ERROR(kernels::cuda::ReduceInto(
-      launch, from_host ? slot.mapped : slot.device.get(), count, consumed_, partial_->device));
+  CUDA_RETURN_IF_ERROR(
+      kernels::cuda::ReduceInto(launch, reduce_from, count, consumed_, partial_->device));
   CUDA_RETURN_IF_ERROR(cudaEventRecord(slot.reduced.get(), stream));
   return absl::OkStatus();
 }

@@ -4,7 +4,8 @@
 // the gRPC message into pinned memory, on one of the device's copy threads, sent to the device
 // asynchronously and reduced into the request's device partial, all in order on one stream; the
 // chunk is released as soon as it is staged, so gRPC receives the next chunk while the GPU works.
-// Finish copies the partial back.
+// Shared memory skips the staging copy: system memory is copied from its pinned pages straight
+// to the device, device memory is reduced where it is. Finish copies the partial back.
 
 #include <atomic>
 #include <chrono>
@@ -28,6 +29,7 @@ class CudaSession final : public ReduceSession {
   ~CudaSession() override;
 
   void Consume(std::span<const float> data, ConsumeDone done) override;
+  void ConsumeShared(const SharedSource& source, ConsumeDone done) override;
   void Finish(FinishDone done) override;
   BackendTiming timing() const override;
   void Cancel() override;
@@ -39,13 +41,31 @@ class CudaSession final : public ReduceSession {
   // A last piece this small (64 KiB) is staged on the thread that got the slot, and read by the
   // kernel from pinned host memory without a copy to the device.
   static constexpr size_t kInlineStageFloats = 16 * 1024;
+  // single_pass reduces device memory in place in launches of up to 1 GiB (its scratch does not
+  // grow with the input); the other kernels' scratch is sized for one staging slot.
+  static constexpr size_t kInPlacePieceFloats = size_t{1} << 28;
+
+  // What the Consume in progress reads: floats in gRPC memory (`host`, staged through pinned
+  // memory), a shared object's pinned pages (`pinned`, copied straight to the device) or device
+  // memory (`device`, reduced in place); exactly one is set.
+  struct Input {
+    const float* host = nullptr;
+    const float* pinned = nullptr;
+    const float* device = nullptr;
+    size_t count = 0;
+  };
 
   CudaSession(Device& device, const RequestSpec& spec, PartialSlot* partial);
+  void Start(Input input, ConsumeDone done);
+  // Floats in the next piece of the input.
+  size_t NextPieceFloats() const;
   void AcquireSlot();
   void OnSlot(absl::StatusOr<StagingSlot*> slot);
   absl::Status StagePiece(StagingSlot& slot);  // on a copy thread
-  // Under the lane's lock; `from_host`: the kernel reads the pinned buffer itself.
-  absl::Status QueuePiece(StagingSlot& slot, size_t count, bool from_host);
+  // Under the lane's lock: copies `count` floats from `copy_from` into the slot's device buffer
+  // (none when null), then reduces them at `reduce_from`.
+  absl::Status QueuePiece(StagingSlot& slot, size_t count, const float* copy_from,
+                          const float* reduce_from);
   // After a piece is queued (`status`): the next piece, now or (paced) once the GPU is done
   // with this one, or the end of the Consume.
   void AfterPiece(absl::Status status);
@@ -72,7 +92,7 @@ class CudaSession final : public ReduceSession {
   std::atomic<bool> cancelled_{false};
 
   // The Consume in progress (one at a time).
-  std::span<const float> data_;
+  Input input_;
   size_t staged_ = 0;
   ConsumeDone done_;
   Clock::time_point wait_started_;

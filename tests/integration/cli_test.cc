@@ -14,6 +14,7 @@
 #include "gmock/gmock.h"
 #include "gtest/gtest.h"
 #include "tests/integration/server_process.h"
+#include "tests/support/npy_bytes.h"
 #include "tests/support/random_data.h"
 #include "tests/support/reference.h"
 
@@ -70,15 +71,9 @@ SharedServer CliTest::shared_;
 
 std::string WriteNpy(const std::vector<float>& data) {
   const std::string path = ScratchPath("input.npy");
-  std::string header =
-      absl::StrCat("{'descr': '<f4', 'fortran_order': False, 'shape': (", data.size(), ",), }");
-  header.append(64 - (10 + header.size() + 1) % 64, ' ');
-  header += '\n';
   std::ofstream out(path, std::ios::binary);
-  out.write("\x93NUMPY\x01\x00", 8);
-  const uint16_t length = static_cast<uint16_t>(header.size());
-  out.write(reinterpret_cast<const char*>(&length), 2);
-  out << header;
+  out << NpyHeaderBytes(
+      1, absl::StrCat("{'descr': '<f4', 'fortran_order': False, 'shape': (", data.size(), ",), }"));
   out.write(reinterpret_cast<const char*>(data.data()), data.size() * sizeof(float));
   return path;
 }

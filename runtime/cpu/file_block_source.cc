@@ -1,0 +1,49 @@
+#include "runtime/cpu/file_block_source.h"
+
+#include <sys/stat.h>
+#include <unistd.h>
+
+#include <cerrno>
+#include <cstring>
+#include <vector>
+
+#include "absl/strings/str_cat.h"
+
+namespace gpureduce::runtime {
+namespace {
+
+absl::Status ShortRead(int fd, uint64_t from, uint64_t to) {
+  struct stat info {};
+  const std::string size =
+      fstat(fd, &info) == 0 ? absl::StrCat(info.st_size, " bytes") : "an unknown size";
+  return absl::FailedPreconditionError(
+      absl::StrCat("the shared-memory object ends before byte ", to, " (it holds ", size,
+                   " now): its owner truncated it after registration; bytes ", from, " to ", to,
+                   " were not read. Register it again at its new size"));
+}
+
+}  // namespace
+
+kernels::cpu::BlockSource FileBlockSource(int fd, uint64_t file_offset) {
+  return [fd, file_offset](uint64_t begin, size_t size) -> absl::StatusOr<std::span<const float>> {
+    thread_local std::vector<float> buffer;
+    if (buffer.size() < size) buffer.resize(kernels::cpu::kElementsPerTask);
+    char* out = reinterpret_cast<char*>(buffer.data());
+    const uint64_t from = file_offset + begin * sizeof(float);
+    const size_t bytes = size * sizeof(float);
+    size_t done = 0;
+    while (done < bytes) {
+      const ssize_t got = pread(fd, out + done, bytes - done, static_cast<off_t>(from + done));
+      if (got < 0 && errno == EINTR) continue;
+      if (got < 0) {
+        return absl::InternalError(absl::StrCat("reading the shared-memory object at byte ",
+                                                from + done, ": ", std::strerror(errno)));
+      }
+      if (got == 0) return ShortRead(fd, from, from + bytes);
+      done += static_cast<size_t>(got);
+    }
+    return std::span<const float>(buffer.data(), size);
+  };
+}
+
+}  // namespace gpureduce::runtime

@@ -1,0 +1,16 @@
+#pragma once
+
+// Blocks of a shared-memory object, read with pread: an object its owner truncates after
+// registration then reads short and the request fails with a clear error, where reading through
+// a mapping would raise SIGBUS in the server.
+
+#include <cstdint>
+
+#include "kernels/reduce.h"
+
+namespace gpureduce::runtime {
+
+// Floats from byte `file_offset` of `fd` on; each calling thread reads into a buffer of its own.
+kernels::cpu::BlockSource FileBlockSource(int fd, uint64_t file_offset);
+
+}  // namespace gpureduce::runtime

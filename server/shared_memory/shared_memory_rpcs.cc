@@ -1,0 +1,131 @@
+#include "server/shared_memory/shared_memory_rpcs.h"
+
+#include <utility>
+
+#include "absl/strings/str_cat.h"
+#include "common/status_macros.h"
+#include "server/shared_memory/region_names.h"
+#include "spdlog/spdlog.h"
+
+namespace gpureduce::server {
+namespace {
+
+void ToProto(const Region& region, v1::SharedMemoryRegion* out) {
+  const RegionInfo& info = region.info();
+  out->set_name(info.name);
+  out->set_kind(info.kind == RegionInfo::Kind::kCuda ? v1::SharedMemoryRegion::CUDA
+                                                     : v1::SharedMemoryRegion::SYSTEM);
+  out->set_key(info.key);
+  out->set_device_id(info.device_id);
+  out->set_offset(info.offset);
+  out->set_byte_size(info.byte_size);
+  out->set_requests_in_flight(region.requests_in_flight());
+  out->set_register_us(info.register_us);
+}
+
+void LogRegistered(const Region& region) {
+  const RegionInfo& info = region.info();
+  spdlog::info(
+      "shared memory: registered \"{}\" ({}, {} bytes at offset {}) in {:.0f} us", info.name,
+      info.kind == RegionInfo::Kind::kCuda ? absl::StrCat("CUDA IPC on GPU ", info.device_id)
+                                           : absl::StrCat("object ", info.key),
+      info.byte_size, info.offset, info.register_us);
+}
+
+}  // namespace
+
+absl::Status RegisterSystemSharedMemory(RegionRegistry& registry, runtime::Backend& backend,
+                                        const v1::RegisterSystemSharedMemoryRequest& request,
+                                        v1::RegisterSharedMemoryResponse* response) {
+  RETURN_IF_ERROR(registry.CheckEnabled());
+  RETURN_IF_ERROR(CheckRegionName(request.name()));
+  RETURN_IF_ERROR(CheckObjectKey(request.key()));
+  RegionInfo info;
+  info.name = request.name();
+  info.key = request.key();
+  info.offset = request.offset();
+  info.byte_size = request.byte_size();
+  ASSIGN_OR_RETURN(std::shared_ptr<const Region> region,
+                   registry.Register(info.name, info.byte_size,
+                                     [&] { return Region::OpenSystem(info, backend); }));
+  LogRegistered(*region);
+  ToProto(*region, response->mutable_region());
+  return absl::OkStatus();
+}
+
+absl::Status RegisterCudaSharedMemory(RegionRegistry& registry, runtime::Backend& backend,
+                                      const v1::RegisterCudaSharedMemoryRequest& request,
+                                      v1::RegisterSharedMemoryResponse* response) {
+  RETURN_IF_ERROR(registry.CheckEnabled());
+  RETURN_IF_ERROR(CheckRegionName(request.name()));
+  if (backend.kind() != kernels::BackendKind::kCuda) {
+    return absl::FailedPreconditionError(
+        "CUDA shared memory needs the CUDA backend; this server runs the CPU backend");
+  }
+  RegionInfo info;
+  info.name = request.name();
+  info.device_id = request.device_id();
+  info.offset = request.offset();
+  info.byte_size = request.byte_size();
+  const auto* handle = reinterpret_cast<const std::byte*>(request.raw_handle().data());
+  const std::span<const std::byte> handle_bytes(handle, request.raw_handle().size());
+  ASSIGN_OR_RETURN(std::shared_ptr<const Region> region,
+                   registry.Register(info.name, info.byte_size, [&] {
+                     return Region::OpenCuda(info, handle_bytes, backend);
+                   }));
+  LogRegistered(*region);
+  ToProto(*region, response->mutable_region());
+  return absl::OkStatus();
+}
+
+absl::Status ListSharedMemory(const RegionRegistry& registry,
+                              v1::ListSharedMemoryResponse* response) {
+  RETURN_IF_ERROR(registry.CheckEnabled());
+  for (const auto& region : registry.List()) ToProto(*region, response->add_regions());
+  response->set_max_regions(registry.limits().max_regions);
+  response->set_max_total_bytes(registry.limits().max_total_bytes);
+  response->set_total_bytes(registry.total_bytes());
+  return absl::OkStatus();
+}
+
+absl::Status UnregisterSharedMemory(RegionRegistry& registry,
+                                    const v1::UnregisterSharedMemoryRequest& request,
+                                    v1::UnregisterSharedMemoryResponse* response) {
+  RETURN_IF_ERROR(registry.CheckEnabled());
+  std::vector<std::string> names;
+  if (request.all()) {
+    if (!request.name().empty()) {
+      return absl::InvalidArgumentError("set either name or all, not both");
+    }
+    names = registry.UnregisterAll();
+  } else {
+    if (request.name().empty()) {
+      return absl::InvalidArgumentError("name a region to unregister, or set all");
+    }
+    ASSIGN_OR_RETURN(names, registry.Unregister(request.name()));
+  }
+  for (const std::string& name : names) {
+    spdlog::info("shared memory: unregistered \"{}\"", name);
+    response->add_names(name);
+  }
+  return absl::OkStatus();
+}
+
+absl::StatusOr<std::shared_ptr<const Region>> ResolveSharedMemoryRef(
+    const RegionRegistry& registry, const v1::SharedMemoryRef& ref) {
+  ASSIGN_OR_RETURN(std::shared_ptr<const Region> region, registry.Find(ref.region()));
+  const uint64_t size = region->info().byte_size;
+  if (ref.offset() % sizeof(float) != 0 || ref.byte_size() % sizeof(float) != 0) {
+    return absl::InvalidArgumentError(
+        absl::StrCat("shared_memory.offset (", ref.offset(), ") and byte_size (", ref.byte_size(),
+                     ") must be multiples of 4: the region holds float32 values"));
+  }
+  if (ref.offset() > size || ref.byte_size() > size - ref.offset()) {
+    return absl::InvalidArgumentError(absl::StrCat(
+        "shared_memory reads ", ref.byte_size(), " bytes from offset ", ref.offset(),
+        ", past the end of region \"", ref.region(), "\", which holds ", size, " bytes"));
+  }
+  return region;
+}
+
+}  // namespace gpureduce::server

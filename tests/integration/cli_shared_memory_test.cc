@@ -1,0 +1,354 @@
+// `gpureduce reduce --shared-memory` and `gpureduce shared-memory` as a user runs them against
+// the real server on this host: every op by reference against the float64 reference, the
+// registration report, nothing left registered or in /dev/shm afterwards (also after Ctrl-C),
+// and a server without --allow-shared-memory refusing.
+
+#include <dirent.h>
+#include <fcntl.h>
+#include <signal.h>
+#include <spawn.h>
+#include <sys/wait.h>
+#include <unistd.h>
+
+#include <algorithm>
+#include <cstdio>
+#include <cstdlib>
+#include <fstream>
+#include <memory>
+#include <sstream>
+#include <string>
+#include <vector>
+
+#include "absl/strings/match.h"
+#include "absl/strings/str_cat.h"
+#include "absl/strings/str_split.h"
+#include "client/shared_memory/shared_memory_object.h"
+#include "gmock/gmock.h"
+#include "gtest/gtest.h"
+#include "nlohmann/json.hpp"
+#include "tests/integration/server_process.h"
+#include "tests/support/npy_bytes.h"
+#include "tests/support/random_data.h"
+#include "tests/support/reference.h"
+
+extern char** environ;
+
+namespace gpureduce::testing {
+namespace {
+
+using ::testing::HasSubstr;
+using ::testing::IsEmpty;
+using ::testing::Not;
+
+constexpr double kTolerance = 1e-9;  // the default kernels accumulate in float64
+constexpr char kEveryOpButProd[] = "sum,min,max,mean,sum_squares,argmin,argmax";
+constexpr char kEveryOp[] = "prod,sum,min,max,mean,sum_squares,argmin,argmax";
+
+struct CliRun {
+  int exit_code;
+  std::string out;
+  std::string err;
+  pid_t pid;  // the CLI's process, for its objects in /dev/shm
+};
+
+// Every test process gets its own files: ctest runs test cases in parallel.
+std::string ScratchPath(const std::string& name) {
+  return absl::StrCat(::testing::TempDir(), "/gpureduce-cli-shm-", getpid(), "-", name);
+}
+
+std::string Slurp(const std::string& path) {
+  std::ifstream in(path);
+  std::stringstream text;
+  text << in.rdbuf();
+  return text.str();
+}
+
+// Runs `gpureduce <args> --target=<target>` through the shell (so `args` may redirect stdin).
+CliRun RunCli(const std::string& args, const std::string& target) {
+  const std::string out = ScratchPath("out"), err = ScratchPath("err"), pid = ScratchPath("pid");
+  // `exec` keeps the shell's pid, which it wrote down first.
+  const std::string command =
+      absl::StrCat("echo $$ >", pid, "; exec ", CliBinary(), " ", args,
+                   target.empty() ? "" : " --target=" + target, " >", out, " 2>", err);
+  const int status = std::system(command.c_str());
+  CliRun run{WIFEXITED(status) ? WEXITSTATUS(status) : -1, Slurp(out), Slurp(err),
+             static_cast<pid_t>(std::atoi(Slurp(pid).c_str()))};
+  for (const std::string& path : {out, err, pid}) std::remove(path.c_str());
+  return run;
+}
+
+// What a process left in /dev/shm under the CLI's names ("gpureduce-<pid>-<hex>").
+std::vector<std::string> ObjectsOf(pid_t pid) {
+  std::vector<std::string> names;
+  DIR* dir = opendir("/dev/shm");
+  if (dir == nullptr) return names;
+  const std::string prefix = absl::StrCat("gpureduce-", pid, "-");
+  while (dirent* entry = readdir(dir)) {
+    if (absl::StartsWith(entry->d_name, prefix)) names.push_back(entry->d_name);
+  }
+  closedir(dir);
+  return names;
+}
+
+std::string WriteNpy(const std::vector<float>& data) {
+  const std::string path = ScratchPath("input.npy");
+  std::ofstream out(path, std::ios::binary);
+  out << NpyHeaderBytes(
+      1, absl::StrCat("{'descr': '<f4', 'fortran_order': False, 'shape': (", data.size(), ",), }"));
+  out.write(reinterpret_cast<const char*>(data.data()), data.size() * sizeof(float));
+  return path;
+}
+
+// --json prints one object per op, one per line.
+std::vector<nlohmann::json> JsonLines(const std::string& out) {
+  std::vector<nlohmann::json> lines;
+  for (absl::string_view line : absl::StrSplit(out, '\n', absl::SkipEmpty())) {
+    lines.push_back(nlohmann::json::parse(line));
+  }
+  return lines;
+}
+
+kernels::Op OpNamed(const std::string& name) {
+  static const std::pair<const char*, kernels::Op> kNames[] = {
+      {"sum", kernels::Op::kSum},       {"prod", kernels::Op::kProd},
+      {"min", kernels::Op::kMin},       {"max", kernels::Op::kMax},
+      {"mean", kernels::Op::kMean},     {"sum_squares", kernels::Op::kSumSquares},
+      {"argmin", kernels::Op::kArgMin}, {"argmax", kernels::Op::kArgMax}};
+  for (const auto& [text, op] : kNames) {
+    if (name == text) return op;
+  }
+  ADD_FAILURE() << "unknown op " << name;
+  return kernels::Op::kSum;
+}
+
+class CliSharedMemoryTest : public ::testing::Test {
+ protected:
+  static void SetUpTestSuite() { shared_.Start({"--allow-shared-memory"}); }
+  static void TearDownTestSuite() { shared_.Stop(); }
+  void SetUp() override {
+    REQUIRE_SHARED_SERVER(shared_);
+    server_ = shared_.get();
+  }
+
+  CliRun Cli(const std::string& args) { return RunCli(args, server_->target()); }
+
+  // Reduces `data` by reference with `ops` in one run and checks every answer.
+  void ExpectEveryOpCorrect(const std::vector<float>& data, const std::string& ops) {
+    const std::string npy = WriteNpy(data);
+    const CliRun run = Cli(absl::StrCat("reduce --shared-memory --json --op ", ops, " ", npy));
+    std::remove(npy.c_str());
+    ASSERT_EQ(run.exit_code, 0) << run.err;
+    const std::vector<std::string> names = absl::StrSplit(ops, ',');
+    const std::vector<nlohmann::json> lines = JsonLines(run.out);
+    ASSERT_EQ(lines.size(), names.size()) << run.out;
+    for (size_t i = 0; i < lines.size(); ++i) {
+      const nlohmann::json& line = lines[i];
+      SCOPED_TRACE(line.dump());
+      ASSERT_EQ(line["op"], names[i]);
+      const kernels::Op op = OpNamed(names[i]);
+      EXPECT_EQ(line["count"], data.size());
+      EXPECT_EQ(line["backend"], TestBackend());
+      EXPECT_EQ(line["timing"]["bytes"], data.size() * sizeof(float));
+      ASSERT_TRUE(line["value"].is_number()) << "the reference has no NaN or infinity here";
+      EXPECT_EQ(CheckAgainstReference(op, ComputeReference(op, data), line["value"].get<double>(),
+                                      line["index"].get<int64_t>(), kTolerance),
+                "");
+      const nlohmann::json& shm = line["client"]["shared_memory"];
+      EXPECT_EQ(shm["region"], lines[0]["client"]["shared_memory"]["region"]) << "one region";
+      EXPECT_THAT(shm["key"].get<std::string>(), HasSubstr(absl::StrCat("/gpureduce-", run.pid)));
+      EXPECT_GT(shm["register_us"].get<double>(), 0);
+      EXPECT_GT(shm["client_register_us"].get<double>(), 0);
+    }
+    EXPECT_THAT(ObjectsOf(run.pid), IsEmpty());
+  }
+
+  static SharedServer shared_;
+  ServerProcess* server_ = nullptr;
+};
+
+SharedServer CliSharedMemoryTest::shared_;
+
+class CliSharedMemoryOpsTest : public CliSharedMemoryTest,
+                               public ::testing::WithParamInterface<size_t> {};
+
+TEST_P(CliSharedMemoryOpsTest, MixedSignInputEveryOpInOneListMatchesTheReference) {
+  const uint64_t seed = FreshSeed();
+  SCOPED_TRACE(SeedTrace(seed));
+  ExpectEveryOpCorrect(MixedSignData(GetParam(), seed), kEveryOpButProd);
+}
+
+// PROD of mixed magnitudes overflows at these sizes; near-one values keep it meaningful.
+TEST_P(CliSharedMemoryOpsTest, NearOneInputAllEightOpsInOneListMatchTheReference) {
+  const uint64_t seed = FreshSeed();
+  SCOPED_TRACE(SeedTrace(seed));
+  ExpectEveryOpCorrect(NearOneData(GetParam(), seed), kEveryOp);
+}
+
+INSTANTIATE_TEST_SUITE_P(AwkwardSizes, CliSharedMemoryOpsTest, ::testing::Values(1, 31, 1000003));
+
+TEST_F(CliSharedMemoryTest, TextReportsRegistrationOnceAndEachOpByReference) {
+  const CliRun run = Cli("reduce --shared-memory --random 100003 --seed 5 --op sum,max --verify");
+  ASSERT_EQ(run.exit_code, 0) << run.err;
+  EXPECT_THAT(run.out, HasSubstr(absl::StrCat("shared memory: /gpureduce-", run.pid, "-")));
+  EXPECT_THAT(run.out, HasSubstr(", 400012 bytes, registered as gpureduce-"));
+  EXPECT_THAT(run.out, HasSubstr("ms to map and pin); input loaded in"));
+  EXPECT_THAT(run.out, HasSubstr("sum = "));
+  EXPECT_THAT(run.out, HasSubstr("max = "));
+  EXPECT_THAT(run.out, HasSubstr("(100003 floats, random"));
+  EXPECT_THAT(run.out, HasSubstr("GB/s end to end (by reference to shared memory region "));
+  EXPECT_THAT(run.out, Not(HasSubstr("MISMATCH")));
+  EXPECT_EQ(std::vector<std::string>(absl::StrSplit(run.out, ": OK")).size(), 3u) << run.out;
+  EXPECT_EQ(std::count(run.out.begin(), run.out.end(), '\n'), 1 + 2 * 5) << run.out;
+  // Unregistered and removed on the way out.
+  EXPECT_THAT(ObjectsOf(run.pid), IsEmpty());
+  absl::StatusOr<v1::ListSharedMemoryResponse> list = server_->Connect()->ListSharedMemory();
+  ASSERT_TRUE(list.ok()) << list.status();
+  EXPECT_EQ(list->regions_size(), 0) << list->DebugString();
+}
+
+TEST_F(CliSharedMemoryTest, StdinOfUnknownLengthAndAnEmptyInput) {
+  const std::string path = ScratchPath("input.txt");
+  std::ofstream(path) << "1.5, -2.5\n4e0  # comment\n";
+  const CliRun text = Cli("reduce --shared-memory --op mean,sum,argmax --json - < " + path);
+  std::remove(path.c_str());
+  ASSERT_EQ(text.exit_code, 0) << text.err;
+  const std::vector<nlohmann::json> lines = JsonLines(text.out);
+  ASSERT_EQ(lines.size(), 3u) << text.out;
+  EXPECT_EQ(lines[0]["value"], 1);
+  EXPECT_EQ(lines[1]["value"], 3);
+  EXPECT_EQ(lines[2]["index"], 2);
+
+  const CliRun empty = Cli("reduce --shared-memory --random 0 --op sum,prod --json");
+  ASSERT_EQ(empty.exit_code, 0) << empty.err;
+  const std::vector<nlohmann::json> sums = JsonLines(empty.out);
+  ASSERT_EQ(sums.size(), 2u) << empty.out;
+  EXPECT_EQ(sums[0]["value"], 0);
+  EXPECT_EQ(sums[1]["value"], 1);
+  EXPECT_EQ(sums[0]["count"], 0);
+}
+
+TEST_F(CliSharedMemoryTest, ListAndUnregisterCommands) {
+  std::unique_ptr<client::ReducerClient> reducer = server_->Connect();
+  absl::StatusOr<client::SharedMemoryObject> a = client::SharedMemoryObject::Create(4096);
+  absl::StatusOr<client::SharedMemoryObject> b = client::SharedMemoryObject::Create(1024);
+  ASSERT_TRUE(a.ok() && b.ok()) << a.status() << b.status();
+  ASSERT_TRUE(reducer->RegisterSystemSharedMemory("region-a", a->key(), 0, 4096).ok());
+  ASSERT_TRUE(reducer->RegisterSystemSharedMemory("region-b", b->key(), 512, 512).ok());
+
+  const CliRun json = Cli("shared-memory list --json");
+  ASSERT_EQ(json.exit_code, 0) << json.err;
+  const nlohmann::json listed = nlohmann::json::parse(json.out);
+  ASSERT_EQ(listed["regions"].size(), 2u) << json.out;
+  EXPECT_EQ(listed["total_bytes"], 4096 + 512);
+  EXPECT_GT(listed["max_regions"].get<int>(), 0);
+  for (const nlohmann::json& region : listed["regions"]) {
+    EXPECT_EQ(region["kind"], "system");
+    if (region["name"] == "region-b") {
+      EXPECT_EQ(region["key"], b->key());
+      EXPECT_EQ(region["offset"], 512);
+      EXPECT_EQ(region["byte_size"], 512);
+    }
+  }
+  const CliRun text = Cli("shared-memory list");
+  ASSERT_EQ(text.exit_code, 0) << text.err;
+  EXPECT_THAT(text.out, HasSubstr("region-a"));
+  EXPECT_THAT(text.out, HasSubstr(a->key()));
+  EXPECT_THAT(text.out, HasSubstr("2 regions, 4608 bytes"));
+
+  const CliRun one = Cli("shared-memory unregister region-a");
+  ASSERT_EQ(one.exit_code, 0) << one.err;
+  EXPECT_THAT(one.out, HasSubstr("unregistered region-a"));
+  const CliRun again = Cli("shared-memory unregister region-a");
+  EXPECT_EQ(again.exit_code, 1);
+  EXPECT_THAT(again.err, HasSubstr("NOT_FOUND"));
+
+  ASSERT_TRUE(reducer->RegisterSystemSharedMemory("region-c", a->key(), 0, 4096).ok());
+  const CliRun all = Cli("shared-memory unregister --all --json");
+  ASSERT_EQ(all.exit_code, 0) << all.err;
+  EXPECT_THAT(nlohmann::json::parse(all.out)["unregistered"],
+              ::testing::UnorderedElementsAre("region-b", "region-c"));
+  const CliRun none = Cli("shared-memory list");
+  ASSERT_EQ(none.exit_code, 0) << none.err;
+  EXPECT_THAT(none.out, HasSubstr("no regions"));
+
+  EXPECT_EQ(Cli("shared-memory unregister").exit_code, 2);
+  EXPECT_EQ(Cli("shared-memory unregister x --all").exit_code, 2);
+  EXPECT_EQ(Cli("shared-memory frobnicate").exit_code, 2);
+}
+
+TEST_F(CliSharedMemoryTest, InfoSaysSharedMemoryIsAccepted) {
+  const CliRun info = Cli("info --json");
+  ASSERT_EQ(info.exit_code, 0) << info.err;
+  EXPECT_THAT(info.out, HasSubstr("\"shared_memory\":true"));
+}
+
+TEST_F(CliSharedMemoryTest, UsageErrorsExitTwoAndHelpExplains) {
+  EXPECT_EQ(Cli("reduce --shared-memory --streams 2 --random 10").exit_code, 2);
+  EXPECT_EQ(Cli("reduce --shared-memory --values --random 10").exit_code, 2);
+  EXPECT_EQ(Cli("reduce --shared-memory --op sum,median --random 10").exit_code, 2);
+  EXPECT_EQ(Cli("reduce --shared-memory /no/such/file.npy").exit_code, 2);
+  const CliRun help = RunCli("reduce --help", "");
+  EXPECT_EQ(help.exit_code, 0);
+  EXPECT_THAT(help.out, HasSubstr("--shared-memory"));
+  EXPECT_THAT(help.out, HasSubstr("--allow-shared-memory"));
+}
+
+// Ctrl-C after the region is registered: the CLI unregisters it, removes its object and exits
+// 130. The input is large enough that loading it lasts well beyond the signal.
+TEST_F(CliSharedMemoryTest, InterruptUnregistersAndRemovesTheObject) {
+  const std::string target = absl::StrCat("--target=", server_->target());
+  const std::string binary = CliBinary();
+  std::vector<std::string> args = {
+      binary, "reduce", "--shared-memory", "--random", "268435456", "--op", "sum", target};
+  std::vector<char*> argv;
+  for (std::string& arg : args) argv.push_back(arg.data());
+  argv.push_back(nullptr);
+  posix_spawn_file_actions_t actions;
+  posix_spawn_file_actions_init(&actions);
+  posix_spawn_file_actions_addopen(&actions, STDOUT_FILENO, "/dev/null", O_WRONLY, 0);
+  pid_t pid = -1;
+  ASSERT_EQ(posix_spawn(&pid, binary.c_str(), &actions, nullptr, argv.data(), environ), 0);
+  posix_spawn_file_actions_destroy(&actions);
+
+  std::unique_ptr<client::ReducerClient> reducer = server_->Connect();
+  bool registered = false;
+  for (int i = 0; i < 30000 && !registered; ++i) {
+    absl::StatusOr<v1::ListSharedMemoryResponse> list = reducer->ListSharedMemory();
+    registered = list.ok() && list->regions_size() > 0;
+    if (!registered) usleep(1000);
+  }
+  ASSERT_EQ(kill(pid, SIGINT), 0);
+  int status = 0;
+  ASSERT_EQ(waitpid(pid, &status, 0), pid);
+  ASSERT_TRUE(registered) << "the CLI never registered its region";
+  ASSERT_TRUE(WIFEXITED(status)) << "killed by signal " << WTERMSIG(status);
+  EXPECT_EQ(WEXITSTATUS(status), 130);
+  absl::StatusOr<v1::ListSharedMemoryResponse> list = reducer->ListSharedMemory();
+  ASSERT_TRUE(list.ok()) << list.status();
+  EXPECT_EQ(list->regions_size(), 0) << list->DebugString();
+  EXPECT_THAT(ObjectsOf(pid), IsEmpty());
+}
+
+// A server without --allow-shared-memory refuses at registration, before any input is loaded.
+TEST(CliSharedMemoryOffTest, ServerWithoutTheFlagRefusesWithPermissionDenied) {
+  absl::StatusOr<std::unique_ptr<ServerProcess>> server = ServerProcess::Start({});
+  SKIP_IF_BACKEND_UNAVAILABLE(server.status());
+  ASSERT_TRUE(server.ok()) << server.status();
+  const CliRun run =
+      RunCli("reduce --shared-memory --random 1000 --op sum,min", (*server)->target());
+  EXPECT_EQ(run.exit_code, 1) << run.err;
+  EXPECT_THAT(run.err, HasSubstr("gpureduce reduce: the server refused: PERMISSION_DENIED: "));
+  EXPECT_THAT(run.err, HasSubstr("--allow-shared-memory"));
+  EXPECT_THAT(run.out, IsEmpty());
+  EXPECT_THAT(ObjectsOf(run.pid), IsEmpty());
+
+  const CliRun list = RunCli("shared-memory list", (*server)->target());
+  EXPECT_EQ(list.exit_code, 1);
+  EXPECT_THAT(list.err, HasSubstr("PERMISSION_DENIED"));
+  const CliRun info = RunCli("info --json", (*server)->target());
+  ASSERT_EQ(info.exit_code, 0) << info.err;
+  EXPECT_THAT(info.out, HasSubstr("\"shared_memory\":false"));
+}
+
+}  // namespace
+}  // namespace gpureduce::testing
