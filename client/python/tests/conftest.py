@@ -12,6 +12,15 @@ import pytest
 import gpureduce
 
 
+def _read(path):
+    """The file's text, stripped; empty where it does not exist yet."""
+    try:
+        with open(path, encoding="utf-8") as f:
+            return f.read().strip()
+    except FileNotFoundError:
+        return ""
+
+
 class Server:
     """A gpureduce-server on a free loopback port; `target` is where it listens."""
 
@@ -27,11 +36,11 @@ class Server:
             [binary, f"--backend={backend}", "--listen=127.0.0.1:0", f"--port-file={port_file}",
              *flags], stdout=self.log, stderr=subprocess.STDOUT, env=env)
         deadline = time.monotonic() + 60
-        while not os.path.exists(port_file) or not open(port_file).read().strip():
+        while not _read(port_file):
             if self.process.poll() is not None or time.monotonic() > deadline:
-                raise RuntimeError(f"gpureduce-server did not start: {open(self.log.name).read()}")
+                raise RuntimeError(f"gpureduce-server did not start: {_read(self.log.name)}")
             time.sleep(0.02)
-        self.target = f"127.0.0.1:{open(port_file).read().strip()}"
+        self.target = f"127.0.0.1:{_read(port_file)}"
         # Ready once the backend's self-check has passed: until then Reduce is UNAVAILABLE.
         with gpureduce.Client(self.target, **(client_options or {})) as client:
             while True:
@@ -80,3 +89,11 @@ printf 'python-test-token\\n' >tokens
         pytest.skip(f"openssl could not make the test certificates: {result.stderr}")
     return {name: os.path.join(workdir, name) for name in ("ca.pem", "server.pem", "server.key",
                                                             "tokens")}
+
+
+@pytest.fixture(scope="session")
+def shm_server(workdir):
+    """A server that accepts shared-memory regions (--allow-shared-memory)."""
+    started = Server(workdir, ["--allow-shared-memory"])
+    yield started
+    started.stop()

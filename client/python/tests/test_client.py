@@ -1,6 +1,7 @@
 """gpureduce.Client against the real server: every op against a float64 NumPy reference on
 fresh random inputs of mixed sign, at awkward sizes, unary and streamed; the NaN and
-first-occurrence rules; precise errors; TLS and tokens; and the example in docs/python.md."""
+first-occurrence rules; precise errors; TLS and tokens; and the examples in docs/python.md.
+Shared memory has its own file, test_shared_memory.py."""
 
 import os
 import re
@@ -121,9 +122,11 @@ def test_tls_and_tokens(workdir, certificates):
         server.stop()
 
 
-def test_the_example_in_docs_python_md_runs(server):
-    text = open(os.environ["GPUREDUCE_PYTHON_DOC"], encoding="utf-8").read()
+def test_the_examples_in_docs_python_md_run(shm_server):
+    # A server on this host that accepts shared memory: the doc's examples use it too.
+    with open(os.environ["GPUREDUCE_PYTHON_DOC"], encoding="utf-8") as f:
+        text = f.read()
     blocks = re.findall(r"```python\n(.*?)```", text, re.S)
-    assert blocks, "docs/python.md has no python example"
+    assert len(blocks) >= 2, "docs/python.md has lost an example"
     for block in blocks:
-        exec(block.replace("127.0.0.1:50051", server.target), {})  # pylint: disable=exec-used
+        exec(block.replace("127.0.0.1:50051", shm_server.target), {})  # pylint: disable=exec-used

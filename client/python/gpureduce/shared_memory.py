@@ -1,0 +1,251 @@
+"""Client.shared_memory: an array the server reads in place, registered for the life of a `with`
+block (system shared memory for NumPy arrays, CUDA IPC for CUDA arrays)."""
+
+from __future__ import annotations
+
+import errno
+import os
+import secrets
+import time
+import warnings
+from multiprocessing import resource_tracker
+from multiprocessing import shared_memory as _shm
+from typing import Optional
+
+import grpc
+import numpy
+
+from gpureduce import _cuda
+
+
+class _Segment(_shm.SharedMemory):
+    """A segment this process created (and unlinks). `region.array` is a view that holds a
+    buffer export of the mapping, so closing the segment under it fails (BufferError) rather
+    than unmapping memory it reads; the mapping then goes with the last view, and the
+    destructor closes only the descriptor (SharedMemory's would try to unmap again, noisily)."""
+
+    def __del__(self):
+        fd = getattr(self, "_fd", -1)
+        if fd >= 0:
+            os.close(fd)
+            self._fd = -1
+
+
+# Refusals after which the server surely holds no region of the name (ALREADY_EXISTS: another
+# client's, which must not be unregistered). After any other failure of a registration (a
+# deadline, a lost connection, an interrupt) it may hold one, and close() unregisters it.
+_NOT_REGISTERED = frozenset({
+    grpc.StatusCode.INVALID_ARGUMENT, grpc.StatusCode.NOT_FOUND, grpc.StatusCode.ALREADY_EXISTS,
+    grpc.StatusCode.PERMISSION_DENIED, grpc.StatusCode.UNAUTHENTICATED,
+    grpc.StatusCode.RESOURCE_EXHAUSTED, grpc.StatusCode.FAILED_PRECONDITION,
+    grpc.StatusCode.UNIMPLEMENTED, grpc.StatusCode.OUT_OF_RANGE})
+
+
+def unique_name() -> str:
+    """A region name no other client picks: py-<pid>-<random>."""
+    return f"py-{os.getpid()}-{secrets.token_hex(6)}"
+
+
+def _reserve(segment: _shm.SharedMemory, size: int) -> None:
+    """Allocates the segment's pages now: on a full /dev/shm, writing to a sparse segment would
+    kill the process with SIGBUS, where this fails with ENOSPC."""
+    fd = getattr(segment, "_fd", -1)
+    if fd < 0 or not hasattr(os, "posix_fallocate"):
+        return
+    try:
+        os.posix_fallocate(fd, 0, size)
+    except OSError as error:
+        if error.errno in (errno.ENOSPC, errno.EFBIG):
+            raise OSError(error.errno, f"no room for {size} bytes of shared memory in /dev/shm "
+                          f"({os.strerror(error.errno)}); a container's /dev/shm is 64 MiB "
+                          "unless it is started with a larger --shm-size") from None
+        # EINVAL, EOPNOTSUPP: a file system without fallocate; the copy will tell.
+
+
+def _discard(segment: _shm.SharedMemory) -> None:
+    """Unmaps (unless views of it live on) and unlinks a segment this process created."""
+    try:
+        segment.close()
+    except BufferError:
+        pass  # a view of it lives on (the caller kept `region.array`): the mapping goes with it
+    try:
+        segment.unlink()
+    except FileNotFoundError:
+        # Unlinked by someone else: then the resource tracker must not try again at exit.
+        # pylint: disable-next=protected-access
+        resource_tracker.unregister(segment._name, "shared_memory")
+
+
+class SharedRegion:
+    """An array registered with the server as a shared-memory region, for `Client.shared_memory`.
+
+    Inside the `with` block, `reduce(op, kernel)` reduces it in place (no payload crosses the
+    connection) and returns the same `Result` as `Client.reduce`; `name` is the region's name in
+    the server, `nbytes` the array's bytes, `register_us` what registration cost the server (in
+    microseconds), `copy_us` what copying the array into shared memory cost here (0 where nothing
+    was copied), `kind` "system" or "cuda", `key` the POSIX shared-memory object's name ("/...";
+    "" for CUDA), `region` the server's description (a Region). For system memory, `array` is a
+    float32 NumPy view of the region: writing to it changes what the next `reduce` sees. On
+    leaving the block the region is unregistered (also when the block raised) and a segment made
+    here is closed and unlinked; a registration that failed without a clear answer (a deadline,
+    a lost connection) is unregistered too, in case the server made it.
+    """
+
+    def __init__(self, client, source, *, offset: int = 0, byte_size: Optional[int] = None,
+                 name: Optional[str] = None, device_id: Optional[int] = None):
+        self._client = client
+        self._source = source
+        self._offset = int(offset)
+        self._byte_size = byte_size
+        self._device_id = device_id
+        self.name = name or unique_name()
+        self.key = ""
+        self.kind = "cuda" if _cuda.is_cuda_array(source) else "system"
+        self.nbytes = 0
+        self.register_us = 0.0
+        self.copy_us = 0.0
+        self.region = None     # the server's description (gpureduce.Region) once registered
+        self._segment = None   # the SharedMemory read: ours (created) or the caller's
+        self._owned = False    # whether this object created the segment (and unlinks it)
+        self._array = None
+        self._maybe_registered = False  # a registration was sent and may have happened
+        self._region_offset = 0  # where the region starts in the segment
+        self._state = "new"    # new, open, closed
+
+    # -- the block ------------------------------------------------------------------------------
+
+    def __enter__(self) -> "SharedRegion":
+        self.open()
+        return self
+
+    def __exit__(self, exc_type, exc, traceback) -> None:
+        # An exception from the block wins over a failure to unregister.
+        self.close(quiet=exc_type is not None)
+
+    def open(self) -> "SharedRegion":
+        """Copies (where needed) and registers; `with` calls it."""
+        if self._state != "new":
+            raise ValueError(f"shared-memory region {self.name} was already opened")
+        self._state = "open"
+        try:
+            if self.kind == "cuda":
+                self._open_cuda()
+            elif isinstance(self._source, _shm.SharedMemory):
+                self._open_existing(self._source)
+            else:
+                self._open_copy()
+        except BaseException:
+            self.close(quiet=True)
+            raise
+        return self
+
+    def close(self, quiet: bool = False) -> None:
+        """Unregisters the region and releases a segment made here; safe to call twice. Raises
+        the server's refusal to unregister unless `quiet` (a region already gone is no error)."""
+        if self._state == "closed":
+            return
+        self._state = "closed"
+        try:
+            if self._maybe_registered:
+                quiet = quiet or self.region is None  # no region known: a best effort
+                self.region, self._maybe_registered = None, False
+                try:
+                    self._client.unregister_shared_memory(self.name)
+                except Exception as error:  # pylint: disable=broad-except
+                    code = getattr(error, "code", None)
+                    if code != grpc.StatusCode.NOT_FOUND and not quiet:
+                        raise
+                    if code != grpc.StatusCode.NOT_FOUND:
+                        warnings.warn(f"gpureduce: could not unregister shared-memory region "
+                                      f"{self.name}: {error}", RuntimeWarning, stacklevel=3)
+        finally:
+            self._array = self._source = None
+            if self._owned and self._segment is not None:
+                _discard(self._segment)
+            self._segment = None
+
+    # -- use ------------------------------------------------------------------------------------
+
+    def reduce(self, op: str = "sum", kernel: str = "auto", *, offset: int = 0,
+               byte_size: Optional[int] = None, timeout: Optional[float] = None):
+        """Reduces the region (or `byte_size` bytes of it from `offset`) in place on the server."""
+        if self._state != "open":
+            raise ValueError(f"shared-memory region {self.name} is not open (use it inside its "
+                             "`with` block)")
+        if byte_size is None:
+            byte_size = self.nbytes - offset
+        return self._client.reduce_shared(self.name, offset, byte_size, op, kernel,
+                                          timeout=timeout)
+
+    @property
+    def array(self):
+        """The registered floats: a NumPy view of system memory, the CUDA array itself."""
+        if self._state != "open":
+            raise ValueError(f"shared-memory region {self.name} is not open")
+        if self.kind == "cuda":
+            return self._source
+        if self._array is None:
+            # frombuffer, not ndarray(buffer=): its view holds a buffer export, which keeps
+            # the segment from being unmapped under it (ndarray's would read unmapped memory).
+            self._array = numpy.frombuffer(self._segment.buf, numpy.float32,
+                                           count=self.nbytes // 4, offset=self._region_offset)
+        return self._array
+
+    def __repr__(self) -> str:
+        return (f"<gpureduce.SharedRegion {self.name} {self.kind} {self.nbytes} bytes "
+                f"{self._state}>")
+
+    # -- the three sources ----------------------------------------------------------------------
+
+    def _open_copy(self) -> None:
+        from gpureduce.client import _as_float32  # pylint: disable=import-outside-toplevel
+        if self._offset or self._byte_size is not None:
+            raise ValueError("offset and byte_size select part of an existing SharedMemory; "
+                             "for an array, slice it instead")
+        flat = _as_float32(self._source)
+        self._source = None
+        self.nbytes = flat.nbytes
+        size = max(flat.nbytes, 4)  # a segment cannot be empty; the region then holds 0 floats
+        self._segment = _Segment(create=True, size=size)
+        self._owned = True
+        _reserve(self._segment, size)
+        start = time.perf_counter()
+        view = numpy.ndarray(flat.shape, numpy.float32, buffer=self._segment.buf)
+        view[...] = flat
+        del view  # no view of the mapping but `array` outlives this
+        self.copy_us = (time.perf_counter() - start) * 1e6
+        self._region_offset = 0
+        self._register_system(size)
+
+    def _open_existing(self, segment: _shm.SharedMemory) -> None:
+        self._segment = segment
+        if self._byte_size is None:
+            self._byte_size = max(segment.size - self._offset, 0) // 4 * 4
+        self.nbytes = int(self._byte_size)
+        self._region_offset = self._offset
+        self._register_system(self.nbytes)
+
+    def _register_system(self, byte_size: int) -> None:
+        self.key = "/" + self._segment.name
+        self._register(self._client.register_system_shared_memory, self.key,
+                       self._region_offset, byte_size)
+
+    def _register(self, call, *args) -> None:
+        self._maybe_registered = True
+        try:
+            self.region = call(self.name, *args)
+        except Exception as error:
+            if getattr(error, "code", None) in _NOT_REGISTERED or isinstance(error, ValueError):
+                self._maybe_registered = False
+            raise
+        self.register_us = self.region.register_us
+
+    def _open_cuda(self) -> None:
+        if self._offset or self._byte_size is not None:
+            raise ValueError("offset and byte_size apply to a SharedMemory; for a CUDA array, "
+                             "slice it instead")
+        exported = _cuda.export(self._source)
+        self.nbytes = exported.nbytes
+        device = exported.device if self._device_id is None else self._device_id
+        self._register(self._client.register_cuda_shared_memory, exported.handle, device,
+                       exported.offset, exported.nbytes)

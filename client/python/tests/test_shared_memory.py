@@ -1,0 +1,389 @@
+"""Shared memory (issue 12) from Python against the real server started with
+--allow-shared-memory: every op against the float64 reference through regions of awkward sizes
+and at odd offsets, the context manager's cleanup, the lower-level calls, refusals, a server
+without the flag; and CUDA arrays by IPC handle where the driver library and a GPU are present
+(gpureduce._cuda.DeviceArray stands in for CuPy)."""
+
+import os
+import subprocess
+import sys
+import textwrap
+from multiprocessing import shared_memory
+
+import grpc
+import numpy
+import pytest
+
+import gpureduce
+from gpureduce import _cuda
+from test_client import OPS, mixed_sign, reference  # pylint: disable=wrong-import-order
+
+SIZES = [1, 2, 31, 1000003]
+CUDA_MISSING = _cuda.available()
+BACKEND = os.environ.get("GPUREDUCE_TEST_BACKEND", "cpu")
+
+
+@pytest.fixture
+def rng():
+    seed = int.from_bytes(os.urandom(8), "little")
+    print(f"seed={seed}")
+    return numpy.random.default_rng(seed)
+
+
+def data(op, size, rng):
+    if op == "prod":  # near 1, so a million factors stay finite
+        return (rng.choice([-1.0, 1.0], size) * rng.uniform(0.999, 1.001, size)).astype(
+            numpy.float32)
+    return mixed_sign(size, rng)
+
+
+def check(op, x, result):
+    """`result` is the reduction `op` of float32 array `x`, within the float64 reference's
+    tolerance (exact for min, max and the arg ops)."""
+    expected, scale = reference(op, x)
+    assert result.count == x.size
+    if op in ("argmin", "argmax"):
+        assert result.index == int(expected)
+        assert result.value == x[result.index]
+    elif op in ("min", "max"):
+        assert result.value == expected and result.index == -1
+    else:
+        assert abs(result.value - expected) <= 1e-9 * scale, (op, result.value, expected)
+
+
+def shm_exists(key):
+    return os.path.exists("/dev/shm" + key)
+
+
+def test_server_info_tells_whether_shared_memory_is_on(server, shm_server):
+    with gpureduce.Client(server.target) as client:
+        assert client.info().shared_memory is False
+    with gpureduce.Client(shm_server.target) as client:
+        assert client.info().shared_memory is True
+
+
+@pytest.mark.parametrize("size", SIZES)
+@pytest.mark.parametrize("op", OPS)
+def test_every_op_through_a_region(shm_server, rng, op, size):
+    x = data(op, size, rng)
+    with gpureduce.Client(shm_server.target) as client:
+        with client.shared_memory(x) as region:
+            assert region.kind == "system" and region.nbytes == x.nbytes
+            assert region.register_us > 0
+            result = region.reduce(op)
+        check(op, x, result)
+        assert result.timing["bytes"] == x.nbytes
+
+
+@pytest.mark.parametrize("size", [5, 1000003])
+def test_odd_offsets_within_a_larger_segment(shm_server, rng, size):
+    """The floats start 52 bytes in (4-byte aligned, not 8, 16 or page aligned), and end 28
+    bytes before the segment does: registered from there, or registered whole and referenced
+    from there."""
+    lead, tail = 13, 7
+    segment = shared_memory.SharedMemory(create=True, size=4 * (lead + size + tail))
+    floats = numpy.ndarray((lead + size + tail,), numpy.float32, buffer=segment.buf)
+    try:
+        floats[:] = numpy.float32(1e30)  # huge neighbours: reading one would show in every op
+        with gpureduce.Client(shm_server.target) as client:
+            for op in OPS:
+                x = data(op, size, rng)
+                floats[lead:lead + size] = x
+                with client.shared_memory(segment, offset=4 * lead, byte_size=x.nbytes) as region:
+                    assert region.region.offset == 4 * lead
+                    assert region.region.byte_size == x.nbytes
+                    numpy.testing.assert_array_equal(region.array, x)
+                    check(op, x, region.reduce(op))
+                whole = client.register_system_shared_memory("py-whole-segment",
+                                                             "/" + segment.name)
+                try:
+                    assert whole.byte_size == segment.size
+                    check(op, x, client.reduce_shared("py-whole-segment", 4 * lead, x.nbytes, op))
+                finally:
+                    assert client.unregister_shared_memory("py-whole-segment") == [
+                        "py-whole-segment"]
+            assert client.list_shared_memory() == []
+        assert shm_exists("/" + segment.name), "the caller's segment is the caller's to unlink"
+    finally:
+        del floats  # the segment cannot be closed while a view of it lives
+        segment.close()
+        segment.unlink()
+
+
+def test_the_server_reads_the_region_in_place(shm_server):
+    """Writes to `region.array` are what the next reduction sees: nothing is sent again."""
+    with gpureduce.Client(shm_server.target) as client:
+        with client.shared_memory(numpy.zeros(100003, numpy.float32)) as region:
+            assert region.reduce("sum").value == 0
+            region.array[:] = 2
+            region.array[70001] = 100
+            assert region.reduce("sum").value == 2 * 100002 + 100
+            assert region.reduce("argmax").index == 70001
+            assert region.reduce("max", offset=4 * 70002).value == 2  # a part of it
+            assert region.reduce("sum", offset=4, byte_size=8).value == 4
+
+
+def test_leaving_the_block_unregisters_and_unlinks(shm_server, rng):
+    x = mixed_sign(4099, rng)
+    with gpureduce.Client(shm_server.target) as client:
+        with client.shared_memory(x) as region:
+            listed = client.list_shared_memory()
+            assert [r.name for r in listed] == [region.name]
+            assert listed[0].kind == "system" and listed[0].key == region.key
+            assert listed[0].byte_size == x.nbytes and listed[0].device_id == -1
+            assert listed.total_bytes == x.nbytes and listed.max_regions >= 1
+            assert shm_exists(region.key)
+        assert client.list_shared_memory() == []
+        assert not shm_exists(region.key)
+        with pytest.raises(ValueError, match="not open"):
+            region.reduce("sum")
+
+        with pytest.raises(ZeroDivisionError):  # the block's own exception comes through
+            with client.shared_memory(x) as region:
+                region.reduce("sum")
+                print(1 / 0)
+        assert client.list_shared_memory() == []
+        assert not shm_exists(region.key)
+
+        kept = None
+        with client.shared_memory(x) as region:
+            kept = region.array  # a view outliving the block: the segment is still unlinked
+        assert not shm_exists(region.key) and kept[17] == x[17]
+
+
+def test_an_empty_array(shm_server):
+    with gpureduce.Client(shm_server.target) as client:
+        with client.shared_memory(numpy.zeros(0, numpy.float32)) as region:
+            assert region.nbytes == 0
+            assert region.reduce("sum").value == 0 and region.reduce("sum").count == 0
+            assert region.reduce("prod").value == 1
+            with pytest.raises(gpureduce.Error) as error:
+                region.reduce("argmin")
+            assert error.value.code == grpc.StatusCode.INVALID_ARGUMENT
+
+
+def test_the_lower_level_calls(shm_server, rng):
+    x = mixed_sign(1000, rng)
+    segment = shared_memory.SharedMemory(create=True, size=x.nbytes)
+    try:
+        numpy.ndarray(x.shape, numpy.float32, buffer=segment.buf)[:] = x
+        with gpureduce.Client(shm_server.target) as client:
+            a = client.register_system_shared_memory("py-a", "/" + segment.name)
+            b = client.register_system_shared_memory("py-b", "/" + segment.name, offset=400,
+                                                     byte_size=800)
+            assert (a.kind, a.key, a.offset, a.byte_size) == ("system", "/" + segment.name, 0, 4000)
+            assert (b.offset, b.byte_size) == (400, 800)
+            assert sorted(r.name for r in client.list_shared_memory()) == ["py-a", "py-b"]
+            check("sum", x, client.reduce_shared(a))  # a Region: its whole size
+            check("min", x[100:300], client.reduce_shared(b, op="min"))
+            check("argmax", x[150:300], client.reduce_shared("py-b", 200, 600, op="argmax"))
+            assert client.unregister_shared_memory("py-a") == ["py-a"]
+            with pytest.raises(gpureduce.Error) as error:
+                client.reduce_shared("py-a", 0, 4000)
+            assert error.value.code == grpc.StatusCode.NOT_FOUND
+            assert client.unregister_shared_memory(all=True) == ["py-b"]
+            assert client.list_shared_memory() == []
+            with pytest.raises(ValueError, match="not both"):
+                client.unregister_shared_memory()
+            with pytest.raises(ValueError, match="not both"):
+                client.unregister_shared_memory("py-a", all=True)
+            with pytest.raises(ValueError, match="byte_size is needed"):
+                client.reduce_shared("py-a")
+    finally:
+        segment.close()
+        segment.unlink()
+
+
+def test_refusals_are_precise(shm_server):
+    segment = shared_memory.SharedMemory(create=True, size=4096)
+    key = "/" + segment.name
+    invalid, not_found = grpc.StatusCode.INVALID_ARGUMENT, grpc.StatusCode.NOT_FOUND
+    try:
+        with gpureduce.Client(shm_server.target) as client:
+            def refused(code, call, *args, **kwargs):
+                with pytest.raises(gpureduce.Error) as error:
+                    call(*args, **kwargs)
+                assert error.value.code == code, error.value
+            register = client.register_system_shared_memory
+            refused(invalid, register, "py-bad", key, 2, 8)          # offset not float-aligned
+            refused(invalid, register, "py-bad", key, 0, 6)          # size not float-aligned
+            refused(invalid, register, "py-bad", key, 0, 4100)       # past the object's end
+            refused(invalid, register, "py-bad", "/../etc/passwd", 0, 4)  # not a shm name
+            refused(invalid, register, "bad/name", key, 0, 4)        # not a region name
+            refused(not_found, register, "py-bad", "/gpureduce-no-such-object", 0, 4)
+            client.register_system_shared_memory("py-ok", key, 0, 4096)
+            try:
+                refused(invalid, client.reduce_shared, "py-ok", 2, 8)     # misaligned
+                refused(invalid, client.reduce_shared, "py-ok", 4092, 8)  # past the region
+                refused(not_found, client.reduce_shared, "py-none", 0, 8)
+                refused(not_found, client.unregister_shared_memory, "py-none")
+            finally:
+                client.unregister_shared_memory("py-ok")
+            assert client.list_shared_memory() == []
+    finally:
+        segment.close()
+        segment.unlink()
+
+
+def test_a_server_without_the_flag_refuses(server):
+    with gpureduce.Client(server.target) as client:
+        region = client.shared_memory(numpy.ones(1000, numpy.float32))
+        with pytest.raises(gpureduce.Error) as error:
+            with region:
+                pytest.fail("registered on a server without --allow-shared-memory")
+        assert error.value.code == grpc.StatusCode.PERMISSION_DENIED, error.value
+        assert region.key and not shm_exists(region.key), "the segment made here is unlinked"
+        for call, args in ((client.list_shared_memory, ()), (client.reduce_shared, ("x", 0, 4)),
+                           (client.unregister_shared_memory, ("x",))):
+            with pytest.raises(gpureduce.Error) as error:
+                call(*args)
+            assert error.value.code == grpc.StatusCode.PERMISSION_DENIED, (call, error.value)
+
+
+class RefusingClient:
+    """A client whose registrations fail with `code`: what does the region clean up?"""
+
+    def __init__(self, code):
+        self.code, self.unregistered = code, []
+
+    def register_system_shared_memory(self, name, key, offset, byte_size):
+        assert os.path.exists("/dev/shm" + key) and byte_size == 40
+        raise gpureduce.Error(self.code, "refused")
+
+    def unregister_shared_memory(self, name):
+        self.unregistered.append(name)
+        raise gpureduce.Error(grpc.StatusCode.NOT_FOUND, "no such region")
+
+
+@pytest.mark.parametrize("code,unregisters", [
+    (grpc.StatusCode.PERMISSION_DENIED, False),
+    (grpc.StatusCode.ALREADY_EXISTS, False),  # another client's region: not ours to remove
+    (grpc.StatusCode.DEADLINE_EXCEEDED, True),  # the server may have registered it
+    (grpc.StatusCode.UNAVAILABLE, True)])
+def test_a_failed_registration_cleans_up(code, unregisters):
+    client = RefusingClient(code)
+    region = gpureduce.SharedRegion(client, numpy.ones(10, numpy.float32), name="py-refused")
+    with pytest.raises(gpureduce.Error):
+        with region:
+            pass
+    assert client.unregistered == (["py-refused"] if unregisters else [])
+    assert region.key and not shm_exists(region.key)
+
+
+# -- CUDA arrays -------------------------------------------------------------------------------
+
+
+class FakeCudaArray:
+    """Only the interface: for the checks made before the driver is asked anything."""
+
+    def __init__(self, **interface):
+        self.__cuda_array_interface__ = dict(
+            {"shape": (4,), "typestr": "<f4", "data": (0x7f0000000000, False), "version": 3,
+             "strides": None, "stream": None}, **interface)
+
+
+def test_cuda_arrays_must_be_float32_and_contiguous():
+    with gpureduce.Client("127.0.0.1:1") as client:  # never reached
+        with pytest.raises(TypeError, match="float32 CUDA arrays, not '<f8'"):
+            client.reduce(FakeCudaArray(typestr="<f8"))
+        with pytest.raises(ValueError, match="C-contiguous"):
+            client.reduce(FakeCudaArray(shape=(2, 2), strides=(16, 8)))
+        with pytest.raises(ValueError, match="C-contiguous"):
+            client.shared_memory(FakeCudaArray(shape=(4,), strides=(8,))).open()
+    assert _cuda.array_view(FakeCudaArray(shape=(3, 1), strides=(4, 99))).count == 3
+
+
+@pytest.mark.skipif(CUDA_MISSING is None, reason="the CUDA driver is present here")
+def test_without_a_cuda_driver_cuda_arrays_are_refused_clearly():
+    with gpureduce.Client("127.0.0.1:1") as client:  # never reached
+        with pytest.raises(gpureduce.CudaError, match="libcuda.so.1|cuInit|failed"):
+            client.reduce(FakeCudaArray())
+
+
+NO_CUDA = f"no CUDA here: {(CUDA_MISSING or '').split(';')[0]}"
+needs_cuda = pytest.mark.skipif(CUDA_MISSING is not None, reason=NO_CUDA)
+needs_cuda_server = pytest.mark.skipif(
+    CUDA_MISSING is not None or BACKEND != "cuda",
+    reason=NO_CUDA if CUDA_MISSING else
+    "the server runs the CPU backend (GPUREDUCE_TEST_BACKEND=cuda runs these)")
+
+_OPEN_IN_ANOTHER_PROCESS = textwrap.dedent("""
+    import importlib.util, sys, ctypes, numpy
+    spec = importlib.util.spec_from_file_location("gpureduce_cuda", sys.argv[1])
+    cuda = sys.modules["gpureduce_cuda"] = importlib.util.module_from_spec(spec)
+    spec.loader.exec_module(cuda)
+    lib = cuda.driver()
+    handle = cuda.IpcMemHandle.from_buffer_copy(bytes.fromhex(sys.argv[2]))
+    device, offset, count = int(sys.argv[3]), int(sys.argv[4]), int(sys.argv[5])
+    with cuda._Current(lib, None, device):
+        base = cuda.CUdeviceptr()
+        cuda._check(lib, lib.cuIpcOpenMemHandle_v2(ctypes.byref(base), handle, 1), "open")
+        host = numpy.empty(count, numpy.float32)
+        cuda._check(lib, lib.cuMemcpyDtoH_v2(host.ctypes.data, base.value + offset,
+                                             host.nbytes), "copy")
+        cuda._check(lib, lib.cuIpcCloseMemHandle(base.value), "close")
+    sys.stdout.write(host.tobytes().hex())
+""")
+
+
+@needs_cuda
+def test_a_cuda_export_opens_in_another_process(rng):
+    """What registration sends (the allocation's IPC handle, the array's offset in it) names
+    the array's bytes in another process: checked without the server."""
+    x = mixed_sign(1000, rng)
+    with _cuda.DeviceArray(13 + x.size + 7) as allocation:
+        allocation.copy_from(x, start=13)
+        exported = _cuda.export(allocation.view(13, x.size))
+        assert (exported.offset, exported.nbytes) == (52, x.nbytes)
+        assert exported.allocation_bytes >= 4 * (13 + x.size + 7)
+        assert len(exported.handle) == 64
+        numpy.testing.assert_array_equal(allocation.view(13, x.size).to_numpy(), x)
+        child = subprocess.run(
+            [sys.executable, "-c", _OPEN_IN_ANOTHER_PROCESS, _cuda.__file__,
+             exported.handle.hex(), str(exported.device), str(exported.offset), str(x.size)],
+            capture_output=True, text=True, timeout=120, check=False)
+        assert child.returncode == 0, child.stderr
+        numpy.testing.assert_array_equal(numpy.frombuffer(bytes.fromhex(child.stdout),
+                                                          numpy.float32), x)
+
+
+@needs_cuda
+def test_the_cpu_backend_refuses_cuda_memory(shm_server):
+    if BACKEND != "cpu":
+        pytest.skip("the server runs the CUDA backend")
+    with gpureduce.Client(shm_server.target) as client, \
+            _cuda.DeviceArray.from_numpy(numpy.ones(10, numpy.float32)) as x:
+        with pytest.raises(gpureduce.Error) as error:
+            client.reduce(x)
+        assert error.value.code == grpc.StatusCode.FAILED_PRECONDITION, error.value
+        assert client.list_shared_memory() == []
+
+
+@needs_cuda_server
+@pytest.mark.parametrize("size", SIZES)
+@pytest.mark.parametrize("op", OPS)
+def test_every_op_on_a_cuda_array(shm_server, rng, op, size):
+    x = data(op, size, rng)
+    with gpureduce.Client(shm_server.target) as client, _cuda.DeviceArray.from_numpy(x) as d:
+        result = client.reduce(d, op=op)
+        check(op, x, result)
+        assert result.backend == "cuda"
+        assert client.list_shared_memory() == []
+
+
+@needs_cuda_server
+def test_a_cuda_array_at_an_odd_offset_in_its_allocation(shm_server, rng):
+    size = 1000003
+    with gpureduce.Client(shm_server.target) as client, \
+            _cuda.DeviceArray(13 + size + 7) as allocation:
+        allocation.copy_from(numpy.full(13 + size + 7, 1e30, numpy.float32))
+        for op in OPS:
+            x = data(op, size, rng)
+            allocation.copy_from(x, start=13)
+            with client.shared_memory(allocation.view(13, size)) as region:
+                listed = client.list_shared_memory()
+                assert [(r.name, r.kind, r.offset, r.byte_size) for r in listed] == [
+                    (region.name, "cuda", 52, x.nbytes)]
+                check(op, x, region.reduce(op))
+                check(op, x, region.reduce(op))  # again, without registering again
+        assert client.list_shared_memory() == []
