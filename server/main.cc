@@ -14,6 +14,7 @@ int main(int argc, char** argv) {
   gpureduce::InstallCrashHandler("gpureduce-server");
   gpureduce::TuneMallocForLargeMessages();
   gpureduce::server::ServerConfig config;
+  std::string shared_memory_peers = "local";
   gpureduce::FlagSet flags(
       "gpureduce-server", "gpureduce-server [flags]",
       "Serves reductions of float32 arrays over gRPC (gpureduce.v1.Reducer, grpc.health.v1, "
@@ -59,6 +60,14 @@ int main(int argc, char** argv) {
                 "let clients on this host register POSIX shared-memory objects and CUDA IPC "
                 "allocations that the server then reads in place (docs/shared-memory.md); off, "
                 "those RPCs answer PERMISSION_DENIED");
+  flags.AddChoice("shared-memory-peers", &shared_memory_peers, {"local", "any"},
+                  "who may use shared memory: 'local' clients (loopback addresses, Unix sockets) "
+                  "or 'any' (containers sharing this host's IPC namespace over a bridge network)");
+  flags.AddString("shared-memory-key-prefix", &config.shared_memory.key_prefix,
+                  "map only POSIX objects whose names start with this (e.g. /gpureduce-, what "
+                  "the CLI and the load tester create); empty: any object the server's user can "
+                  "read",
+                  "PREFIX");
   flags.AddUint32("shared-memory-max-regions", &config.shared_memory.max_regions,
                   "shared-memory regions registered at once; beyond it RESOURCE_EXHAUSTED");
   flags.AddByteSize("shared-memory-max-bytes", &config.shared_memory.max_total_bytes,
@@ -130,6 +139,7 @@ int main(int argc, char** argv) {
     std::fputs(flags.Help().c_str(), stdout);
     return 0;
   }
+  config.shared_memory.any_peer = shared_memory_peers == "any";
   if (!flags.positional().empty()) {
     std::fprintf(stderr, "gpureduce-server: unexpected argument '%s'\n",
                  flags.positional().front().c_str());

@@ -65,6 +65,7 @@ class ReduceCall {
 
   const ServiceLimits& limits() const { return state_.limits; }
   const ServiceState& state() const { return state_; }
+  const std::string& peer() const { return peer_; }
 
  private:
   absl::Status Count(size_t elements);

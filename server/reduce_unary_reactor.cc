@@ -49,7 +49,7 @@ absl::Status ReduceUnaryReactor::StartShared(const v1::ReduceRequest& request) {
   }
   const v1::SharedMemoryRef& ref = request.shared_memory();
   absl::StatusOr<std::shared_ptr<const Region>> region =
-      ResolveSharedMemoryRef(call_.state().regions, ref);
+      ResolveSharedMemoryRef(call_.state().regions, call_.peer(), ref);
   if (!region.ok()) return region.status();
   const uint64_t elements = ref.byte_size() / sizeof(float);
   const int device =

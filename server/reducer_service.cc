@@ -109,7 +109,8 @@ grpc::ServerUnaryReactor* ReducerService::RegisterSystemSharedMemory(
     grpc::CallbackServerContext* context, const v1::RegisterSystemSharedMemoryRequest* request,
     v1::RegisterSharedMemoryResponse* response) {
   return Answer(context, [&] {
-    return server::RegisterSystemSharedMemory(state_.regions, state_.backend, *request, response);
+    return server::RegisterSystemSharedMemory(state_.regions, state_.backend, context->peer(),
+                                              *request, response);
   });
 }
 
@@ -117,21 +118,24 @@ grpc::ServerUnaryReactor* ReducerService::RegisterCudaSharedMemory(
     grpc::CallbackServerContext* context, const v1::RegisterCudaSharedMemoryRequest* request,
     v1::RegisterSharedMemoryResponse* response) {
   return Answer(context, [&] {
-    return server::RegisterCudaSharedMemory(state_.regions, state_.backend, *request, response);
+    return server::RegisterCudaSharedMemory(state_.regions, state_.backend, context->peer(),
+                                            *request, response);
   });
 }
 
 grpc::ServerUnaryReactor* ReducerService::ListSharedMemory(grpc::CallbackServerContext* context,
                                                            const v1::ListSharedMemoryRequest*,
                                                            v1::ListSharedMemoryResponse* response) {
-  return Answer(context, [&] { return server::ListSharedMemory(state_.regions, response); });
+  return Answer(
+      context, [&] { return server::ListSharedMemory(state_.regions, context->peer(), response); });
 }
 
 grpc::ServerUnaryReactor* ReducerService::UnregisterSharedMemory(
     grpc::CallbackServerContext* context, const v1::UnregisterSharedMemoryRequest* request,
     v1::UnregisterSharedMemoryResponse* response) {
-  return Answer(context,
-                [&] { return server::UnregisterSharedMemory(state_.regions, *request, response); });
+  return Answer(context, [&] {
+    return server::UnregisterSharedMemory(state_.regions, context->peer(), *request, response);
+  });
 }
 
 }  // namespace gpureduce::server

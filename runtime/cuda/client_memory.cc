@@ -3,6 +3,7 @@
 #include <cuda.h>  // the driver API's types, for cuMemGetAddressRange (reached through the runtime)
 
 #include <cstring>
+#include <string>
 
 #include "absl/strings/str_cat.h"
 #include "common/status_macros.h"
@@ -59,13 +60,25 @@ absl::StatusOr<std::unique_ptr<MemoryHold>> PinHostMemory(const void* base, size
                                              cudaHostRegisterPortable | cudaHostRegisterReadOnly);
   if (error != cudaSuccess) {
     cudaGetLastError();  // not sticky: clear it
-    return absl::Status(
-        error == cudaErrorMemoryAllocation ? absl::StatusCode::kResourceExhausted
-                                           : absl::StatusCode::kInternal,
-        absl::StrCat("pinning ", bytes, " bytes of the shared-memory object for the GPU failed: ",
-                     cudaGetErrorName(error), " (", cudaGetErrorString(error),
-                     "); the host may lack lockable memory (ulimit -l) or the object may have "
-                     "shrunk"));
+    absl::StatusCode code = absl::StatusCode::kInternal;
+    std::string why;
+    if (error == cudaErrorMemoryAllocation) {
+      code = absl::StatusCode::kResourceExhausted;
+      why = "the host may lack lockable memory (ulimit -l)";
+    } else if (error == cudaErrorNotSupported) {
+      code = absl::StatusCode::kFailedPrecondition;
+      why =
+          "this GPU and driver cannot pin memory read only (cudaHostRegisterReadOnly), which "
+          "a read-only mapping needs";
+    } else if (error == cudaErrorInvalidValue) {
+      code = absl::StatusCode::kFailedPrecondition;
+      why = "the object may have shrunk since its size was checked";
+    }
+    return absl::Status(code, absl::StrCat("pinning ", bytes,
+                                           " bytes of the shared-memory object for the GPU "
+                                           "failed: ",
+                                           cudaGetErrorName(error), " (", cudaGetErrorString(error),
+                                           ")", why.empty() ? "" : "; ", why));
   }
   return std::make_unique<PinnedHostHold>(base);
 }
@@ -92,6 +105,16 @@ absl::StatusOr<OpenedDeviceMemory> OpenIpcMemory(std::span<const std::byte> hand
   }
   OpenedDeviceMemory opened;
   opened.hold = std::make_unique<IpcHold>(device, data);
+  // Peer access would let this GPU read an allocation on another one, slowly and under the
+  // wrong name: the allocation must be on the device the client named.
+  cudaPointerAttributes attributes{};
+  CUDA_RETURN_IF_ERROR(cudaPointerGetAttributes(&attributes, data));
+  if (attributes.device != device.index()) {
+    return absl::FailedPreconditionError(absl::StrCat(
+        "the allocation is on GPU ", attributes.device, " (as this server numbers them), not GPU ",
+        device.index(), ": register it with device_id ", attributes.device,
+        " (ordinals differ between processes with different CUDA_VISIBLE_DEVICES)"));
+  }
   opened.data = static_cast<const std::byte*>(data);
   opened.device = device.index();
   CUdeviceptr base = 0;

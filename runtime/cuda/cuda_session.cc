@@ -213,12 +213,18 @@ absl::Status CudaSession::StagePiece(StagingSlot& slot) {
 absl::Status CudaSession::QueuePiece(StagingSlot& slot, size_t count, const float* copy_from,
                                      const float* reduce_from) {
   const cudaStream_t stream = lane_.stream.get();
-  CUDA_RETURN_IF_ERROR(cudaEventRecord(slot.started.get(), stream));
+  // A shared object's pages need no staging, so nothing but the GPU paces their copies: they run
+  // on the lane's copy stream, each overlapping the kernel of the piece before (the kernels stay
+  // in order on the lane's stream, each after its own copy).
+  const cudaStream_t copy_stream = input_.pinned != nullptr ? lane_.copies.get() : stream;
+  CUDA_RETURN_IF_ERROR(cudaEventRecord(slot.started.get(), copy_stream));
+  slot.copy_queued = input_.device == nullptr;  // the inline piece counts its (mapped) reads
   if (copy_from != nullptr) {
     CUDA_RETURN_IF_ERROR(cudaMemcpyAsync(slot.device.get(), copy_from, count * sizeof(float),
-                                         cudaMemcpyHostToDevice, stream));
+                                         cudaMemcpyHostToDevice, copy_stream));
   }
-  CUDA_RETURN_IF_ERROR(cudaEventRecord(slot.copied.get(), stream));
+  CUDA_RETURN_IF_ERROR(cudaEventRecord(slot.copied.get(), copy_stream));
+  if (copy_stream != stream) CUDA_RETURN_IF_ERROR(cudaStreamWaitEvent(stream, slot.copied.get()));
   const kernels::cuda::ChunkLaunch launch{kernel_,
                                           op_,
                                           block_size_,
@@ -240,7 +246,7 @@ void CudaSession::OnPieceDone(StagingSlot* slot, cudaError_t status) {
     if (status != cudaSuccess) {
       if (error_.ok()) error_ = CudaError(status, "a staged chunk", __FILE__, __LINE__);
     } else if (device_.Activate().ok()) {
-      timing_.h2d += Elapsed(slot->started, slot->copied);
+      if (slot->copy_queued) timing_.h2d += Elapsed(slot->started, slot->copied);
       timing_.kernel += Elapsed(slot->copied, slot->reduced);
     }
     go_on = --pieces_in_flight_ == 0 && std::exchange(waiting_for_piece_, false);

@@ -67,6 +67,7 @@ absl::Status Device::InitLanes(uint32_t streams, uint32_t ladder_streams, size_t
     ASSIGN_OR_RETURN(lane->stream,
                      CreateStream(ladder ? StreamPriority::kLow : StreamPriority::kHigh));
     ASSIGN_OR_RETURN(lane->scratch, AllocateDevice<std::byte>(scratch_bytes));
+    ASSIGN_OR_RETURN(lane->copies, CreateStream(StreamPriority::kHigh));
     CUDA_RETURN_IF_ERROR(cudaMemset(lane->scratch.get(), 0, scratch_bytes));
     (ladder ? ladder_lanes_ : lanes_).push_back(std::move(lane));
   }

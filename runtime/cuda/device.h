@@ -43,9 +43,10 @@ struct StagingSlot {
   PinnedBuffer<float> host;
   const float* mapped = nullptr;  // the GPU's address of `host`
   DeviceBuffer<float> device;
-  CudaEvent started;  // before the host-to-device copy
-  CudaEvent copied;   // after it, before the kernel
-  CudaEvent reduced;  // after the kernel
+  CudaEvent started;         // before the host-to-device copy
+  CudaEvent copied;          // after it, before the kernel
+  CudaEvent reduced;         // after the kernel
+  bool copy_queued = false;  // the piece it carries now came from the host (device memory did not)
 };
 
 // Where one request keeps its running partial: pinned host memory the GPU maps, so the kernels
@@ -64,6 +65,9 @@ class Device {
     std::mutex mu;
     CudaStream stream;
     DeviceBuffer<std::byte> scratch;
+    // Copies from shared memory's pinned pages go here, so that one piece's copy overlaps the
+    // kernel of the piece before on `stream` (which waits for each copy's event).
+    CudaStream copies;
   };
 
   static absl::StatusOr<std::unique_ptr<Device>> Open(int index, const DeviceOptions& options);

@@ -27,6 +27,12 @@ absl::Status OpenError(const std::string& key, int error) {
       return absl::PermissionDeniedError(
           absl::StrCat(what, "; the server's user may not read it (check its mode and owner)"));
     case ELOOP:
+      return absl::InvalidArgumentError(
+          absl::StrCat(what, "; it is a symbolic link, and links are refused"));
+    case EMFILE:
+    case ENFILE:
+      return absl::ResourceExhaustedError(
+          absl::StrCat(what, "; the server has too many open files"));
     case ENAMETOOLONG:
     case EINVAL:
       return absl::InvalidArgumentError(what);
@@ -62,10 +68,16 @@ absl::StatusOr<std::shared_ptr<Region>> Region::OpenSystem(RegionInfo info,
   in.kind = RegionInfo::Kind::kSystem;
   in.device_id = -1;
   // glibc's shm_open adds O_NOFOLLOW and O_CLOEXEC: a symbolic link in /dev/shm is refused.
-  region->fd_ = shm_open(in.key.c_str(), O_RDONLY, 0);
+  // O_NONBLOCK: opening a FIFO someone made there returns at once (and is refused below)
+  // instead of holding this thread until a writer comes; it changes nothing for a file.
+  region->fd_ = shm_open(in.key.c_str(), O_RDONLY | O_NONBLOCK, 0);
   if (region->fd_ < 0) return OpenError(in.key, errno);
   struct stat object {};
-  if (fstat(region->fd_, &object) != 0 || !S_ISREG(object.st_mode)) {
+  if (fstat(region->fd_, &object) != 0) {
+    return absl::InternalError(
+        absl::StrCat("fstat of \"", in.key, "\" failed: ", std::strerror(errno)));
+  }
+  if (!S_ISREG(object.st_mode)) {
     return absl::InvalidArgumentError(
         absl::StrCat("\"", in.key, "\" is not a regular shared-memory object"));
   }
@@ -84,9 +96,11 @@ absl::StatusOr<std::shared_ptr<Region>> Region::OpenSystem(RegionInfo info,
   void* mapping = mmap(nullptr, region->mapping_bytes_, PROT_READ, MAP_SHARED, region->fd_,
                        static_cast<off_t>(first_page));
   if (mapping == MAP_FAILED) {
-    return absl::ResourceExhaustedError(absl::StrCat("mapping ", region->mapping_bytes_,
-                                                     " bytes of \"", in.key,
-                                                     "\" failed: ", std::strerror(errno)));
+    const int error = errno;
+    return absl::Status(
+        error == ENOMEM ? absl::StatusCode::kResourceExhausted : absl::StatusCode::kInternal,
+        absl::StrCat("mapping ", region->mapping_bytes_, " bytes of \"", in.key,
+                     "\" failed: ", std::strerror(error)));
   }
   region->mapping_ = mapping;
   ASSIGN_OR_RETURN(region->hold_, backend.PinHost(mapping, region->mapping_bytes_));
@@ -105,6 +119,10 @@ absl::StatusOr<std::shared_ptr<Region>> Region::OpenCuda(RegionInfo info,
                                                          runtime::Backend& backend) {
   const auto start = std::chrono::steady_clock::now();
   RETURN_IF_ERROR(CheckAligned(info));
+  if (info.device_id < 0) {
+    return absl::InvalidArgumentError(
+        absl::StrCat("device_id ", info.device_id, " is not a CUDA device ordinal"));
+  }
   std::shared_ptr<Region> region(new Region(std::move(info)));
   RegionInfo& in = region->info_;
   in.kind = RegionInfo::Kind::kCuda;

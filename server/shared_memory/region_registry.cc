@@ -4,6 +4,7 @@
 
 #include "absl/strings/str_cat.h"
 #include "common/status_macros.h"
+#include "server/shared_memory/local_peer.h"
 
 namespace gpureduce::server {
 
@@ -12,6 +13,11 @@ absl::Status RegionRegistry::CheckEnabled() const {
   return absl::PermissionDeniedError(
       "this server does not accept shared memory: start it with --allow-shared-memory (clients "
       "on its host can then have it read their memory in place)");
+}
+
+absl::Status RegionRegistry::CheckCaller(absl::string_view peer) const {
+  RETURN_IF_ERROR(CheckEnabled());
+  return limits_.any_peer ? absl::OkStatus() : CheckLocalPeer(peer);
 }
 
 absl::StatusOr<std::shared_ptr<const Region>> RegionRegistry::Register(
@@ -61,7 +67,10 @@ absl::StatusOr<std::shared_ptr<const Region>> RegionRegistry::Find(const std::st
   return found->second;
 }
 
+// The regions removed are released (unpinned, closed, unmapped: milliseconds per GiB) by the
+// caller's `released` after the lock is let go, so lookups never wait for that.
 absl::StatusOr<std::vector<std::string>> RegionRegistry::Unregister(const std::string& name) {
+  std::shared_ptr<const Region> released;
   std::lock_guard<std::mutex> lock(mu_);
   const auto found = regions_.find(name);
   if (found == regions_.end() || found->second == nullptr) {
@@ -69,11 +78,13 @@ absl::StatusOr<std::vector<std::string>> RegionRegistry::Unregister(const std::s
         absl::StrCat("no shared-memory region named \"", name, "\" is registered"));
   }
   total_bytes_ -= found->second->info().byte_size;
+  released = std::move(found->second);
   regions_.erase(found);
   return std::vector<std::string>{name};
 }
 
 std::vector<std::string> RegionRegistry::UnregisterAll() {
+  std::vector<std::shared_ptr<const Region>> released;  // let go after the lock (see above)
   std::vector<std::string> names;
   std::lock_guard<std::mutex> lock(mu_);
   for (auto it = regions_.begin(); it != regions_.end();) {
@@ -83,6 +94,7 @@ std::vector<std::string> RegionRegistry::UnregisterAll() {
     }
     total_bytes_ -= it->second->info().byte_size;
     names.push_back(it->first);
+    released.push_back(std::move(it->second));
     regions_.erase(it++);
   }
   std::sort(names.begin(), names.end());

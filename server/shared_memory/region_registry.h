@@ -13,6 +13,7 @@
 #include "absl/container/flat_hash_map.h"
 #include "absl/functional/function_ref.h"
 #include "absl/status/statusor.h"
+#include "absl/strings/string_view.h"
 #include "server/shared_memory/region.h"
 
 namespace gpureduce::server {
@@ -21,6 +22,8 @@ struct RegionLimits {
   bool enabled = false;  // --allow-shared-memory
   uint32_t max_regions = 64;
   uint64_t max_total_bytes = uint64_t{64} << 30;
+  bool any_peer = false;   // false: loopback and Unix-socket clients only (local_peer.h)
+  std::string key_prefix;  // non-empty: system objects' keys must start with it
 };
 
 class RegionRegistry {
@@ -31,6 +34,8 @@ class RegionRegistry {
 
   // PERMISSION_DENIED unless the server allows shared memory.
   absl::Status CheckEnabled() const;
+  // CheckEnabled, and PERMISSION_DENIED for a remote `peer` unless any peer is allowed.
+  absl::Status CheckCaller(absl::string_view peer) const;
 
   // Reserves `name` and `byte_size` within the limits, runs `open` and registers what it
   // returns. ALREADY_EXISTS for a name in use, RESOURCE_EXHAUSTED past a limit.

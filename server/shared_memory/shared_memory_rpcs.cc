@@ -2,6 +2,7 @@
 
 #include <utility>
 
+#include "absl/strings/match.h"
 #include "absl/strings/str_cat.h"
 #include "common/status_macros.h"
 #include "server/shared_memory/region_names.h"
@@ -35,11 +36,18 @@ void LogRegistered(const Region& region) {
 }  // namespace
 
 absl::Status RegisterSystemSharedMemory(RegionRegistry& registry, runtime::Backend& backend,
+                                        absl::string_view peer,
                                         const v1::RegisterSystemSharedMemoryRequest& request,
                                         v1::RegisterSharedMemoryResponse* response) {
-  RETURN_IF_ERROR(registry.CheckEnabled());
+  RETURN_IF_ERROR(registry.CheckCaller(peer));
   RETURN_IF_ERROR(CheckRegionName(request.name()));
   RETURN_IF_ERROR(CheckObjectKey(request.key()));
+  const std::string& prefix = registry.limits().key_prefix;
+  if (!absl::StartsWith(request.key(), prefix)) {
+    return absl::PermissionDeniedError(
+        absl::StrCat("this server maps only objects whose names start with \"", prefix,
+                     "\" (--shared-memory-key-prefix); \"", request.key(), "\" does not"));
+  }
   RegionInfo info;
   info.name = request.name();
   info.key = request.key();
@@ -54,9 +62,10 @@ absl::Status RegisterSystemSharedMemory(RegionRegistry& registry, runtime::Backe
 }
 
 absl::Status RegisterCudaSharedMemory(RegionRegistry& registry, runtime::Backend& backend,
+                                      absl::string_view peer,
                                       const v1::RegisterCudaSharedMemoryRequest& request,
                                       v1::RegisterSharedMemoryResponse* response) {
-  RETURN_IF_ERROR(registry.CheckEnabled());
+  RETURN_IF_ERROR(registry.CheckCaller(peer));
   RETURN_IF_ERROR(CheckRegionName(request.name()));
   if (backend.kind() != kernels::BackendKind::kCuda) {
     return absl::FailedPreconditionError(
@@ -78,9 +87,9 @@ absl::Status RegisterCudaSharedMemory(RegionRegistry& registry, runtime::Backend
   return absl::OkStatus();
 }
 
-absl::Status ListSharedMemory(const RegionRegistry& registry,
+absl::Status ListSharedMemory(const RegionRegistry& registry, absl::string_view peer,
                               v1::ListSharedMemoryResponse* response) {
-  RETURN_IF_ERROR(registry.CheckEnabled());
+  RETURN_IF_ERROR(registry.CheckCaller(peer));
   for (const auto& region : registry.List()) ToProto(*region, response->add_regions());
   response->set_max_regions(registry.limits().max_regions);
   response->set_max_total_bytes(registry.limits().max_total_bytes);
@@ -88,10 +97,10 @@ absl::Status ListSharedMemory(const RegionRegistry& registry,
   return absl::OkStatus();
 }
 
-absl::Status UnregisterSharedMemory(RegionRegistry& registry,
+absl::Status UnregisterSharedMemory(RegionRegistry& registry, absl::string_view peer,
                                     const v1::UnregisterSharedMemoryRequest& request,
                                     v1::UnregisterSharedMemoryResponse* response) {
-  RETURN_IF_ERROR(registry.CheckEnabled());
+  RETURN_IF_ERROR(registry.CheckCaller(peer));
   std::vector<std::string> names;
   if (request.all()) {
     if (!request.name().empty()) {
@@ -112,7 +121,8 @@ absl::Status UnregisterSharedMemory(RegionRegistry& registry,
 }
 
 absl::StatusOr<std::shared_ptr<const Region>> ResolveSharedMemoryRef(
-    const RegionRegistry& registry, const v1::SharedMemoryRef& ref) {
+    const RegionRegistry& registry, absl::string_view peer, const v1::SharedMemoryRef& ref) {
+  RETURN_IF_ERROR(registry.CheckCaller(peer));
   ASSIGN_OR_RETURN(std::shared_ptr<const Region> region, registry.Find(ref.region()));
   const uint64_t size = region->info().byte_size;
   if (ref.offset() % sizeof(float) != 0 || ref.byte_size() % sizeof(float) != 0) {

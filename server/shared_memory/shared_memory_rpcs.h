@@ -1,6 +1,7 @@
 #pragma once
 
-// The shared-memory RPCs of gpureduce.v1.Reducer, from proto to the registry and back.
+// The shared-memory RPCs of gpureduce.v1.Reducer, from proto to the registry and back. `peer`:
+// the caller as gRPC names it (RegionRegistry::CheckCaller).
 
 #include "absl/status/status.h"
 #include "gpureduce/v1/reduce.pb.h"
@@ -10,20 +11,22 @@
 namespace gpureduce::server {
 
 absl::Status RegisterSystemSharedMemory(RegionRegistry& registry, runtime::Backend& backend,
+                                        absl::string_view peer,
                                         const v1::RegisterSystemSharedMemoryRequest& request,
                                         v1::RegisterSharedMemoryResponse* response);
 absl::Status RegisterCudaSharedMemory(RegionRegistry& registry, runtime::Backend& backend,
+                                      absl::string_view peer,
                                       const v1::RegisterCudaSharedMemoryRequest& request,
                                       v1::RegisterSharedMemoryResponse* response);
-absl::Status ListSharedMemory(const RegionRegistry& registry,
+absl::Status ListSharedMemory(const RegionRegistry& registry, absl::string_view peer,
                               v1::ListSharedMemoryResponse* response);
-absl::Status UnregisterSharedMemory(RegionRegistry& registry,
+absl::Status UnregisterSharedMemory(RegionRegistry& registry, absl::string_view peer,
                                     const v1::UnregisterSharedMemoryRequest& request,
                                     v1::UnregisterSharedMemoryResponse* response);
 
 // The region a Reduce request refers to, checked: `byte_size` bytes from `offset` within it,
 // both multiples of 4.
 absl::StatusOr<std::shared_ptr<const Region>> ResolveSharedMemoryRef(
-    const RegionRegistry& registry, const v1::SharedMemoryRef& ref);
+    const RegionRegistry& registry, absl::string_view peer, const v1::SharedMemoryRef& ref);
 
 }  // namespace gpureduce::server

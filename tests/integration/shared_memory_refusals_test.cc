@@ -1,8 +1,11 @@
 // Every refusal of the shared-memory RPCs through the real server: each a precise status, none
 // disturbing the server. The reductions themselves are in shared_memory_test.cc.
 
+#include <sys/stat.h>
 #include <unistd.h>
 
+#include <cerrno>
+#include <cstring>
 #include <memory>
 #include <string>
 #include <vector>
@@ -100,6 +103,28 @@ TEST_F(SharedMemoryRefusalsTest, ASymbolicLinkInDevShmIsRefused) {
   EXPECT_CODE(reducer_->RegisterSystemSharedMemory("r", link, 0, 64), StatusCode::kInvalidArgument,
               "shm_open");
   unlink(("/dev/shm" + link).c_str());
+}
+
+TEST_F(SharedMemoryRefusalsTest, AFifoInDevShmIsRefusedWithoutWaitingForAWriter) {
+  const std::string fifo = absl::StrCat("/gpureduce-test-fifo-", getpid());
+  ASSERT_EQ(mkfifo(("/dev/shm" + fifo).c_str(), 0600), 0) << std::strerror(errno);
+  client::CallOptions options;
+  options.timeout = absl::Seconds(10);
+  EXPECT_CODE(reducer_->RegisterSystemSharedMemory("fifo", fifo, 0, 64, options),
+              StatusCode::kInvalidArgument, "not a regular");
+  unlink(("/dev/shm" + fifo).c_str());
+}
+
+TEST(SharedMemoryKeyPrefixTest, OnlyObjectsWithThePrefixAreMapped) {
+  absl::StatusOr<std::unique_ptr<ServerProcess>> server =
+      ServerProcess::Start({"--allow-shared-memory", "--shared-memory-key-prefix=/gpureduce-"});
+  SKIP_IF_BACKEND_UNAVAILABLE(server.status());
+  ASSERT_TRUE(server.ok()) << server.status();
+  std::unique_ptr<client::ReducerClient> reducer = (*server)->Connect();
+  const client::SharedMemoryObject object = MakeObject(64);  // "/gpureduce-<pid>-<hex>"
+  EXPECT_TRUE(reducer->RegisterSystemSharedMemory("mine", object.key(), 0, 64).ok());
+  EXPECT_CODE(reducer->RegisterSystemSharedMemory("other", "/psm_0123abcd", 0, 64),
+              StatusCode::kPermissionDenied, "--shared-memory-key-prefix");
 }
 
 TEST_F(SharedMemoryRefusalsTest, ObjectsThatDoNotHoldTheRegionAreRefused) {

@@ -13,6 +13,7 @@
 #include "absl/strings/str_cat.h"
 #include "gtest/gtest.h"
 #include "runtime/cpu/cpu_backend.h"
+#include "server/shared_memory/local_peer.h"
 #include "server/shared_memory/region_names.h"
 
 namespace gpureduce::server {
@@ -118,6 +119,29 @@ TEST_F(RegionRegistryTest, ARequestKeepsAnUnregisteredRegionOpen) {
   EXPECT_EQ(source.file_offset, 4u);
   char byte = 0;
   EXPECT_EQ(pread(source.fd, &byte, 1, 0), 1) << "the region's descriptor closed under a request";
+}
+
+TEST(LocalPeerTest, OnlyLoopbackAndUnixSocketsAreLocal) {
+  for (const char* peer : {"ipv4:127.0.0.1:5000", "ipv4:127.1.2.3:1", "ipv6:[::1]:80",
+                           "ipv6:[::ffff:127.0.0.1]:80", "unix:/tmp/s", "unix-abstract:x"}) {
+    EXPECT_TRUE(CheckLocalPeer(peer).ok()) << peer;
+  }
+  for (const char* peer : {"ipv4:10.0.0.7:5000", "ipv4:128.0.0.1:5", "ipv6:[2001:db8::1]:80",
+                           "ipv6:[::ffff:10.0.0.1]:80", "ipv4:1127.0.0.1:1", ""}) {
+    const absl::Status status = CheckLocalPeer(peer);
+    EXPECT_EQ(status.code(), absl::StatusCode::kPermissionDenied) << peer;
+    EXPECT_NE(status.message().find("--shared-memory-peers=any"), absl::string_view::npos);
+  }
+}
+
+TEST_F(RegionRegistryTest, AnyPeerIsAllowedOnlyWhenAsked) {
+  RegionLimits local{true};
+  EXPECT_EQ(RegionRegistry(local).CheckCaller("ipv4:10.1.1.1:9").code(),
+            absl::StatusCode::kPermissionDenied);
+  local.any_peer = true;
+  EXPECT_TRUE(RegionRegistry(local).CheckCaller("ipv4:10.1.1.1:9").ok());
+  EXPECT_EQ(RegionRegistry(RegionLimits{}).CheckCaller("unix:/s").code(),
+            absl::StatusCode::kPermissionDenied);
 }
 
 TEST(RegionNamesTest, AcceptsPlainNamesOnly) {
