@@ -6,6 +6,7 @@
 #include <string>
 #include <thread>
 
+#include "absl/strings/match.h"
 #include "absl/strings/str_cat.h"
 #include "absl/time/clock.h"
 #include "absl/time/time.h"
@@ -26,6 +27,12 @@ void CombineTiming(const v1::Timing& part, v1::Timing* total) {
 }
 
 }  // namespace
+
+bool NamesSeveralServers(absl::string_view target) {
+  return absl::StartsWith(target, "dns:") ||
+         ((absl::StartsWith(target, "ipv4:") || absl::StartsWith(target, "ipv6:")) &&
+          absl::StrContains(target, ','));
+}
 
 std::vector<std::pair<uint64_t, uint64_t>> SplitIntoParts(uint64_t n, uint32_t streams) {
   std::vector<std::pair<uint64_t, uint64_t>> parts;
@@ -118,6 +125,7 @@ absl::StatusOr<v1::ReduceResponse> ReduceInParts(const std::vector<ReducerClient
           : std::max(absl::ZeroDuration(), options.timeout - (absl::Now() - connect_started));
   std::vector<absl::StatusOr<v1::ReduceResponse>> answers(n, absl::UnknownError("not run"));
   std::atomic<bool> failed{false};
+  std::atomic<uint32_t> retries{0};
   std::mutex progress_mu;
   std::vector<uint64_t> sent(n, 0);
   std::vector<std::thread> threads;
@@ -137,15 +145,28 @@ absl::StatusOr<v1::ReduceResponse> ReduceInParts(const std::vector<ReducerClient
           options.on_progress(all);
         };
       }
-      answers[i] = clients[i]->ReduceStream(
-          part_spec,
-          [&, i](absl::Span<float> out) -> absl::StatusOr<size_t> {
-            if (failed.load(std::memory_order_relaxed)) {
-              return absl::CancelledError("another stream of this reduction failed");
-            }
-            return parts[i].fill(out);
-          },
-          part_options);
+      for (int attempt = 1;; ++attempt) {
+        answers[i] = clients[i]->ReduceStream(
+            part_spec,
+            [&, i](absl::Span<float> out) -> absl::StatusOr<size_t> {
+              if (failed.load(std::memory_order_relaxed)) {
+                return absl::CancelledError("another stream of this reduction failed");
+              }
+              return parts[i].fill(out);
+            },
+            part_options);
+        // Only a server that went away is worth another try: any other error would recur.
+        if (answers[i].ok() || !absl::IsUnavailable(answers[i].status()) || !parts[i].rewind ||
+            attempt == kPartAttempts || failed.load(std::memory_order_relaxed)) {
+          break;
+        }
+        if (absl::Status rewound = parts[i].rewind(); !rewound.ok()) {
+          answers[i] = rewound;
+          break;
+        }
+        retries.fetch_add(1, std::memory_order_relaxed);
+        if (options.on_progress) part_options.on_progress(0);  // its bytes count from 0 again
+      }
       if (!answers[i].ok()) failed.store(true, std::memory_order_relaxed);
     });
   }
@@ -170,7 +191,9 @@ absl::StatusOr<v1::ReduceResponse> ReduceInParts(const std::vector<ReducerClient
   if (responses.size() != n) return absl::InternalError("a part was cancelled for no reason");
   std::vector<uint64_t> begins;
   for (const StreamPart& part : parts) begins.push_back(part.begin);
-  return CombineParts(spec.op(), begins, responses);
+  v1::ReduceResponse combined = CombineParts(spec.op(), begins, responses);
+  combined.set_stream_retries(retries.load());
+  return combined;
 }
 
 }  // namespace gpureduce::client

@@ -12,6 +12,7 @@
 #include <vector>
 
 #include "absl/status/statusor.h"
+#include "absl/strings/string_view.h"
 #include "absl/types/span.h"
 #include "client/reducer_client.h"
 #include "gpureduce/v1/reduce.pb.h"
@@ -23,7 +24,19 @@ struct StreamPart {
   uint64_t count = 0;  // elements in the part, at least 1
   // The part's values in order, as ChunkFiller delivers them; 0 at its end.
   std::function<absl::StatusOr<size_t>(absl::Span<float> out)> fill;
+  // Starts `fill` over from the part's first value, for a part sent again; unset: the part is
+  // not sent again.
+  std::function<absl::Status()> rewind;
 };
+
+// How often one part is sent in all, when the server that had it became UNAVAILABLE (it went
+// away, or its connection did): each attempt is a new call, which the channel's round robin
+// gives to another server of the target.
+inline constexpr int kPartAttempts = 3;
+
+// Whether a gRPC target names several servers: a list ("ipv4:A:P,B:P", "ipv6:...") or a DNS
+// name, which may resolve to several ("dns:///service:50051", the headless Service's way).
+bool NamesSeveralServers(absl::string_view target);
 
 // [begin, count) of `streams` contiguous parts of `n` elements, as even as can be (the first
 // n % streams parts one element longer); fewer parts when n < streams, none when n is 0.
@@ -31,8 +44,11 @@ std::vector<std::pair<uint64_t, uint64_t>> SplitIntoParts(uint64_t n, uint32_t s
 
 // Sends part i on clients[i] (clients.size() == parts.size() >= 1), all at once, and combines
 // the answers; the response's `streams` says how many. `spec.expected_count`, when set, must be
-// the parts' total. A part that fails cancels the others, and its error is returned with the
-// part named. options.on_progress, if set, receives the bytes sent over all parts.
+// the parts' total. A part whose server became UNAVAILABLE is sent again from its start (up to
+// kPartAttempts in all, where it can rewind); the response's `stream_retries` counts those. A
+// part that fails for good cancels the others, and its error is returned with the part named.
+// options.on_progress, if set, receives the bytes sent over all parts. A client may serve
+// several parts (the same pointer more than once).
 absl::StatusOr<v1::ReduceResponse> ReduceInParts(const std::vector<ReducerClient*>& clients,
                                                  const v1::ReduceSpec& spec,
                                                  std::vector<StreamPart> parts,

@@ -16,6 +16,7 @@ namespace {
 
 grpc::ChannelArguments Arguments(bool own_connection) {
   grpc::ChannelArguments args;
+  AddChannelArguments(ChannelSecurity{}, &args);  // round robin over the target's servers
   args.SetMaxReceiveMessageSize(-1);
   args.SetMaxSendMessageSize(-1);
   if (own_connection) args.SetInt(GRPC_ARG_USE_LOCAL_SUBCHANNEL_POOL, 1);

@@ -5,7 +5,12 @@
 namespace gpureduce::cli {
 
 void AddConnectionFlags(FlagSet& flags, ConnectionOptions* options) {
-  flags.AddString("target", &options->target, "server address", "HOST:PORT");
+  flags.AddString("target", &options->target,
+                  "the server: HOST:PORT, or several behind one target, calls going round robin "
+                  "over those that are up: ipv4:HOST1:PORT,HOST2:PORT or dns:///NAME:PORT (a "
+                  "headless Service); --streams then deals its parts over them and sends a part "
+                  "again if its server goes away",
+                  "TARGET");
   flags.AddDuration("timeout", &options->timeout, "deadline for the call; 0 means none");
   flags.AddBool("json", &options->json, "print one JSON object instead of text");
   client::AddSecurityFlags(flags, &options->security);

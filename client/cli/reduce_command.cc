@@ -81,22 +81,42 @@ absl::StatusOr<v1::ReduceResponse> SendInParts(const ReduceFlags& f,
   std::vector<std::unique_ptr<client::ReducerClient>> connections;
   std::vector<client::ReducerClient*> clients;
   std::vector<client::StreamPart> parts;
+  // Several servers behind the target: one channel, whose round robin deals the parts out over
+  // them. One server: a connection per part, so the parts use several cores and connections.
+  const bool replicas = client::NamesSeveralServers(f.connection.target);
   for (const auto& [begin, count] : client::SplitIntoParts(total, f.streams)) {
-    absl::StatusOr<std::unique_ptr<client::FloatSource>> whole = client::OpenSource(source_options);
-    if (!whole.ok()) return *input_error = whole.status();
-    absl::StatusOr<std::unique_ptr<client::PartSource>> part =
-        client::PartSource::Open(std::move(*whole), begin, count);
-    if (!part.ok()) return *input_error = part.status();
-    std::shared_ptr<client::FloatSource> source = std::move(*part);
-    parts.push_back({begin, count, [source, input_error](absl::Span<float> out) {
-                       absl::StatusOr<size_t> filled = source->Read(out);
+    auto open = [source_options, begin = begin,
+                 count = count]() -> absl::StatusOr<std::unique_ptr<client::FloatSource>> {
+      absl::StatusOr<std::unique_ptr<client::FloatSource>> whole =
+          client::OpenSource(source_options);
+      if (!whole.ok()) return whole.status();
+      absl::StatusOr<std::unique_ptr<client::PartSource>> part =
+          client::PartSource::Open(std::move(*whole), begin, count);
+      if (!part.ok()) return part.status();
+      return std::unique_ptr<client::FloatSource>(std::move(*part));
+    };
+    absl::StatusOr<std::unique_ptr<client::FloatSource>> first = open();
+    if (!first.ok()) return *input_error = first.status();
+    auto source = std::make_shared<std::unique_ptr<client::FloatSource>>(std::move(*first));
+    parts.push_back({begin, count,
+                     [source, input_error](absl::Span<float> out) {
+                       absl::StatusOr<size_t> filled = (*source)->Read(out);
                        if (!filled.ok()) *input_error = filled.status();
                        return filled;
+                     },
+                     // Sent again (its server went away): read the part from its start.
+                     [source, open]() -> absl::Status {
+                       absl::StatusOr<std::unique_ptr<client::FloatSource>> reopened = open();
+                       if (!reopened.ok()) return reopened.status();
+                       *source = std::move(*reopened);
+                       return absl::OkStatus();
                      }});
-    absl::StatusOr<std::unique_ptr<client::ReducerClient>> connection =
-        Connect(f.connection, /*own_connection=*/true);
-    if (!connection.ok()) return *input_error = connection.status();
-    connections.push_back(std::move(*connection));
+    if (!replicas || connections.empty()) {
+      absl::StatusOr<std::unique_ptr<client::ReducerClient>> connection =
+          Connect(f.connection, /*own_connection=*/!replicas);
+      if (!connection.ok()) return *input_error = connection.status();
+      connections.push_back(std::move(*connection));
+    }
     clients.push_back(connections.back().get());
   }
   return client::ReduceInParts(clients, spec, std::move(parts), options);

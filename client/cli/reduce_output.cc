@@ -78,7 +78,12 @@ std::string FormatReduceText(v1::Op op, const v1::ReduceResponse& response,
           ? absl::StrCat("by reference to shared memory region ", client.shared_memory->region)
       : !client.streamed ? "one message"
       : streams == 1     ? "streamed"
-                         : absl::StrCat(streams, " streams at once"));
+                         : absl::StrCat(streams, " streams at once",
+                                    response.stream_retries() == 0
+                                            ? ""
+                                            : absl::StrCat("; ", response.stream_retries(),
+                                                           " sent again after their server "
+                                                               "went away")));
   if (verification.has_value()) {
     absl::StrAppendFormat(&out, "verify: client float64 reference %.17g", verification->reference);
     if (ReferenceIndex(op, *verification) >= 0) {
@@ -117,6 +122,7 @@ std::string FormatReduceJson(v1::Op op, const v1::ReduceResponse& response,
                 {"gbps", JsonNumber(ClientGbps(response, client))},
                 {"streamed", client.streamed},
                 {"streams", std::max<uint32_t>(1, response.streams())},
+                {"stream_retries", response.stream_retries()},
                 {"input", client.input}}}};
   if (client.shared_memory.has_value()) {
     const SharedMemoryUse& use = *client.shared_memory;

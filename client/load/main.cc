@@ -94,7 +94,10 @@ absl::StatusOr<std::unique_ptr<SharedPayload>> MakeSharedPayload(const OutputFla
 
 void Register(FlagSet& flags, LoadOptions* load, WorkloadOptions* work, std::string* op,
               OutputFlags* out) {
-  flags.AddString("target", &load->target, "the server (or a sink) to load", "HOST:PORT");
+  flags.AddString("target", &load->target,
+                  "the server (or a sink) to load: HOST:PORT, or several, requests going round "
+                  "robin over them (ipv4:HOST1:PORT,HOST2:PORT or dns:///NAME:PORT)",
+                  "TARGET");
   client::AddSecurityFlags(flags, &load->security);
   flags.AddUint32("connections", &load->connections,
                   "gRPC channels, each its own TCP connection; requests go round robin over them");

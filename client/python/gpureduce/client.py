@@ -112,7 +112,8 @@ def _as_float32(array) -> numpy.ndarray:
 class Client:
     """A connection to a gpureduce server.
 
-    `target` is HOST:PORT (or any gRPC target). For TLS give `tls_ca` (the PEM file of the CA
+    `target` is HOST:PORT, or any gRPC target: several servers (ipv4:HOST1:PORT,HOST2:PORT,
+    or dns:///NAME:PORT) take calls round robin. For TLS give `tls_ca` (the PEM file of the CA
     that signed the server's certificate; None with `tls=True` trusts the system's CAs), and for
     mutual TLS `tls_cert` and `tls_key`; `tls_server_name` checks the certificate for another
     name than the target's host. `token` (or `token_file`) is the bearer token sent with every
@@ -128,7 +129,9 @@ class Client:
             raise ValueError("tls_cert and tls_key go together")
         if chunk_bytes < 4:
             raise ValueError("chunk_bytes must hold at least one float32")
-        options = [("grpc.max_receive_message_length", -1),
+        # Round robin: a target may name several servers (ipv4:A:P,B:P or a DNS name).
+        options = [("grpc.lb_policy_name", "round_robin"),
+                   ("grpc.max_receive_message_length", -1),
                    ("grpc.max_send_message_length", -1)]
         if tls or tls_ca is not None or tls_cert is not None:
             credentials = grpc.ssl_channel_credentials(

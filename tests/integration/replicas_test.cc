@@ -1,0 +1,283 @@
+// Scale-out through gRPC's own load balancing, for real on one machine: three servers, each in a
+// network namespace of its own with its own address (veth pairs this test makes and removes),
+// reached by one client through one target ("ipv4:A:P,B:P,C:P") and round robin. A reduction in
+// parts is dealt over the three; one replica is killed while it holds parts, which are sent
+// again to the others, and the answer is still exact. Needs root and iproute2 (`ip netns`);
+// skips with the reason elsewhere.
+
+#include <fcntl.h>
+#include <signal.h>
+#include <sys/file.h>
+#include <sys/wait.h>
+#include <unistd.h>
+
+#include <algorithm>
+#include <atomic>
+#include <cstdlib>
+#include <functional>
+#include <memory>
+#include <set>
+#include <string>
+#include <thread>
+#include <vector>
+
+#include "absl/strings/str_cat.h"
+#include "absl/strings/str_join.h"
+#include "absl/time/clock.h"
+#include "client/parallel_streams.h"
+#include "grpcpp/client_context.h"
+#include "gtest/gtest.h"
+#include "tests/integration/server_process.h"
+#include "tests/support/random_data.h"
+#include "tests/support/reference.h"
+
+namespace gpureduce::testing {
+namespace {
+
+constexpr int kReplicas = 3;
+constexpr int kPort = 50051;
+
+bool Shell(const std::string& command) {
+  return std::system((command + " 2>/dev/null").c_str()) == 0;
+}
+
+// Namespace i (0-based) is "<prefix>i", reached at 10.231.<subnet>.2 through a veth pair whose
+// host end is 10.231.<subnet>.1/30.
+class Network {
+ public:
+  Network() : prefix_(absl::StrCat("grt", getpid() % 100000, "n")) {}
+  ~Network() { TearDown(); }
+
+  absl::Status SetUp() {
+    if (geteuid() != 0) return absl::FailedPreconditionError("needs root (ip netns)");
+    if (!Shell("ip netns list")) return absl::FailedPreconditionError("needs iproute2 (ip netns)");
+    for (int i = 0; i < kReplicas; ++i) {
+      const std::string ns = Namespace(i), host = absl::StrCat(prefix_, i, "h");
+      const std::string inner = absl::StrCat(prefix_, i, "c"), subnet = Subnet(i);
+      const bool made =
+          Shell("ip netns add " + ns) &&
+          Shell(absl::StrCat("ip link add ", host, " type veth peer name ", inner)) &&
+          Shell(absl::StrCat("ip link set ", inner, " netns ", ns)) &&
+          Shell(absl::StrCat("ip addr add ", subnet, ".1/30 dev ", host)) &&
+          Shell(absl::StrCat("ip link set ", host, " up")) &&
+          Shell(absl::StrCat("ip netns exec ", ns, " ip addr add ", subnet, ".2/30 dev ", inner)) &&
+          Shell(absl::StrCat("ip netns exec ", ns, " ip link set ", inner, " up")) &&
+          Shell(absl::StrCat("ip netns exec ", ns, " ip link set lo up"));
+      made_ = i + 1;
+      if (!made) {
+        return absl::FailedPreconditionError(
+            absl::StrCat("could not make network namespace ", ns, " (no CAP_NET_ADMIN here?)"));
+      }
+    }
+    return absl::OkStatus();
+  }
+
+  void TearDown() {
+    for (int i = 0; i < made_; ++i) {
+      Shell("ip netns del " + Namespace(i));
+      Shell(absl::StrCat("ip link del ", prefix_, i, "h"));
+    }
+    made_ = 0;
+  }
+
+  std::string Namespace(int i) const { return absl::StrCat(prefix_, i); }
+  std::string Address(int i) const { return absl::StrCat(Subnet(i), ".2:", kPort); }
+  std::string Target() const {
+    std::vector<std::string> addresses;
+    for (int i = 0; i < kReplicas; ++i) addresses.push_back(Address(i));
+    return "ipv4:" + absl::StrJoin(addresses, ",");
+  }
+
+ private:
+  std::string Subnet(int i) const { return absl::StrCat("10.231.", 40 + i * 4, ""); }
+
+  std::string prefix_;
+  int made_ = 0;
+};
+
+// gpureduce-server --backend=cpu in namespace `ns`, listening on `address`.
+class Replica {
+ public:
+  Replica(const std::string& ns, const std::string& address) {
+    std::vector<std::string> args = {"ip",
+                                     "netns",
+                                     "exec",
+                                     ns,
+                                     ServerBinary(),
+                                     "--backend=cpu",
+                                     "--worker-threads=2",
+                                     "--listen=" + address,
+                                     "--log-level=warn"};
+    std::vector<char*> argv;
+    for (std::string& arg : args) argv.push_back(arg.data());
+    argv.push_back(nullptr);
+    pid_ = fork();
+    if (pid_ == 0) {
+      execvp("ip", argv.data());
+      _exit(127);
+    }
+  }
+  ~Replica() { Kill(); }
+
+  void Kill() {
+    if (pid_ <= 0) return;
+    kill(pid_, SIGKILL);  // `ip netns exec` execs the server: this is the server's pid
+    waitpid(pid_, nullptr, 0);
+    pid_ = -1;
+  }
+
+ private:
+  pid_t pid_ = -1;
+};
+
+class ReplicasTest : public ::testing::Test {
+ protected:
+  void SetUp() override {
+    // One test at a time on this machine uses the namespaces' fixed subnets.
+    lock_ = open("/tmp/gpureduce-replicas-test.lock", O_CREAT | O_RDWR | O_CLOEXEC, 0600);
+    if (lock_ >= 0) flock(lock_, LOCK_EX);
+    if (absl::Status ready = network_.SetUp(); !ready.ok()) GTEST_SKIP() << ready.message();
+    for (int i = 0; i < kReplicas; ++i) {
+      replicas_.push_back(std::make_unique<Replica>(network_.Namespace(i), network_.Address(i)));
+    }
+    // Each replica answers on its own address before the test starts.
+    for (int i = 0; i < kReplicas; ++i) {
+      std::unique_ptr<client::ReducerClient> one =
+          client::ReducerClient::Connect("ipv4:" + network_.Address(i));
+      client::CallOptions options;
+      options.timeout = absl::Seconds(1);
+      const absl::Time give_up = absl::Now() + absl::Seconds(20);
+      while (true) {
+        absl::StatusOr<bool> serving = one->IsServing("", options);
+        if (serving.ok() && *serving) break;
+        ASSERT_LT(absl::Now(), give_up) << "replica " << i << " did not start";
+        absl::SleepFor(absl::Milliseconds(50));
+      }
+    }
+  }
+  void TearDown() override {
+    replicas_.clear();
+    network_.TearDown();
+    if (lock_ >= 0) close(lock_);  // and with it the lock
+  }
+
+  // Until every replica has answered a call through `reducer`'s round robin (the call's peer
+  // names it): then all three connections are up, and the next calls are dealt over all three.
+  void WaitUntilEveryReplicaAnswers(client::ReducerClient& reducer) {
+    std::set<std::string> answered;
+    v1::ReduceRequest request;
+    request.mutable_spec()->set_op(v1::SUM);
+    request.mutable_values()->Add(1.0f);
+    for (int call = 0; call < 300 && answered.size() < kReplicas; ++call) {
+      grpc::ClientContext context;
+      context.set_deadline(absl::ToChronoTime(absl::Now() + absl::Seconds(5)));
+      v1::ReduceResponse response;
+      if (reducer.stub().Reduce(&context, request, &response).ok()) answered.insert(context.peer());
+      absl::SleepFor(absl::Milliseconds(10));
+    }
+    ASSERT_EQ(answered.size(), size_t{kReplicas}) << "not every replica answered";
+  }
+
+  // `data` in `parts` parts over one round-robin channel to all replicas; each part's values go
+  // in chunks of `chunk` floats, `pause` after each, and `on_chunk` runs before each.
+  absl::StatusOr<v1::ReduceResponse> InParts(client::ReducerClient& reducer, v1::Op op,
+                                             const std::vector<float>& data, uint32_t parts,
+                                             size_t chunk, absl::Duration pause,
+                                             std::function<void()> on_chunk = nullptr) {
+    std::vector<client::StreamPart> list;
+    for (const auto& [begin, count] : client::SplitIntoParts(data.size(), parts)) {
+      auto sent = std::make_shared<size_t>(0);
+      list.push_back({begin, count,
+                      [&data, begin = begin, count = count, sent, pause,
+                       on_chunk](absl::Span<float> out) -> absl::StatusOr<size_t> {
+                        if (on_chunk) on_chunk();
+                        absl::SleepFor(pause);
+                        const size_t n = std::min<size_t>(out.size(), count - *sent);
+                        std::copy_n(data.begin() + begin + *sent, n, out.begin());
+                        *sent += n;
+                        return n;
+                      },
+                      [sent]() -> absl::Status {
+                        *sent = 0;
+                        return absl::OkStatus();
+                      }});
+    }
+    v1::ReduceSpec spec;
+    spec.set_op(op);
+    spec.set_expected_count(data.size());
+    client::StreamOptions options;
+    options.chunk_elements = chunk;
+    options.timeout = absl::Seconds(60);
+    const std::vector<client::ReducerClient*> clients(list.size(), &reducer);
+    return client::ReduceInParts(clients, spec, std::move(list), options);
+  }
+
+  int lock_ = -1;
+  Network network_;
+  std::vector<std::unique_ptr<Replica>> replicas_;
+};
+
+std::string Check(v1::Op op, const std::vector<float>& data,
+                  const absl::StatusOr<v1::ReduceResponse>& got) {
+  if (!got.ok()) return got.status().ToString();
+  if (got->count() != data.size()) return absl::StrCat("count ", got->count());
+  return CheckAgainstReference(static_cast<kernels::Op>(op),
+                               ComputeReference(static_cast<kernels::Op>(op), data), got->value(),
+                               got->index(), 1e-9);
+}
+
+TEST_F(ReplicasTest, PartsAreDealtOverEveryReplicaAndCombineExactly) {
+  const uint64_t seed = FreshSeed();
+  SCOPED_TRACE(SeedTrace(seed));
+  const std::vector<float> data = MixedSignData(3000017, seed);
+  std::unique_ptr<client::ReducerClient> reducer =
+      client::ReducerClient::Connect(network_.Target());
+  for (v1::Op op : {v1::SUM, v1::ARGMAX, v1::MEAN, v1::MIN}) {
+    absl::StatusOr<v1::ReduceResponse> got =
+        InParts(*reducer, op, data, 6, 1 << 16, absl::ZeroDuration());
+    EXPECT_EQ(Check(op, data, got), "") << v1::Op_Name(op);
+    if (got.ok()) {
+      EXPECT_EQ(got->streams(), 6u);
+      EXPECT_EQ(got->stream_retries(), 0u);
+    }
+  }
+  // Unary calls go round robin too, and every replica answers right.
+  for (int i = 0; i < 9; ++i) {
+    const std::vector<float> small = MixedSignData(1000 + i, seed + i);
+    v1::ReduceSpec spec;
+    spec.set_op(v1::SUM);
+    absl::StatusOr<v1::ReduceResponse> got = reducer->Reduce(spec, small);
+    EXPECT_EQ(Check(v1::SUM, small, got), "");
+  }
+}
+
+TEST_F(ReplicasTest, PartsOfAKilledReplicaAreSentToTheOthersAndTheAnswerStaysExact) {
+  const uint64_t seed = FreshSeed();
+  SCOPED_TRACE(SeedTrace(seed));
+  const std::vector<float> data = MixedSignData(6000011, seed);
+  std::unique_ptr<client::ReducerClient> reducer =
+      client::ReducerClient::Connect(network_.Target());
+  WaitUntilEveryReplicaAnswers(*reducer);
+  // Six parts, two on each replica, of 64 chunks each; replica 1 is killed once 48 chunks have
+  // gone out over all parts (about 8 of each part's), so both of its parts are cut short.
+  std::atomic<int> chunks{0};
+  absl::StatusOr<v1::ReduceResponse> got =
+      InParts(*reducer, v1::SUM, data, 6, 1 << 14, absl::Milliseconds(2), [&] {
+        if (chunks.fetch_add(1) == 48) replicas_[1]->Kill();
+      });
+  EXPECT_EQ(Check(v1::SUM, data, got), "");
+  ASSERT_TRUE(got.ok()) << got.status();
+  EXPECT_EQ(got->streams(), 6u);
+  // Its two parts, each sent again at least once (a retry that raced the round robin's notice of
+  // the dead replica is sent once more).
+  EXPECT_GE(got->stream_retries(), 2u) << "the killed replica's parts were not sent again";
+  EXPECT_LE(got->stream_retries(), 4u);
+  // The survivors keep answering through the same target.
+  const std::vector<float> after = MixedSignData(50001, seed + 1);
+  v1::ReduceSpec spec;
+  spec.set_op(v1::ARGMIN);
+  for (int i = 0; i < 4; ++i) EXPECT_EQ(Check(v1::ARGMIN, after, reducer->Reduce(spec, after)), "");
+}
+
+}  // namespace
+}  // namespace gpureduce::testing
