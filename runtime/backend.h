@@ -57,6 +57,9 @@ struct DeviceUsage {
   uint64_t staging_waits_total = 0;  // requests that had to wait, since start
   uint64_t memory_used_bytes = 0;    // the whole device's, as the driver reports it
   uint64_t memory_total_bytes = 0;
+  uint32_t requests = 0;           // running on it now
+  uint64_t outstanding_bytes = 0;  // their declared or expected bytes
+  bool lost = false;               // failed for good: out of rotation
 };
 
 using ConsumeDone = absl::AnyInvocable<void(absl::Status) &&>;
@@ -128,8 +131,9 @@ class Backend {
   virtual absl::StatusOr<OpenedDeviceMemory> OpenIpcHandle(std::span<const std::byte> handle,
                                                            int device);
 
-  // Called (once, from any thread) when a device fails for good; the server then reports
-  // NOT_SERVING. Backends that cannot lose a device ignore it.
+  // Called (once, from any thread) when the last usable device fails for good; the server then
+  // reports NOT_SERVING. Until then a lost device is only out of rotation (Usage() says which).
+  // Backends that cannot lose a device ignore it.
   virtual void set_on_lost(std::function<void()> on_lost) { (void)on_lost; }
 
   // Per device, what its shared resources are doing now; empty for backends without any (the

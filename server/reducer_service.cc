@@ -74,8 +74,16 @@ grpc::ServerUnaryReactor* ReducerService::GetServerInfo(grpc::CallbackServerCont
   }
   response->set_version(std::string(kVersion) + "+" + kGitCommit);
   response->set_backend(std::string(kernels::BackendName(state_.backend.kind())));
+  const std::vector<runtime::DeviceUsage> usage = state_.backend.Usage();
   for (const runtime::DeviceDescription& device : state_.backend.devices()) {
     v1::DeviceInfo* out = response->add_devices();
+    for (const runtime::DeviceUsage& now : usage) {
+      if (now.device != device.index) continue;
+      out->set_requests(now.requests);
+      out->set_outstanding_bytes(now.outstanding_bytes);
+      out->set_lost(now.lost);
+      if (now.lost) response->set_degraded(true);
+    }
     out->set_index(device.index);
     out->set_name(device.name);
     out->set_memory_bytes(device.memory_bytes);

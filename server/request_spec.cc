@@ -37,6 +37,13 @@ absl::StatusOr<runtime::RequestSpec> ResolveSpec(const v1::ReduceSpec& spec,
   out.op = static_cast<kernels::Op>(op_value);
   out.block_size = spec.block_size();
   out.expected_count = spec.expected_count();
+  if (spec.has_device()) {
+    if (spec.device() < 0) {
+      return absl::InvalidArgumentError(absl::StrCat(
+          "device ", spec.device(), " is not a device index; GetServerInfo lists them"));
+    }
+    out.device = spec.device();
+  }
 
   const kernels::KernelInfo* kernel = &kernels::GetKernel(backend.default_kernel());
   out.auto_kernel = spec.kernel().empty() || spec.kernel() == kernels::kAutoKernel;

@@ -79,14 +79,22 @@ std::string KernelsJson(const v1::ListKernelsResponse& response) {
 }
 
 std::string InfoText(const v1::ServerInfo& info, const std::string& target) {
-  std::string out = absl::StrFormat("server %s at %s: %s, backend %s\n", info.version(), target,
-                                    info.serving() ? "SERVING" : "NOT SERVING", info.backend());
+  std::string out =
+      absl::StrFormat("server %s at %s: %s%s, backend %s\n", info.version(), target,
+                      info.serving() ? "SERVING" : "NOT SERVING",
+                      info.degraded() ? " (degraded: a device is lost)" : "", info.backend());
   for (const v1::DeviceInfo& device : info.devices()) {
     absl::StrAppendFormat(&out, "device %d: %s, %s memory, %d %s", device.index(), device.name(),
                           FormatByteSize(device.memory_bytes()), device.multiprocessors(),
                           info.backend() == "cpu" ? "threads" : "SMs");
     if (device.peak_bandwidth_gbps() > 0) {
       absl::StrAppendFormat(&out, ", %.0f GB/s peak", device.peak_bandwidth_gbps());
+    }
+    if (device.lost()) {
+      out += "; LOST (out of rotation)";
+    } else if (device.requests() > 0) {
+      absl::StrAppendFormat(&out, "; %d requests running, %s outstanding", device.requests(),
+                            FormatByteSize(device.outstanding_bytes()));
     }
     out += "\n";
   }
@@ -108,11 +116,15 @@ std::string InfoJson(const v1::ServerInfo& info) {
                        {"name", device.name()},
                        {"memory_bytes", device.memory_bytes()},
                        {"multiprocessors", device.multiprocessors()},
-                       {"peak_bandwidth_gbps", JsonNumber(device.peak_bandwidth_gbps())}});
+                       {"peak_bandwidth_gbps", JsonNumber(device.peak_bandwidth_gbps())},
+                       {"requests", device.requests()},
+                       {"outstanding_bytes", device.outstanding_bytes()},
+                       {"lost", device.lost()}});
   }
   return JsonLine({{"version", info.version()},
                    {"backend", info.backend()},
                    {"serving", info.serving()},
+                   {"degraded", info.degraded()},
                    {"devices", std::move(devices)},
                    {"max_request_bytes", info.max_request_bytes()},
                    {"max_chunk_bytes", info.max_chunk_bytes()},

@@ -27,6 +27,7 @@ struct ReduceFlags {
   std::string op = "sum";
   std::string kernel = "auto";
   uint32_t block_size = 0;
+  int64_t device = -1;
   uint64_t chunk_bytes = uint64_t{1} << 20;
   std::string format = "auto";
   int64_t random = -1;
@@ -45,6 +46,10 @@ void Register(FlagSet& flags, ReduceFlags* f) {
                   "OP[,OP...]");
   flags.AddString("kernel", &f->kernel, "kernel variant ('gpureduce kernels' lists them)", "NAME");
   flags.AddUint32("block-size", &f->block_size, "threads per block; 0 is the kernel's default");
+  flags.AddInt64("device", &f->device,
+                 "run on this device (as `gpureduce info` numbers them); -1: the server picks the "
+                 "one with the fewest bytes outstanding",
+                 "N");
   flags.AddByteSize("chunk-size", &f->chunk_bytes,
                     "payload per stream message; larger inputs stream in chunks of this size");
   flags.AddChoice("format", &f->format, {"auto", "npy", "raw", "text"},
@@ -152,6 +157,7 @@ int ReduceOnce(const ReduceFlags& f, const client::SourceOptions& source_options
   spec.set_op(op);
   spec.set_kernel(f.kernel);
   spec.set_block_size(f.block_size);
+  if (f.device >= 0) spec.set_device(static_cast<int32_t>(f.device));
   // A declared count lets the server refuse an input that was cut short on the way.
   if (std::optional<uint64_t> total = source->total_count()) spec.set_expected_count(*total);
 
@@ -291,6 +297,7 @@ int RunReduce(int argc, char** argv) {
     shared.ops = *std::move(ops);
     shared.kernel = f.kernel;
     shared.block_size = f.block_size;
+    shared.device = f.device;
     shared.piece_elements = chunk_elements;
     shared.verify = f.verify;
     return RunSharedMemoryReduce(shared);

@@ -160,6 +160,7 @@ int RunSharedMemoryReduce(const SharedMemoryReduceFlags& flags) {
     spec.set_op(flags.ops[i]);
     spec.set_kernel(flags.kernel);
     spec.set_block_size(flags.block_size);
+    if (flags.device >= 0) spec.set_device(static_cast<int32_t>(flags.device));
     spec.set_expected_count(*total);
     const absl::Time start = absl::Now();
     absl::StatusOr<v1::ReduceResponse> response =

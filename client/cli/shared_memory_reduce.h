@@ -21,6 +21,7 @@ struct SharedMemoryReduceFlags {
   std::vector<v1::Op> ops;  // in order, at least one
   std::string kernel = "auto";
   uint32_t block_size = 0;
+  int64_t device = -1;        // pin the requests to this device; -1: the server picks
   size_t piece_elements = 0;  // the input is loaded in pieces of this many floats
   bool verify = false;
 };

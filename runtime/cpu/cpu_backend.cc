@@ -146,6 +146,10 @@ absl::Status CpuBackend::SelfCheck() {
 }
 
 absl::StatusOr<std::unique_ptr<ReduceSession>> CpuBackend::Open(const RequestSpec& spec) {
+  if (spec.device > 0) {
+    return absl::FailedPreconditionError(
+        absl::StrCat("the CPU backend has one device, 0; the request pins device ", spec.device));
+  }
   return std::make_unique<CpuSession>(pool_, spec.op, DeviceName());
 }
 

@@ -9,6 +9,7 @@
 #include "runtime/cuda/client_memory.h"
 #include "runtime/cuda/cuda_session.h"
 #include "runtime/cuda/cuda_status.h"
+#include "spdlog/spdlog.h"
 
 namespace gpureduce::runtime {
 namespace {
@@ -148,12 +149,21 @@ absl::StatusOr<std::unique_ptr<ReduceSession>> CudaBackend::Open(const RequestSp
     on_cpu.kernel = kernels::KernelId::kCpu;
     return host_->Open(on_cpu);
   }
-  for (size_t tries = 0; tries < devices_.size(); ++tries) {
-    Device& device = *devices_[next_device_.fetch_add(1) % devices_.size()];
+  // The usable device with the fewest bytes outstanding; ties go round robin, so that equal
+  // requests alternate between idle devices.
+  const size_t start = next_device_.fetch_add(1);
+  Device* least = nullptr;
+  for (size_t i = 0; i < devices_.size(); ++i) {
+    Device& device = *devices_[(start + i) % devices_.size()];
     if (device.lost()) continue;
-    return OpenOn(device, spec);
+    if (least == nullptr || device.outstanding_bytes() < least->outstanding_bytes()) {
+      least = &device;
+    }
   }
-  return absl::UnavailableError("every GPU of this server is lost; it reports NOT_SERVING");
+  if (least == nullptr) {
+    return absl::UnavailableError("every GPU of this server is lost; it reports NOT_SERVING");
+  }
+  return OpenOn(*least, spec);
 }
 
 absl::StatusOr<std::unique_ptr<MemoryHold>> CudaBackend::PinHost(const void* base, size_t bytes) {
@@ -173,7 +183,23 @@ absl::StatusOr<OpenedDeviceMemory> CudaBackend::OpenIpcHandle(std::span<const st
 }
 
 void CudaBackend::set_on_lost(std::function<void()> on_lost) {
-  for (const auto& device : devices_) device->set_on_lost(on_lost);
+  for (const auto& device : devices_) {
+    if (on_lost == nullptr) {
+      device->set_on_lost(nullptr);
+      continue;
+    }
+    // A lost device leaves the rotation; the server stops serving with the last one.
+    device->set_on_lost([this, on_lost] {
+      size_t usable = 0;
+      for (const auto& other : devices_) usable += other->lost() ? 0 : 1;
+      if (usable == 0) {
+        spdlog::critical("every GPU is lost: reporting NOT_SERVING");
+        on_lost();
+      } else {
+        spdlog::error("degraded: {} of {} GPUs serve on", usable, devices_.size());
+      }
+    });
+  }
 }
 
 std::vector<DeviceUsage> CudaBackend::Usage() const {

@@ -34,6 +34,8 @@ CudaSession::CudaSession(Device& device, const RequestSpec& spec, PartialSlot* p
       kernel_(spec.kernel),
       block_size_(spec.block_size),
       partial_(partial),
+      load_bytes_(spec.size_hint != 0 ? spec.size_hint * sizeof(float)
+                                      : device.staging_slot_floats() * sizeof(float)),
       id_(next_session_id.fetch_add(1, std::memory_order_relaxed)),
       bound_(kernels::GetWorkBound(spec.kernel, spec.op)),
       piece_floats_(PieceFloats(bound_, device.staging_slot_floats())) {}
@@ -43,12 +45,17 @@ absl::StatusOr<std::unique_ptr<CudaSession>> CudaSession::Start(Device& device,
                                                                 PartialSlot* partial) {
   // Nothing to reset: the first chunk's kernel stores its result in the partial.
   std::unique_ptr<CudaSession> session(new CudaSession(device, spec, partial));
+  device.AddLoad(session->load_bytes_);
   RETURN_IF_ERROR(device.Activate());
   return session;
 }
 
-CudaSession::~CudaSession() {
-  if (partial_ != nullptr) device_.ReleasePartial(partial_);
+CudaSession::~CudaSession() { ReleaseDevice(); }
+
+void CudaSession::ReleaseDevice() {
+  if (partial_ == nullptr) return;
+  device_.ReleasePartial(std::exchange(partial_, nullptr));
+  device_.RemoveLoad(load_bytes_);
 }
 
 void CudaSession::Consume(std::span<const float> data, ConsumeDone done) {
@@ -269,7 +276,7 @@ void CudaSession::Finish(FinishDone done) {
     // The stream has passed this request's work: nothing writes the slot any more. It goes back
     // before the answer does, or the admission slot (freed with the answer) could be reused
     // while this one is still held: "GPU 0 has N requests in progress" at N admitted.
-    device_.ReleasePartial(std::exchange(partial_, nullptr));
+    ReleaseDevice();
     {
       std::lock_guard<std::mutex> lock(mu_);
       if (!active.ok()) {

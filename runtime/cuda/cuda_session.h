@@ -75,6 +75,8 @@ class CudaSession final : public ReduceSession {
   absl::Status CancelledStatus() const;
   bool paced() const { return bound_.elements_per_launch != 0; }
   void EndConsume(absl::Status status);
+  // Gives the partial slot and the device load back (once).
+  void ReleaseDevice();
   void OnPieceDone(StagingSlot* slot, cudaError_t status);
 
   Device& device_;
@@ -82,7 +84,8 @@ class CudaSession final : public ReduceSession {
   const kernels::Op op_;
   const kernels::KernelId kernel_;
   const uint32_t block_size_;
-  PartialSlot* partial_;  // null once given back
+  PartialSlot* partial_;       // null once given back
+  const uint64_t load_bytes_;  // this request's share of the device's load (Device::AddLoad)
   const uint64_t id_;
   // A slow kernel's pieces are launches of bounded duration, one in flight (a chunk ends only
   // when its last piece is done), with a cancellation check between them

@@ -133,6 +133,9 @@ DeviceUsage Device::Usage() const {
   usage.staging_in_use = staging_->size() - staging_->free_slots();
   usage.staging_waiting = staging_->waiting();
   usage.staging_waits_total = staging_->waits();
+  usage.requests = requests_.load(std::memory_order_relaxed);
+  usage.outstanding_bytes = outstanding_bytes_.load(std::memory_order_relaxed);
+  usage.lost = lost();
   size_t free_bytes = 0, total_bytes = 0;
   // The caller's current device is put back: any thread may ask. A lost (sticky-error) device
   // answers nothing, and its memory figures stay 0.
@@ -166,8 +169,8 @@ void Device::ReportError(cudaError_t error) {
   spdlog::error("GPU {}: {} ({})", description_.index, cudaGetErrorName(error),
                 cudaGetErrorString(error));
   if (IsStickyCudaError(error) && !lost_.exchange(true)) {
-    spdlog::critical("GPU {} is lost (sticky CUDA error {}): reporting NOT_SERVING",
-                     description_.index, cudaGetErrorName(error));
+    spdlog::critical("GPU {} is lost (sticky CUDA error {}): out of rotation", description_.index,
+                     cudaGetErrorName(error));
     if (on_lost_) on_lost_();
   }
 }

@@ -89,6 +89,18 @@ class Device {
   absl::StatusOr<PartialSlot*> AcquirePartial();
   void ReleasePartial(PartialSlot* slot) { partials_->Release(slot); }
 
+  // What the requests on this device will move (their size when known, else one staging buffer),
+  // for the backend's choice of device: each request adds its bytes once and removes them once.
+  void AddLoad(uint64_t bytes) {
+    requests_.fetch_add(1, std::memory_order_relaxed);
+    outstanding_bytes_.fetch_add(bytes, std::memory_order_relaxed);
+  }
+  void RemoveLoad(uint64_t bytes) {
+    requests_.fetch_sub(1, std::memory_order_relaxed);
+    outstanding_bytes_.fetch_sub(bytes, std::memory_order_relaxed);
+  }
+  uint64_t outstanding_bytes() const { return outstanding_bytes_.load(std::memory_order_relaxed); }
+
   SlotPool<StagingSlot>& staging() { return *staging_; }
   size_t staging_slot_floats() const { return staging_slot_floats_; }
   CompletionThread& completions() { return *completions_; }
@@ -120,6 +132,8 @@ class Device {
   PinnedBuffer<kernels::Partial> host_partials_;
   std::unique_ptr<SlotPool<PartialSlot>> partials_;
   std::atomic<bool> lost_{false};
+  std::atomic<uint32_t> requests_{0};
+  std::atomic<uint64_t> outstanding_bytes_{0};
   std::function<void()> on_lost_;
   // Declared last, destroyed first: no callback may outlive the state it touches. A copy may
   // queue a completion, so the copiers go before the completion thread.

@@ -67,6 +67,17 @@ std::vector<prometheus::MetricFamily> UsageCollector::Collect() const {
   families.push_back(PerDevice(
       "gpureduce_staging_waits_total", "Requests that had to wait for a staging buffer",
       MetricType::Counter, usage, [](const auto& d) { return double(d.staging_waits_total); }));
+  families.push_back(PerDevice("gpureduce_device_requests", "Requests running on the device now",
+                               MetricType::Gauge, usage,
+                               [](const auto& d) { return double(d.requests); }));
+  families.push_back(PerDevice(
+      "gpureduce_device_outstanding_bytes",
+      "Bytes the requests on the device will move (declared or expected): the server sends a "
+      "new request to the device with the fewest",
+      MetricType::Gauge, usage, [](const auto& d) { return double(d.outstanding_bytes); }));
+  families.push_back(
+      PerDevice("gpureduce_device_lost", "1 once the device failed for good (out of rotation)",
+                MetricType::Gauge, usage, [](const auto& d) { return d.lost ? 1.0 : 0.0; }));
   families.push_back(PerDevice("gpureduce_gpu_memory_used_bytes",
                                "Device memory in use, by every process (as the driver reports)",
                                MetricType::Gauge, usage,
