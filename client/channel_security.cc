@@ -54,10 +54,6 @@ void AddSecurityFlags(FlagSet& flags, ChannelSecurity* security) {
 }
 
 void AddChannelArguments(const ChannelSecurity& security, grpc::ChannelArguments* args) {
-  // A target may name several servers (ipv4:A:P,B:P, or a DNS name with several addresses, such
-  // as a headless Kubernetes Service): calls then go round robin over those that are up, and a
-  // server that goes away leaves the rotation. With one server it is the same as pick_first.
-  args->SetLoadBalancingPolicyName("round_robin");
   if (security.tls() && !security.tls_server_name.empty()) {
     args->SetSslTargetNameOverride(security.tls_server_name);
   }

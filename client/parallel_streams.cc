@@ -8,6 +8,8 @@
 
 #include "absl/strings/match.h"
 #include "absl/strings/str_cat.h"
+#include "absl/strings/str_join.h"
+#include "absl/strings/str_split.h"
 #include "absl/time/clock.h"
 #include "absl/time/time.h"
 #include "common/extreme_order.h"
@@ -32,6 +34,22 @@ bool NamesSeveralServers(absl::string_view target) {
   return absl::StartsWith(target, "dns:") ||
          ((absl::StartsWith(target, "ipv4:") || absl::StartsWith(target, "ipv6:")) &&
           absl::StrContains(target, ','));
+}
+
+std::vector<std::string> PartTargets(absl::string_view target, size_t parts) {
+  const bool list = NamesSeveralServers(target) && !absl::StartsWith(target, "dns:");
+  if (!list) return std::vector<std::string>(parts, std::string(target));
+  const size_t colon = target.find(':');
+  const std::vector<absl::string_view> servers =
+      absl::StrSplit(target.substr(colon + 1), ',', absl::SkipEmpty());
+  std::vector<std::string> out;
+  for (size_t i = 0; i < parts; ++i) {
+    std::vector<absl::string_view> rotated;
+    for (size_t k = 0; k < servers.size(); ++k)
+      rotated.push_back(servers[(i + k) % servers.size()]);
+    out.push_back(absl::StrCat(target.substr(0, colon + 1), absl::StrJoin(rotated, ",")));
+  }
+  return out;
 }
 
 std::vector<std::pair<uint64_t, uint64_t>> SplitIntoParts(uint64_t n, uint32_t streams) {

@@ -8,6 +8,7 @@
 
 #include <cstdint>
 #include <functional>
+#include <string>
 #include <utility>
 #include <vector>
 
@@ -37,6 +38,11 @@ inline constexpr int kPartAttempts = 3;
 // Whether a gRPC target names several servers: a list ("ipv4:A:P,B:P", "ipv6:...") or a DNS
 // name, which may resolve to several ("dns:///service:50051", the headless Service's way).
 bool NamesSeveralServers(absl::string_view target);
+
+// The target each of `parts` parts connects to: for a list ("ipv4:A:P,B:P,C:P") part i's lists
+// the same servers starting at server i % n, to be used in order (Balancing::kInOrder): part i
+// goes to server i % n, and to the next one if that one fails. Any other target, as it is.
+std::vector<std::string> PartTargets(absl::string_view target, size_t parts);
 
 // [begin, count) of `streams` contiguous parts of `n` elements, as even as can be (the first
 // n % streams parts one element longer); fewer parts when n < streams, none when n is 0.

@@ -14,9 +14,9 @@
 namespace gpureduce::client {
 namespace {
 
-grpc::ChannelArguments Arguments(bool own_connection) {
+grpc::ChannelArguments Arguments(bool own_connection, Balancing balancing) {
   grpc::ChannelArguments args;
-  AddChannelArguments(ChannelSecurity{}, &args);  // round robin over the target's servers
+  SetBalancing(balancing, &args);
   args.SetMaxReceiveMessageSize(-1);
   args.SetMaxSendMessageSize(-1);
   if (own_connection) args.SetInt(GRPC_ARG_USE_LOCAL_SUBCHANNEL_POOL, 1);
@@ -55,20 +55,26 @@ ReducerClient::ReducerClient(std::shared_ptr<grpc::Channel> channel, std::string
       stub_(v1::Reducer::NewStub(channel_)),
       token_(std::move(token)) {}
 
+void SetBalancing(Balancing balancing, grpc::ChannelArguments* args) {
+  args->SetLoadBalancingPolicyName(balancing == Balancing::kRoundRobin ? "round_robin"
+                                                                       : "pick_first");
+}
+
 std::unique_ptr<ReducerClient> ReducerClient::Connect(const std::string& target,
-                                                      bool own_connection) {
+                                                      bool own_connection, Balancing balancing) {
   return std::make_unique<ReducerClient>(grpc::CreateCustomChannel(
-      target, grpc::InsecureChannelCredentials(), Arguments(own_connection)));
+      target, grpc::InsecureChannelCredentials(), Arguments(own_connection, balancing)));
 }
 
 absl::StatusOr<std::unique_ptr<ReducerClient>> ReducerClient::Connect(
-    const std::string& target, const ChannelSecurity& security, bool own_connection) {
+    const std::string& target, const ChannelSecurity& security, bool own_connection,
+    Balancing balancing) {
   absl::StatusOr<std::shared_ptr<grpc::ChannelCredentials>> credentials =
       MakeChannelCredentials(security);
   if (!credentials.ok()) return credentials.status();
   absl::StatusOr<std::string> token = ReadToken(security);
   if (!token.ok()) return token.status();
-  grpc::ChannelArguments args = Arguments(own_connection);
+  grpc::ChannelArguments args = Arguments(own_connection, balancing);
   AddChannelArguments(security, &args);
   return std::make_unique<ReducerClient>(grpc::CreateCustomChannel(target, *credentials, args),
                                          *token);

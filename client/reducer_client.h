@@ -17,10 +17,21 @@
 #include "client/channel_security.h"
 #include "gpureduce/v1/reduce.grpc.pb.h"
 #include "grpcpp/channel.h"
+#include "grpcpp/support/channel_arguments.h"
 
 namespace gpureduce::client {
 
 inline constexpr char kDefaultTarget[] = "127.0.0.1:50051";
+
+// How a channel spreads its calls over the servers its target names (ipv4:A:P,B:P, or a DNS name
+// with several addresses such as a headless Kubernetes Service). With one server both are alike.
+enum class Balancing {
+  kRoundRobin,  // over every server that is up; one that goes away leaves the rotation
+  kInOrder,     // the first server that answers takes every call, the next once it fails
+};
+
+// Sets `balancing` on channel arguments (every channel of the clients sets one).
+void SetBalancing(Balancing balancing, grpc::ChannelArguments* args);
 inline constexpr size_t kDefaultChunkElements = 256 * 1024;  // 1 MiB of floats per message
 
 struct CallOptions {
@@ -47,11 +58,12 @@ class ReducerClient {
   // With `own_connection` the channel shares no TCP connection with other channels to the
   // same target (gRPC shares them by default), as parallel streams need.
   static std::unique_ptr<ReducerClient> Connect(const std::string& target,
-                                                bool own_connection = false);
+                                                bool own_connection = false,
+                                                Balancing balancing = Balancing::kRoundRobin);
   // The same with TLS and a token as `security` asks; an unreadable file is an error.
-  static absl::StatusOr<std::unique_ptr<ReducerClient>> Connect(const std::string& target,
-                                                                const ChannelSecurity& security,
-                                                                bool own_connection = false);
+  static absl::StatusOr<std::unique_ptr<ReducerClient>> Connect(
+      const std::string& target, const ChannelSecurity& security, bool own_connection = false,
+      Balancing balancing = Balancing::kRoundRobin);
 
   // The whole array in one message; the server refuses more than its unary limit.
   absl::StatusOr<v1::ReduceResponse> Reduce(const v1::ReduceSpec& spec,

@@ -17,8 +17,10 @@ void AddConnectionFlags(FlagSet& flags, ConnectionOptions* options) {
 }
 
 absl::StatusOr<std::unique_ptr<client::ReducerClient>> Connect(const ConnectionOptions& options,
-                                                               bool own_connection) {
-  return client::ReducerClient::Connect(options.target, options.security, own_connection);
+                                                               bool own_connection,
+                                                               client::Balancing balancing) {
+  return client::ReducerClient::Connect(options.target, options.security, own_connection,
+                                        balancing);
 }
 
 absl::Duration CallTimeout(const ConnectionOptions& options) {

@@ -29,8 +29,9 @@ struct ConnectionOptions {
 void AddConnectionFlags(FlagSet& flags, ConnectionOptions* options);
 
 // A client for the options' target and security; an unreadable TLS or token file is an error.
-absl::StatusOr<std::unique_ptr<client::ReducerClient>> Connect(const ConnectionOptions& options,
-                                                               bool own_connection = false);
+absl::StatusOr<std::unique_ptr<client::ReducerClient>> Connect(
+    const ConnectionOptions& options, bool own_connection = false,
+    client::Balancing balancing = client::Balancing::kRoundRobin);
 
 // The call deadline the options ask for (infinite when --timeout is 0).
 absl::Duration CallTimeout(const ConnectionOptions& options);

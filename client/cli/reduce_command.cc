@@ -86,10 +86,12 @@ absl::StatusOr<v1::ReduceResponse> SendInParts(const ReduceFlags& f,
   std::vector<std::unique_ptr<client::ReducerClient>> connections;
   std::vector<client::ReducerClient*> clients;
   std::vector<client::StreamPart> parts;
-  // Several servers behind the target: one channel, whose round robin deals the parts out over
-  // them. One server: a connection per part, so the parts use several cores and connections.
-  const bool replicas = client::NamesSeveralServers(f.connection.target);
-  for (const auto& [begin, count] : client::SplitIntoParts(total, f.streams)) {
+  // A connection per part, so the parts use several cores and connections. A list of servers:
+  // part i goes to server i % n (and to the next if that one fails); a DNS name: round robin.
+  const std::vector<std::pair<uint64_t, uint64_t>> split = client::SplitIntoParts(total, f.streams);
+  const std::vector<std::string> targets = client::PartTargets(f.connection.target, split.size());
+  const bool in_order = targets.empty() || targets.front() != f.connection.target;
+  for (const auto& [begin, count] : split) {
     auto open = [source_options, begin = begin,
                  count = count]() -> absl::StatusOr<std::unique_ptr<client::FloatSource>> {
       absl::StatusOr<std::unique_ptr<client::FloatSource>> whole =
@@ -116,12 +118,13 @@ absl::StatusOr<v1::ReduceResponse> SendInParts(const ReduceFlags& f,
                        *source = std::move(*reopened);
                        return absl::OkStatus();
                      }});
-    if (!replicas || connections.empty()) {
-      absl::StatusOr<std::unique_ptr<client::ReducerClient>> connection =
-          Connect(f.connection, /*own_connection=*/!replicas);
-      if (!connection.ok()) return *input_error = connection.status();
-      connections.push_back(std::move(*connection));
-    }
+    ConnectionOptions part_connection = f.connection;
+    part_connection.target = targets[parts.size() - 1];
+    absl::StatusOr<std::unique_ptr<client::ReducerClient>> connection =
+        Connect(part_connection, /*own_connection=*/true,
+                in_order ? client::Balancing::kInOrder : client::Balancing::kRoundRobin);
+    if (!connection.ok()) return *input_error = connection.status();
+    connections.push_back(std::move(*connection));
     clients.push_back(connections.back().get());
   }
   return client::ReduceInParts(clients, spec, std::move(parts), options);

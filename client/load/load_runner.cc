@@ -11,6 +11,7 @@
 
 #include "absl/status/status.h"
 #include "absl/strings/str_format.h"
+#include "client/reducer_client.h"
 #include "gpureduce/v1/reduce.grpc.pb.h"
 #include "grpcpp/create_channel.h"
 #include "grpcpp/security/credentials.h"
@@ -36,6 +37,7 @@ std::shared_ptr<grpc::Channel> MakeChannel(const std::string& target,
                                            uint32_t index) {
   grpc::ChannelArguments args;
   AddChannelArguments(security, &args);
+  SetBalancing(Balancing::kRoundRobin, &args);  // over every server the target names
   args.SetMaxReceiveMessageSize(-1);
   args.SetMaxSendMessageSize(-1);
   args.SetInt("gpureduce.load.connection", int(index));

@@ -13,8 +13,11 @@
 
 #include <algorithm>
 #include <atomic>
+#include <cstdio>
 #include <cstdlib>
+#include <fstream>
 #include <functional>
+#include <iterator>
 #include <memory>
 #include <set>
 #include <string>
@@ -184,6 +187,16 @@ class ReplicasTest : public ::testing::Test {
                                              const std::vector<float>& data, uint32_t parts,
                                              size_t chunk, absl::Duration pause,
                                              std::function<void()> on_chunk = nullptr) {
+    return InParts(std::vector<client::ReducerClient*>(parts, &reducer), op, data, chunk, pause,
+                   std::move(on_chunk));
+  }
+
+  // The same with part i on clients[i].
+  absl::StatusOr<v1::ReduceResponse> InParts(const std::vector<client::ReducerClient*>& clients,
+                                             v1::Op op, const std::vector<float>& data,
+                                             size_t chunk, absl::Duration pause,
+                                             std::function<void()> on_chunk) {
+    const uint32_t parts = static_cast<uint32_t>(clients.size());
     std::vector<client::StreamPart> list;
     for (const auto& [begin, count] : client::SplitIntoParts(data.size(), parts)) {
       auto sent = std::make_shared<size_t>(0);
@@ -208,7 +221,6 @@ class ReplicasTest : public ::testing::Test {
     client::StreamOptions options;
     options.chunk_elements = chunk;
     options.timeout = absl::Seconds(60);
-    const std::vector<client::ReducerClient*> clients(list.size(), &reducer);
     return client::ReduceInParts(clients, spec, std::move(list), options);
   }
 
@@ -251,6 +263,20 @@ TEST_F(ReplicasTest, PartsAreDealtOverEveryReplicaAndCombineExactly) {
   }
 }
 
+TEST_F(ReplicasTest, TheCliDealsItsStreamsOverTheReplicasAndItsAnswerIsRight) {
+  const std::string out = absl::StrCat("/tmp/gpureduce-replicas-cli-", getpid());
+  const std::string command =
+      absl::StrCat(CliBinary(), " reduce --target ", network_.Target(),
+                   " --random 3000017 --seed 11 --streams 6 --verify --op argmax > ", out, " 2>&1");
+  EXPECT_EQ(std::system(command.c_str()), 0);
+  std::ifstream file(out);
+  const std::string printed((std::istreambuf_iterator<char>(file)),
+                            std::istreambuf_iterator<char>());
+  EXPECT_NE(printed.find("6 streams at once"), std::string::npos) << printed;
+  EXPECT_NE(printed.find(": OK"), std::string::npos) << printed;
+  std::remove(out.c_str());
+}
+
 TEST_F(ReplicasTest, PartsOfAKilledReplicaAreSentToTheOthersAndTheAnswerStaysExact) {
   const uint64_t seed = FreshSeed();
   SCOPED_TRACE(SeedTrace(seed));
@@ -277,6 +303,29 @@ TEST_F(ReplicasTest, PartsOfAKilledReplicaAreSentToTheOthersAndTheAnswerStaysExa
   v1::ReduceSpec spec;
   spec.set_op(v1::ARGMIN);
   for (int i = 0; i < 4; ++i) EXPECT_EQ(Check(v1::ARGMIN, after, reducer->Reduce(spec, after)), "");
+}
+
+TEST_F(ReplicasTest, WithAConnectionPerPartInOrderAKilledReplicasPartsGoToTheNext) {
+  const uint64_t seed = FreshSeed();
+  SCOPED_TRACE(SeedTrace(seed));
+  const std::vector<float> data = MixedSignData(6000011, seed);
+  // What `gpureduce reduce --streams 6` does with a list: part i on a channel of its own to the
+  // list starting at replica i % 3, in order; parts 1 and 4 are replica 1's.
+  std::vector<std::unique_ptr<client::ReducerClient>> owned;
+  std::vector<client::ReducerClient*> clients;
+  for (const std::string& target : client::PartTargets(network_.Target(), 6)) {
+    owned.push_back(client::ReducerClient::Connect(target, true, client::Balancing::kInOrder));
+    clients.push_back(owned.back().get());
+  }
+  std::atomic<int> chunks{0};
+  absl::StatusOr<v1::ReduceResponse> got =
+      InParts(clients, v1::SUM, data, 1 << 14, absl::Milliseconds(2), [&] {
+        if (chunks.fetch_add(1) == 48) replicas_[1]->Kill();
+      });
+  EXPECT_EQ(Check(v1::SUM, data, got), "");
+  ASSERT_TRUE(got.ok()) << got.status();
+  EXPECT_GE(got->stream_retries(), 2u) << "replica 1's parts were not sent again";
+  EXPECT_LE(got->stream_retries(), 4u);
 }
 
 }  // namespace

@@ -5,6 +5,7 @@
 
 #include <cmath>
 #include <limits>
+#include <string>
 #include <vector>
 
 #include "gtest/gtest.h"
@@ -72,6 +73,23 @@ TEST(CombinePartsTest, TimingSumsTheWorkAndTakesTheLongestPart) {
   EXPECT_EQ(all.timing().bytes(), 40u);
   EXPECT_EQ(all.timing().chunks(), 3u);
   EXPECT_EQ(all.kernel(), "cpu");
+}
+
+TEST(PartTargetsTest, AListStartsEachPartAtTheNextServer) {
+  EXPECT_EQ(PartTargets("ipv4:a:1,b:2,c:3", 4),
+            (std::vector<std::string>{"ipv4:a:1,b:2,c:3", "ipv4:b:2,c:3,a:1", "ipv4:c:3,a:1,b:2",
+                                      "ipv4:a:1,b:2,c:3"}));
+  EXPECT_EQ(PartTargets("ipv6:[::1]:1,[::1]:2", 2),
+            (std::vector<std::string>{"ipv6:[::1]:1,[::1]:2", "ipv6:[::1]:2,[::1]:1"}));
+  // One server, or a DNS name (round robin decides): the target as it is.
+  EXPECT_EQ(PartTargets("127.0.0.1:5", 2),
+            (std::vector<std::string>{"127.0.0.1:5", "127.0.0.1:5"}));
+  EXPECT_EQ(PartTargets("dns:///svc:5", 2),
+            (std::vector<std::string>{"dns:///svc:5", "dns:///svc:5"}));
+  EXPECT_TRUE(NamesSeveralServers("dns:///svc:5"));
+  EXPECT_TRUE(NamesSeveralServers("ipv4:a:1,b:2"));
+  EXPECT_FALSE(NamesSeveralServers("ipv4:a:1"));
+  EXPECT_FALSE(NamesSeveralServers("host:1"));
 }
 
 TEST(SplitIntoPartsTest, PartsAreContiguousAndAsEvenAsCanBe) {
