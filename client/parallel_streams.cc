@@ -141,6 +141,10 @@ absl::StatusOr<v1::ReduceResponse> ReduceInParts(const std::vector<ReducerClient
       options.timeout == absl::InfiniteDuration()
           ? options.timeout
           : std::max(absl::ZeroDuration(), options.timeout - (absl::Now() - connect_started));
+  // Every attempt of a part counts against the same deadline.
+  const absl::Time deadline = stream_timeout == absl::InfiniteDuration()
+                                  ? absl::InfiniteFuture()
+                                  : absl::Now() + stream_timeout;
   std::vector<absl::StatusOr<v1::ReduceResponse>> answers(n, absl::UnknownError("not run"));
   std::atomic<bool> failed{false};
   std::atomic<uint32_t> retries{0};
@@ -164,6 +168,7 @@ absl::StatusOr<v1::ReduceResponse> ReduceInParts(const std::vector<ReducerClient
         };
       }
       for (int attempt = 1;; ++attempt) {
+        if (deadline != absl::InfiniteFuture()) part_options.timeout = deadline - absl::Now();
         answers[i] = clients[i]->ReduceStream(
             part_spec,
             [&, i](absl::Span<float> out) -> absl::StatusOr<size_t> {
@@ -184,6 +189,10 @@ absl::StatusOr<v1::ReduceResponse> ReduceInParts(const std::vector<ReducerClient
         }
         retries.fetch_add(1, std::memory_order_relaxed);
         if (options.on_progress) part_options.on_progress(0);  // its bytes count from 0 again
+        // A moment for the channel to see the server gone (a dead host, unlike a killed local
+        // process, does not refuse at once), jittered so parts do not retry in step.
+        absl::SleepFor(absl::Milliseconds(20 + 30 * attempt + 7 * static_cast<int>(i % 8)));
+        if (absl::Now() >= deadline) break;
       }
       if (!answers[i].ok()) failed.store(true, std::memory_order_relaxed);
     });

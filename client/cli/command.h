@@ -29,6 +29,8 @@ struct ConnectionOptions {
 void AddConnectionFlags(FlagSet& flags, ConnectionOptions* options);
 
 // A client for the options' target and security; an unreadable TLS or token file is an error.
+// Shared memory lives in one server: its calls use Balancing::kInOrder, so that with a target
+// that names several servers every call of a region reaches the one that registered it.
 absl::StatusOr<std::unique_ptr<client::ReducerClient>> Connect(
     const ConnectionOptions& options, bool own_connection = false,
     client::Balancing balancing = client::Balancing::kRoundRobin);

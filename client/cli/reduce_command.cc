@@ -1,10 +1,12 @@
 #include "client/cli/reduce_command.h"
 
 #include <cstdio>
+#include <limits>
 #include <optional>
 #include <string>
 #include <vector>
 
+#include "absl/strings/match.h"
 #include "absl/strings/str_cat.h"
 #include "client/cli/command.h"
 #include "client/cli/op_list.h"
@@ -90,7 +92,8 @@ absl::StatusOr<v1::ReduceResponse> SendInParts(const ReduceFlags& f,
   // part i goes to server i % n (and to the next if that one fails); a DNS name: round robin.
   const std::vector<std::pair<uint64_t, uint64_t>> split = client::SplitIntoParts(total, f.streams);
   const std::vector<std::string> targets = client::PartTargets(f.connection.target, split.size());
-  const bool in_order = targets.empty() || targets.front() != f.connection.target;
+  const bool in_order = client::NamesSeveralServers(f.connection.target) &&
+                        !absl::StartsWith(f.connection.target, "dns:");
   for (const auto& [begin, count] : split) {
     auto open = [source_options, begin = begin,
                  count = count]() -> absl::StatusOr<std::unique_ptr<client::FloatSource>> {
@@ -262,6 +265,10 @@ int RunReduce(int argc, char** argv) {
                 "registered once, reduced by reference once per --op.");
   Register(flags, &f);
   if (int exit = ParseFlags(flags, argc, argv, 1); exit >= 0) return exit;
+  if (f.device < -1 || f.device > std::numeric_limits<int32_t>::max()) {
+    return ReportUsageError(
+        kCommand, absl::StrCat("--device ", f.device, " is not a device index (or -1: any)"));
+  }
   absl::StatusOr<std::vector<v1::Op>> ops = ParseOpList(f.op);
   if (!ops.ok()) return ReportUsageError(kCommand, std::string(ops.status().message()));
 

@@ -87,7 +87,8 @@ int RunList(int argc, char** argv) {
   if (int exit = ParseFlags(flags, argc, argv, 0); exit >= 0) return exit;
   client::CallOptions options;
   options.timeout = CallTimeout(connection);
-  absl::StatusOr<std::unique_ptr<client::ReducerClient>> reducer = Connect(connection);
+  absl::StatusOr<std::unique_ptr<client::ReducerClient>> reducer =
+      Connect(connection, /*own_connection=*/false, client::Balancing::kInOrder);
   if (!reducer.ok()) {
     return ReportUsageError("shared-memory list", std::string(reducer.status().message()));
   }
@@ -113,7 +114,8 @@ int RunUnregister(int argc, char** argv) {
   }
   client::CallOptions options;
   options.timeout = CallTimeout(connection);
-  absl::StatusOr<std::unique_ptr<client::ReducerClient>> reducer = Connect(connection);
+  absl::StatusOr<std::unique_ptr<client::ReducerClient>> reducer =
+      Connect(connection, /*own_connection=*/false, client::Balancing::kInOrder);
   if (!reducer.ok()) return ReportUsageError(kCommand, std::string(reducer.status().message()));
   absl::StatusOr<std::vector<std::string>> names =
       all ? (*reducer)->UnregisterAllSharedMemory(options)

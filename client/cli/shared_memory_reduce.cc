@@ -104,7 +104,8 @@ int RunSharedMemoryReduce(const SharedMemoryReduceFlags& flags) {
   }
   const uint64_t bytes = *total * sizeof(float);
 
-  absl::StatusOr<std::unique_ptr<client::ReducerClient>> connected = Connect(flags.connection);
+  absl::StatusOr<std::unique_ptr<client::ReducerClient>> connected =
+      Connect(flags.connection, /*own_connection=*/false, client::Balancing::kInOrder);
   if (!connected.ok()) return ReportUsageError(kCommand, std::string(connected.status().message()));
   // Shared with the last resort of a second Ctrl-C, which may run while this thread is in a call.
   std::shared_ptr<client::ReducerClient> reducer = std::move(*connected);

@@ -1,5 +1,6 @@
 #include "runtime/cuda/cuda_backend.h"
 
+#include <algorithm>
 #include <future>
 #include <numeric>
 
@@ -149,21 +150,28 @@ absl::StatusOr<std::unique_ptr<ReduceSession>> CudaBackend::Open(const RequestSp
     on_cpu.kernel = kernels::KernelId::kCpu;
     return host_->Open(on_cpu);
   }
-  // The usable device with the fewest bytes outstanding; ties go round robin, so that equal
-  // requests alternate between idle devices.
+  // The usable devices by bytes outstanding, fewest first; ties in round-robin order, so that
+  // equal requests alternate between idle devices. A device whose request slots are all taken
+  // passes the request on to the next.
   const size_t start = next_device_.fetch_add(1);
-  Device* least = nullptr;
+  std::vector<Device*> usable;
   for (size_t i = 0; i < devices_.size(); ++i) {
-    Device& device = *devices_[(start + i) % devices_.size()];
-    if (device.lost()) continue;
-    if (least == nullptr || device.outstanding_bytes() < least->outstanding_bytes()) {
-      least = &device;
-    }
+    Device* device = devices_[(start + i) % devices_.size()].get();
+    if (!device->lost()) usable.push_back(device);
   }
-  if (least == nullptr) {
+  if (usable.empty()) {
     return absl::UnavailableError("every GPU of this server is lost; it reports NOT_SERVING");
   }
-  return OpenOn(*least, spec);
+  std::stable_sort(usable.begin(), usable.end(), [](const Device* a, const Device* b) {
+    return a->outstanding_bytes() < b->outstanding_bytes();
+  });
+  absl::Status full;
+  for (Device* device : usable) {
+    absl::StatusOr<std::unique_ptr<ReduceSession>> session = OpenOn(*device, spec);
+    if (session.ok() || !absl::IsResourceExhausted(session.status())) return session;
+    full = session.status();
+  }
+  return full;
 }
 
 absl::StatusOr<std::unique_ptr<MemoryHold>> CudaBackend::PinHost(const void* base, size_t bytes) {
@@ -193,6 +201,7 @@ void CudaBackend::set_on_lost(std::function<void()> on_lost) {
       size_t usable = 0;
       for (const auto& other : devices_) usable += other->lost() ? 0 : 1;
       if (usable == 0) {
+        if (all_lost_reported_.exchange(true)) return;  // two devices lost at once: once
         spdlog::critical("every GPU is lost: reporting NOT_SERVING");
         on_lost();
       } else {

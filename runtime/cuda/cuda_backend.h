@@ -51,6 +51,7 @@ class CudaBackend final : public Backend {
 
   std::vector<std::unique_ptr<Device>> devices_;
   std::atomic<uint32_t> next_device_{0};
+  std::atomic<bool> all_lost_reported_{false};
   std::unique_ptr<CpuBackend> host_;  // small `auto` requests
   uint64_t auto_cpu_below_ = 0;
 };

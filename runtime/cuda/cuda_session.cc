@@ -34,8 +34,11 @@ CudaSession::CudaSession(Device& device, const RequestSpec& spec, PartialSlot* p
       kernel_(spec.kernel),
       block_size_(spec.block_size),
       partial_(partial),
-      load_bytes_(spec.size_hint != 0 ? spec.size_hint * sizeof(float)
-                                      : device.staging_slot_floats() * sizeof(float)),
+      // What the client declared, capped (a stream may declare more than it ever sends), or one
+      // staging buffer when it declared nothing.
+      load_bytes_(spec.size_hint != 0
+                      ? std::min<uint64_t>(spec.size_hint, kMostLoadFloats) * sizeof(float)
+                      : device.staging_slot_floats() * sizeof(float)),
       id_(next_session_id.fetch_add(1, std::memory_order_relaxed)),
       bound_(kernels::GetWorkBound(spec.kernel, spec.op)),
       piece_floats_(PieceFloats(bound_, device.staging_slot_floats())) {}

@@ -44,6 +44,8 @@ class CudaSession final : public ReduceSession {
   // single_pass reduces device memory in place in launches of up to 1 GiB (its scratch does not
   // grow with the input); the other kernels' scratch is sized for one staging slot.
   static constexpr size_t kInPlacePieceFloats = size_t{1} << 28;
+  // The most one request counts towards its device's load (Device::AddLoad): 16 GiB.
+  static constexpr uint64_t kMostLoadFloats = uint64_t{1} << 32;
 
   // What the Consume in progress reads: floats in gRPC memory (`host`, staged through pinned
   // memory), a shared object's pinned pages (`pinned`, copied straight to the device) or device

@@ -8,6 +8,7 @@
 #include <fcntl.h>
 #include <signal.h>
 #include <sys/file.h>
+#include <sys/prctl.h>
 #include <sys/wait.h>
 #include <unistd.h>
 
@@ -54,6 +55,11 @@ class Network {
   absl::Status SetUp() {
     if (geteuid() != 0) return absl::FailedPreconditionError("needs root (ip netns)");
     if (!Shell("ip netns list")) return absl::FailedPreconditionError("needs iproute2 (ip netns)");
+    // What a crashed earlier run left (the caller holds the lock: no other run is going on).
+    Shell(
+        "for n in $(ip netns list | awk '{print $1}' | grep -E '^grt[0-9]+n[0-9]$'); do "
+        "ip netns del $n; done; for l in $(ip -o link show | awk -F': ' '{print $2}' | "
+        "cut -d@ -f1 | grep -E '^grt[0-9]+n[0-9]h$'); do ip link del $l; done");
     for (int i = 0; i < kReplicas; ++i) {
       const std::string ns = Namespace(i), host = absl::StrCat(prefix_, i, "h");
       const std::string inner = absl::StrCat(prefix_, i, "c"), subnet = Subnet(i);
@@ -98,10 +104,12 @@ class Network {
   int made_ = 0;
 };
 
-// gpureduce-server --backend=cpu in namespace `ns`, listening on `address`.
+// gpureduce-server --backend=cpu in namespace `ns`, listening on `address`, logging each request
+// to `log` (debug level); it dies with the test process.
 class Replica {
  public:
-  Replica(const std::string& ns, const std::string& address) {
+  Replica(const std::string& ns, const std::string& address, std::string log)
+      : log_(std::move(log)) {
     std::vector<std::string> args = {"ip",
                                      "netns",
                                      "exec",
@@ -110,17 +118,36 @@ class Replica {
                                      "--backend=cpu",
                                      "--worker-threads=2",
                                      "--listen=" + address,
-                                     "--log-level=warn"};
+                                     "--log-level=debug"};
     std::vector<char*> argv;
     for (std::string& arg : args) argv.push_back(arg.data());
     argv.push_back(nullptr);
     pid_ = fork();
     if (pid_ == 0) {
+      const int fd = open(log_.c_str(), O_WRONLY | O_CREAT | O_TRUNC, 0644);
+      if (fd >= 0) {
+        dup2(fd, STDOUT_FILENO);
+        dup2(fd, STDERR_FILENO);
+      }
+      prctl(PR_SET_PDEATHSIG, SIGKILL);
       execvp("ip", argv.data());
       _exit(127);
     }
   }
-  ~Replica() { Kill(); }
+  ~Replica() {
+    Kill();
+    std::remove(log_.c_str());
+  }
+
+  // Streams this replica has answered so far (its debug log's request lines).
+  int StreamsAnswered() const {
+    std::ifstream file(log_);
+    int streams = 0;
+    for (std::string line; std::getline(file, line);) {
+      streams += line.find("ReduceStream op=") != std::string::npos ? 1 : 0;
+    }
+    return streams;
+  }
 
   void Kill() {
     if (pid_ <= 0) return;
@@ -130,6 +157,7 @@ class Replica {
   }
 
  private:
+  std::string log_;
   pid_t pid_ = -1;
 };
 
@@ -141,7 +169,9 @@ class ReplicasTest : public ::testing::Test {
     if (lock_ >= 0) flock(lock_, LOCK_EX);
     if (absl::Status ready = network_.SetUp(); !ready.ok()) GTEST_SKIP() << ready.message();
     for (int i = 0; i < kReplicas; ++i) {
-      replicas_.push_back(std::make_unique<Replica>(network_.Namespace(i), network_.Address(i)));
+      replicas_.push_back(std::make_unique<Replica>(
+          network_.Namespace(i), network_.Address(i),
+          absl::StrCat("/tmp/gpureduce-replica-", getpid(), "-", i, ".log")));
     }
     // Each replica answers on its own address before the test starts.
     for (int i = 0; i < kReplicas; ++i) {
@@ -274,6 +304,8 @@ TEST_F(ReplicasTest, TheCliDealsItsStreamsOverTheReplicasAndItsAnswerIsRight) {
                             std::istreambuf_iterator<char>());
   EXPECT_NE(printed.find("6 streams at once"), std::string::npos) << printed;
   EXPECT_NE(printed.find(": OK"), std::string::npos) << printed;
+  // Part i went to replica i % 3: two streams each.
+  for (int i = 0; i < kReplicas; ++i) EXPECT_EQ(replicas_[i]->StreamsAnswered(), 2) << i;
   std::remove(out.c_str());
 }
 
