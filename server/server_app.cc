@@ -95,7 +95,8 @@ absl::StatusOr<std::unique_ptr<MetricsExposer>> StartMetrics(const ServerConfig&
   absl::StatusOr<std::unique_ptr<MetricsExposer>> metrics = MetricsExposer::Start(
       config.metrics_listen,
       {state.metrics.registry(),
-       std::make_shared<UsageCollector>(state.backend, absl::StrCat(kVersion, "+", kGitCommit))});
+       std::make_shared<UsageCollector>(state.backend, absl::StrCat(kVersion, "+", kGitCommit),
+                                        &state.regions)});
   if (!metrics.ok()) return metrics.status();
   const std::string host = config.metrics_listen.substr(0, config.metrics_listen.rfind(':'));
   spdlog::info("metrics on http://{}:{}/metrics", host, (*metrics)->port());

@@ -1,7 +1,9 @@
 #include "server/metrics/usage_collector.h"
 
 #include <functional>
+#include <memory>
 #include <string>
+#include <tuple>
 #include <utility>
 
 #include "absl/strings/str_cat.h"
@@ -38,8 +40,9 @@ prometheus::MetricFamily PerDevice(
 
 }  // namespace
 
-UsageCollector::UsageCollector(const runtime::Backend& backend, std::string version)
-    : backend_(backend), version_(std::move(version)) {}
+UsageCollector::UsageCollector(const runtime::Backend& backend, std::string version,
+                               const RegionRegistry* regions)
+    : backend_(backend), version_(std::move(version)), regions_(regions) {}
 
 std::vector<prometheus::MetricFamily> UsageCollector::Collect() const {
   using prometheus::MetricType;
@@ -52,6 +55,30 @@ std::vector<prometheus::MetricFamily> UsageCollector::Collect() const {
   one.gauge.value = 1;
   info.metric.push_back(std::move(one));
   families.push_back(std::move(info));
+
+  if (regions_ != nullptr && regions_->limits().enabled) {
+    const std::vector<std::shared_ptr<const Region>> regions = regions_->List();
+    double bytes = 0, reading = 0;
+    for (const auto& region : regions) {
+      bytes += double(region->info().byte_size);
+      reading += double(region->requests_in_flight());
+    }
+    for (const auto& [name, help, value] :
+         {std::tuple{"gpureduce_shared_memory_regions", "Shared-memory regions registered now",
+                     double(regions.size())},
+          std::tuple{"gpureduce_shared_memory_bytes",
+                     "Bytes of the shared-memory regions registered now (system regions are "
+                     "pinned)",
+                     bytes},
+          std::tuple{"gpureduce_shared_memory_requests_reading",
+                     "Requests reading a registered region now", reading}}) {
+      prometheus::MetricFamily family = Family(name, help, MetricType::Gauge);
+      prometheus::ClientMetric metric;
+      metric.gauge.value = value;
+      family.metric.push_back(std::move(metric));
+      families.push_back(std::move(family));
+    }
+  }
 
   const std::vector<runtime::DeviceUsage> usage = backend_.Usage();
   if (usage.empty()) return families;  // the CPU backend has no staging pool or device memory

@@ -15,6 +15,7 @@
 #include "absl/strings/str_cat.h"
 #include "absl/strings/str_join.h"
 #include "absl/strings/str_split.h"
+#include "client/shared_memory/shared_memory_object.h"
 #include "gmock/gmock.h"
 #include "grpcpp/client_context.h"
 #include "gtest/gtest.h"
@@ -205,6 +206,26 @@ TEST(MetricsTest, AnAddressThatCannotBeServedStopsTheServerWithAMessage) {
   SKIP_IF_BACKEND_UNAVAILABLE(server.status());
   ASSERT_FALSE(server.ok());
   EXPECT_THAT(std::string(server.status().message()), HasSubstr("cannot serve metrics on"));
+}
+
+TEST(MetricsTest, SharedMemoryRegionsAreCounted) {
+  MetricsServer metrics = StartWithMetrics({"--allow-shared-memory"});
+  SKIP_IF_BACKEND_UNAVAILABLE(metrics.status);
+  ASSERT_TRUE(metrics.status.ok()) << metrics.status;
+  std::unique_ptr<client::ReducerClient> reducer = metrics.server->Connect();
+  absl::StatusOr<client::SharedMemoryObject> object = client::SharedMemoryObject::Create(4096);
+  ASSERT_TRUE(object.ok()) << object.status();
+  ASSERT_TRUE(reducer->RegisterSystemSharedMemory("a", object->key(), 0, 4096).ok());
+  ASSERT_TRUE(reducer->RegisterSystemSharedMemory("b", object->key(), 1024, 2048).ok());
+  absl::StatusOr<std::string> scrape = HttpGet(metrics.metrics_port, "/metrics");
+  ASSERT_TRUE(scrape.ok()) << scrape.status();
+  EXPECT_EQ(Value(*scrape, "gpureduce_shared_memory_regions"), 2) << *scrape;
+  EXPECT_EQ(Value(*scrape, "gpureduce_shared_memory_bytes"), 6144);
+  EXPECT_EQ(Value(*scrape, "gpureduce_shared_memory_requests_reading"), 0);
+  ASSERT_TRUE(reducer->UnregisterAllSharedMemory().ok());
+  scrape = HttpGet(metrics.metrics_port, "/metrics");
+  ASSERT_TRUE(scrape.ok());
+  EXPECT_EQ(Value(*scrape, "gpureduce_shared_memory_regions"), 0);
 }
 
 }  // namespace
