@@ -198,7 +198,13 @@ std::optional<runtime::RequestSpec> Open(const v1::ReduceSpec& wire,
   absl::StatusOr<runtime::RequestSpec> spec = Resolve(wire, CpuBackend());
   if (!spec.ok()) return std::nullopt;
   absl::StatusOr<std::unique_ptr<runtime::ReduceSession>> opened = CpuBackend().Open(*spec);
-  CheckCode(opened.status(), {}, "CpuBackend::Open");
+  // The CPU backend has one device, 0: a request pinned to another is refused, and only that.
+  if (wire.has_device() && wire.device() != 0) {
+    CheckCode(opened.status(), {absl::StatusCode::kFailedPrecondition}, "CpuBackend::Open");
+    if (!opened.ok()) return std::nullopt;
+  } else {
+    CheckCode(opened.status(), {}, "CpuBackend::Open");
+  }
   session = std::move(*opened);
   return *spec;
 }
