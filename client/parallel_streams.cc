@@ -30,15 +30,13 @@ void CombineTiming(const v1::Timing& part, v1::Timing* total) {
 
 }  // namespace
 
-bool NamesSeveralServers(absl::string_view target) {
-  return absl::StartsWith(target, "dns:") ||
-         ((absl::StartsWith(target, "ipv4:") || absl::StartsWith(target, "ipv6:")) &&
-          absl::StrContains(target, ','));
+bool ListsServers(absl::string_view target) {
+  return (absl::StartsWith(target, "ipv4:") || absl::StartsWith(target, "ipv6:")) &&
+         absl::StrContains(target, ',');
 }
 
 std::vector<std::string> PartTargets(absl::string_view target, size_t parts) {
-  const bool list = NamesSeveralServers(target) && !absl::StartsWith(target, "dns:");
-  if (!list) return std::vector<std::string>(parts, std::string(target));
+  if (!ListsServers(target)) return std::vector<std::string>(parts, std::string(target));
   const size_t colon = target.find(':');
   const std::vector<absl::string_view> servers =
       absl::StrSplit(target.substr(colon + 1), ',', absl::SkipEmpty());

@@ -35,9 +35,9 @@ struct StreamPart {
 // gives to another server of the target.
 inline constexpr int kPartAttempts = 3;
 
-// Whether a gRPC target names several servers: a list ("ipv4:A:P,B:P", "ipv6:...") or a DNS
-// name, which may resolve to several ("dns:///service:50051", the headless Service's way).
-bool NamesSeveralServers(absl::string_view target);
+// Whether a gRPC target lists several servers ("ipv4:A:P,B:P", "ipv6:..."). A DNS name
+// ("dns:///service:50051") may resolve to several too, but which ones is the resolver's to say.
+bool ListsServers(absl::string_view target);
 
 // The target each of `parts` parts connects to: for a list ("ipv4:A:P,B:P,C:P") part i's lists
 // the same servers starting at server i % n, to be used in order (Balancing::kInOrder): part i

@@ -92,8 +92,7 @@ absl::StatusOr<v1::ReduceResponse> SendInParts(const ReduceFlags& f,
   // part i goes to server i % n (and to the next if that one fails); a DNS name: round robin.
   const std::vector<std::pair<uint64_t, uint64_t>> split = client::SplitIntoParts(total, f.streams);
   const std::vector<std::string> targets = client::PartTargets(f.connection.target, split.size());
-  const bool in_order = client::NamesSeveralServers(f.connection.target) &&
-                        !absl::StartsWith(f.connection.target, "dns:");
+  const bool in_order = client::ListsServers(f.connection.target);
   for (const auto& [begin, count] : split) {
     auto open = [source_options, begin = begin,
                  count = count]() -> absl::StatusOr<std::unique_ptr<client::FloatSource>> {

@@ -1,6 +1,5 @@
 #include "runtime/cuda/cuda_backend.h"
 
-#include <algorithm>
 #include <future>
 #include <numeric>
 
@@ -150,28 +149,27 @@ absl::StatusOr<std::unique_ptr<ReduceSession>> CudaBackend::Open(const RequestSp
     on_cpu.kernel = kernels::KernelId::kCpu;
     return host_->Open(on_cpu);
   }
-  // The usable devices by bytes outstanding, fewest first; ties in round-robin order, so that
-  // equal requests alternate between idle devices. A device whose request slots are all taken
-  // passes the request on to the next.
+  // The usable device with the fewest bytes outstanding; ties in round-robin order, so that
+  // equal requests alternate between idle devices.
   const size_t start = next_device_.fetch_add(1);
-  std::vector<Device*> usable;
+  Device* least = nullptr;
   for (size_t i = 0; i < devices_.size(); ++i) {
     Device* device = devices_[(start + i) % devices_.size()].get();
-    if (!device->lost()) usable.push_back(device);
+    if (device->lost()) continue;
+    if (least == nullptr || device->outstanding_bytes() < least->outstanding_bytes()) {
+      least = device;
+    }
   }
-  if (usable.empty()) {
+  if (least == nullptr) {
     return absl::UnavailableError("every GPU of this server is lost; it reports NOT_SERVING");
   }
-  std::stable_sort(usable.begin(), usable.end(), [](const Device* a, const Device* b) {
-    return a->outstanding_bytes() < b->outstanding_bytes();
-  });
-  absl::Status full;
-  for (Device* device : usable) {
-    absl::StatusOr<std::unique_ptr<ReduceSession>> session = OpenOn(*device, spec);
-    if (session.ok() || !absl::IsResourceExhausted(session.status())) return session;
-    full = session.status();
+  absl::StatusOr<std::unique_ptr<ReduceSession>> session = OpenOn(*least, spec);
+  // Rarely, its request slots are all taken: any other usable device will do.
+  for (size_t i = 0; i < devices_.size() && absl::IsResourceExhausted(session.status()); ++i) {
+    Device& other = *devices_[(start + i) % devices_.size()];
+    if (&other != least && !other.lost()) session = OpenOn(other, spec);
   }
-  return full;
+  return session;
 }
 
 absl::StatusOr<std::unique_ptr<MemoryHold>> CudaBackend::PinHost(const void* base, size_t bytes) {

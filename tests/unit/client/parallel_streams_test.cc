@@ -86,10 +86,11 @@ TEST(PartTargetsTest, AListStartsEachPartAtTheNextServer) {
             (std::vector<std::string>{"127.0.0.1:5", "127.0.0.1:5"}));
   EXPECT_EQ(PartTargets("dns:///svc:5", 2),
             (std::vector<std::string>{"dns:///svc:5", "dns:///svc:5"}));
-  EXPECT_TRUE(NamesSeveralServers("dns:///svc:5"));
-  EXPECT_TRUE(NamesSeveralServers("ipv4:a:1,b:2"));
-  EXPECT_FALSE(NamesSeveralServers("ipv4:a:1"));
-  EXPECT_FALSE(NamesSeveralServers("host:1"));
+  EXPECT_FALSE(ListsServers("dns:///svc:5"));  // the resolver's to say
+  EXPECT_TRUE(ListsServers("ipv4:a:1,b:2"));
+  EXPECT_TRUE(ListsServers("ipv6:[::1]:1,[::1]:2"));
+  EXPECT_FALSE(ListsServers("ipv4:a:1"));
+  EXPECT_FALSE(ListsServers("host:1"));
 }
 
 TEST(SplitIntoPartsTest, PartsAreContiguousAndAsEvenAsCanBe) {
