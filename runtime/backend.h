@@ -16,6 +16,7 @@
 #include "absl/status/status.h"
 #include "absl/status/statusor.h"
 #include "kernels/reduce.h"
+#include "runtime/float_pieces.h"
 #include "runtime/shared_memory.h"
 
 namespace gpureduce::runtime {
@@ -70,12 +71,16 @@ class ReduceSession {
  public:
   virtual ~ReduceSession() = default;
 
-  // Takes `data`, the elements following everything consumed so far. `done` runs once `data` may
-  // be released: after the CPU has reduced it, or after the GPU backend has copied it into
-  // pinned staging memory (the reduction goes on). It runs on a backend thread, or on the
-  // caller's before Consume returns when that is quicker than a hand-over (a small chunk), so a
-  // caller must not hold a lock that `done` takes.
-  virtual void Consume(std::span<const float> data, ConsumeDone done) = 0;
+  // Takes `data`, the elements following everything consumed so far, where the transport left
+  // them. `done` runs once the bytes may be released: after the CPU has reduced them, or after
+  // the GPU backend has copied them into pinned staging memory (the reduction goes on). It runs
+  // on a backend thread, or on the caller's before ConsumePieces returns when that is quicker
+  // than a hand-over (a small chunk), so a caller must not hold a lock that `done` takes.
+  virtual void ConsumePieces(FloatPieces data, ConsumeDone done) = 0;
+  // The same for floats in one span.
+  void Consume(std::span<const float> data, ConsumeDone done) {
+    ConsumePieces(FloatPieces(data), std::move(done));
+  }
 
   // Waits (asynchronously) for all work of the request, then hands over the combined partial.
   // Call after the last Consume's `done` (or ConsumeShared's), also when the request failed: the

@@ -79,8 +79,17 @@ absl::Status ReduceCall::Count(size_t elements) {
   return absl::OkStatus();
 }
 
-void ReduceCall::Consume(std::span<const float> data, runtime::ConsumeDone done) {
-  session_->Consume(data, std::move(done));
+absl::StatusOr<runtime::FloatPieces> ReduceCall::Payload(
+    const runtime::FloatPieces& data, const google::protobuf::RepeatedField<float>& values,
+    uint64_t max_bytes, const char* too_big) {
+  absl::StatusOr<runtime::FloatPieces> payload = ExtractPayload(data, values, max_bytes, too_big);
+  if (!payload.ok()) return payload.status();
+  if (absl::Status status = Count(payload->count()); !status.ok()) return status;
+  return payload;
+}
+
+void ReduceCall::Consume(runtime::FloatPieces data, runtime::ConsumeDone done) {
+  session_->ConsumePieces(std::move(data), std::move(done));
 }
 
 void ReduceCall::ConsumeShared(const runtime::SharedSource& source, runtime::ConsumeDone done) {

@@ -7,9 +7,7 @@
 #include <memory>
 #include <mutex>
 #include <optional>
-#include <span>
 #include <string>
-#include <vector>
 
 #include "absl/functional/any_invocable.h"
 #include "absl/status/status.h"
@@ -36,19 +34,14 @@ class ReduceCall {
   // `device`: the GPU the data is on (a CUDA shared-memory region), -1 any.
   absl::Status Open(const v1::ReduceSpec& spec, uint64_t size_hint = 0, int device = -1);
 
-  // The message's floats, checked against `max_bytes` and the declared expected_count. `slot`
-  // (0 or 1) picks the scratch buffer used for unaligned bytes, one per message in flight.
-  template <typename MessageT>
-  absl::StatusOr<std::span<const float>> Payload(const MessageT& message, uint64_t max_bytes,
-                                                 const char* too_big, int slot) {
-    auto payload = ExtractPayload(message, max_bytes, too_big, &scratch_[slot]);
-    if (!payload.ok()) return payload.status();
-    if (absl::Status status = Count(payload->size()); !status.ok()) return status;
-    return payload;
-  }
+  // A message's floats (`data` where it was received, or `values`), checked against
+  // `max_bytes` and the declared expected_count (see ExtractPayload).
+  absl::StatusOr<runtime::FloatPieces> Payload(const runtime::FloatPieces& data,
+                                               const google::protobuf::RepeatedField<float>& values,
+                                               uint64_t max_bytes, const char* too_big);
 
-  // Hands the payload to the backend session (see ReduceSession::Consume).
-  void Consume(std::span<const float> data, runtime::ConsumeDone done);
+  // Hands the payload to the backend session (see ReduceSession::ConsumePieces).
+  void Consume(runtime::FloatPieces data, runtime::ConsumeDone done);
 
   // The same for floats in a shared-memory region, counted and checked as a payload is.
   absl::Status CountShared(uint64_t elements) { return Count(elements); }
@@ -63,6 +56,8 @@ class ReduceCall {
   // Wakes a Consume that waits for backend resources (see ReduceSession::Cancel).
   void Cancel();
 
+  // Messages that carried a payload so far.
+  uint64_t chunks() const { return chunks_; }
   const ServiceLimits& limits() const { return state_.limits; }
   const ServiceState& state() const { return state_; }
   const std::string& peer() const { return peer_; }
@@ -84,7 +79,6 @@ class ReduceCall {
   uint64_t max_elements_ = 0;  // the kernel's bound for the op (kernels/work_bound.h); 0: none
   uint64_t elements_ = 0;
   uint64_t chunks_ = 0;
-  std::vector<float> scratch_[2];
 };
 
 }  // namespace gpureduce::server

@@ -9,12 +9,12 @@
 namespace gpureduce::server {
 
 ReduceStreamReactor::ReduceStreamReactor(ServiceState& state, grpc::CallbackServerContext* context,
-                                         v1::ReduceResponse* response)
+                                         grpc::ByteBuffer* response)
     : call_(state, Method::kReduceStream, context->peer()),
       idle_watch_(state.idle_watch),
       metrics_(state.metrics),
       context_(context),
-      response_(response) {
+      response_bytes_(response) {
   idle_watch_.Add(this);
   absl::Status admitted = Authorize(state.tokens, *context);
   if (admitted.ok()) admitted = call_.Admit();
@@ -31,8 +31,9 @@ ReduceStreamReactor::ReduceStreamReactor(ServiceState& state, grpc::CallbackServ
 }
 
 void ReduceStreamReactor::Read(int buffer) {
-  WaitingForMessage();  // before StartRead: the read may complete at once on another thread
-  StartRead(&chunks_[buffer]);
+  chunks_[buffer].Release();  // the bytes the backend is done with go back before the next come
+  WaitingForMessage();        // before StartRead: the read may complete at once on another thread
+  StartRead(chunks_[buffer].buffer());
 }
 
 void ReduceStreamReactor::OnDone() {
@@ -90,12 +91,18 @@ void ReduceStreamReactor::OnCancel() {
 }
 
 void ReduceStreamReactor::Conclude(absl::Status status) {
-  call_.Complete(std::move(status), response_,
-                 [this](grpc::Status result) { Finish(std::move(result)); });
+  call_.Complete(std::move(status), &response_, [this](grpc::Status result) {
+    if (result.ok()) result = SerializeResponse(response_, response_bytes_);
+    Finish(std::move(result));
+  });
 }
 
 absl::Status ReduceStreamReactor::AcceptChunk(int buffer) {
-  const v1::ReduceChunk& chunk = chunks_[buffer];
+  if (absl::Status parsed = chunks_[buffer].Parse(); !parsed.ok()) {
+    return absl::InvalidArgumentError(
+        absl::StrCat("chunk ", call_.chunks() + 1, ": ", parsed.message()));
+  }
+  const v1::ReduceChunk& chunk = chunks_[buffer].message();
   if (!spec_seen_) {
     if (!chunk.has_spec()) {
       return absl::InvalidArgumentError(
@@ -108,11 +115,11 @@ absl::Status ReduceStreamReactor::AcceptChunk(int buffer) {
     return absl::InvalidArgumentError(
         "a later chunk repeats the spec; send the spec in the first chunk only");
   }
-  absl::StatusOr<std::span<const float>> payload =
-      call_.Payload(chunk, call_.limits().max_chunk_bytes,
-                    "send smaller chunks (the server's --max-chunk-bytes)", buffer);
+  absl::StatusOr<runtime::FloatPieces> payload =
+      call_.Payload(chunks_[buffer].data(), chunk.values(), call_.limits().max_chunk_bytes,
+                    "send smaller chunks (the server's --max-chunk-bytes)");
   if (!payload.ok()) return payload.status();
-  payloads_[buffer] = *payload;
+  payloads_[buffer] = *std::move(payload);
   return absl::OkStatus();
 }
 
@@ -129,7 +136,7 @@ void ReduceStreamReactor::Run(StreamFlow::Step step) {
     Run(std::move(after_read));
   }
   if (step.compute >= 0) {
-    call_.Consume(payloads_[step.compute],
+    call_.Consume(std::move(payloads_[step.compute]),
                   [this](absl::Status status) { OnComputeDone(std::move(status)); });
   }
   if (step.finish) Conclude(std::move(step.status));

@@ -6,11 +6,11 @@
 
 #include <atomic>
 #include <mutex>
-#include <span>
 
 #include "absl/status/status.h"
 #include "gpureduce/v1/reduce.grpc.pb.h"
 #include "grpcpp/support/server_callback.h"
+#include "server/received_message.h"
 #include "server/reduce_call.h"
 #include "server/service_state.h"
 #include "server/stream_flow.h"
@@ -18,11 +18,12 @@
 
 namespace gpureduce::server {
 
-class ReduceStreamReactor final : public grpc::ServerReadReactor<v1::ReduceChunk>,
+class ReduceStreamReactor final : public grpc::ServerReadReactor<grpc::ByteBuffer>,
                                   public StreamIdleWatch::Stream {
  public:
+  // `response` is the raw call's (received_message.h says why raw).
   ReduceStreamReactor(ServiceState& state, grpc::CallbackServerContext* context,
-                      v1::ReduceResponse* response);
+                      grpc::ByteBuffer* response);
 
   void OnReadDone(bool ok) override;
   void OnCancel() override;
@@ -49,13 +50,14 @@ class ReduceStreamReactor final : public grpc::ServerReadReactor<v1::ReduceChunk
   ServerMetrics& metrics_;
   std::atomic<int> refs_{1};  // gRPC's until OnDone, and the idle watch's while it tells
   grpc::CallbackServerContext* context_;
-  v1::ReduceResponse* response_;
+  v1::ReduceResponse response_;
+  grpc::ByteBuffer* response_bytes_;
   std::mutex mu_;
   StreamFlow flow_;  // guarded by mu_
   // A buffer belongs to whoever the flow's last step gave it to (a read in flight, the backend,
   // or OnReadDone under mu_), so they are touched without the lock outside those hands.
-  v1::ReduceChunk chunks_[2];
-  std::span<const float> payloads_[2];
+  ReceivedMessage<v1::ReduceChunk> chunks_[2];
+  runtime::FloatPieces payloads_[2];
   bool spec_seen_ = false;  // read and written only in OnReadDone, under mu_
 };
 

@@ -9,35 +9,37 @@
 namespace gpureduce::server {
 
 ReduceUnaryReactor::ReduceUnaryReactor(ServiceState& state, grpc::CallbackServerContext* context,
-                                       const v1::ReduceRequest* request,
-                                       v1::ReduceResponse* response)
-    : call_(state, Method::kReduce, context->peer()), response_(response) {
+                                       const grpc::ByteBuffer* request, grpc::ByteBuffer* response)
+    : call_(state, Method::kReduce, context->peer()), response_bytes_(response) {
+  *request_.buffer() = *request;  // a reference to the same slices, not a copy of the bytes
   absl::Status started = Authorize(state.tokens, *context);
-  if (started.ok()) started = Start(*request);
+  if (started.ok()) started = Start();
   if (!started.ok()) {
     Conclude(std::move(started));
   }
 }
 
-absl::Status ReduceUnaryReactor::Start(const v1::ReduceRequest& request) {
+absl::Status ReduceUnaryReactor::Start() {
   if (absl::Status admitted = call_.Admit(); !admitted.ok()) return admitted;
+  if (absl::Status parsed = request_.Parse(); !parsed.ok()) return parsed;
+  const v1::ReduceRequest& request = request_.message();
   if (!request.has_spec()) {
     return absl::InvalidArgumentError(
         "the request has no spec: set spec.op (and optionally "
         "spec.kernel, spec.block_size, spec.expected_count)");
   }
   if (request.payload_case() == v1::ReduceRequest::kSharedMemory) return StartShared(request);
-  const uint64_t elements = request.data().size() / sizeof(float) + request.values_size();
+  const uint64_t elements = request_.data().count() + request.values_size();
   if (absl::Status opened = call_.Open(request.spec(), elements); !opened.ok()) return opened;
-  absl::StatusOr<std::span<const float>> payload =
-      call_.Payload(request, call_.limits().max_request_bytes,
-                    "send arrays this large with ReduceStream (the CLI streams automatically)", 0);
+  absl::StatusOr<runtime::FloatPieces> payload =
+      call_.Payload(request_.data(), request.values(), call_.limits().max_request_bytes,
+                    "send arrays this large with ReduceStream (the CLI streams automatically)");
   if (!payload.ok()) return payload.status();
   if (payload->empty()) {
     Conclude(absl::OkStatus());
     return absl::OkStatus();
   }
-  call_.Consume(*payload, [this](absl::Status status) { Conclude(std::move(status)); });
+  call_.Consume(*std::move(payload), [this](absl::Status status) { Conclude(std::move(status)); });
   return absl::OkStatus();
 }
 
@@ -69,8 +71,10 @@ absl::Status ReduceUnaryReactor::StartShared(const v1::ReduceRequest& request) {
 }
 
 void ReduceUnaryReactor::Conclude(absl::Status status) {
-  call_.Complete(std::move(status), response_,
-                 [this](grpc::Status result) { Finish(std::move(result)); });
+  call_.Complete(std::move(status), &response_, [this](grpc::Status result) {
+    if (result.ok()) result = SerializeResponse(response_, response_bytes_);
+    Finish(std::move(result));
+  });
 }
 
 }  // namespace gpureduce::server

@@ -8,6 +8,7 @@
 
 #include "gpureduce/v1/reduce.grpc.pb.h"
 #include "grpcpp/support/server_callback.h"
+#include "server/received_message.h"
 #include "server/reduce_call.h"
 #include "server/service_state.h"
 #include "server/shared_memory/region.h"
@@ -16,20 +17,23 @@ namespace gpureduce::server {
 
 class ReduceUnaryReactor final : public grpc::ServerUnaryReactor {
  public:
+  // `request` and `response` are the raw call's (received_message.h says why raw).
   ReduceUnaryReactor(ServiceState& state, grpc::CallbackServerContext* context,
-                     const v1::ReduceRequest* request, v1::ReduceResponse* response);
+                     const grpc::ByteBuffer* request, grpc::ByteBuffer* response);
 
   // A cancelled call still finishes once the backend is done with the request's memory.
   void OnCancel() override { call_.Cancel(); }
   void OnDone() override { delete this; }
 
  private:
-  absl::Status Start(const v1::ReduceRequest& request);
+  absl::Status Start();
   absl::Status StartShared(const v1::ReduceRequest& request);
   void Conclude(absl::Status status);
 
   ReduceCall call_;
-  v1::ReduceResponse* response_;
+  ReceivedMessage<v1::ReduceRequest> request_;
+  v1::ReduceResponse response_;
+  grpc::ByteBuffer* response_bytes_;
   // The region a shared-memory request reads: open, and counted in use, until the call is done.
   std::optional<Region::Use> region_;
 };

@@ -38,13 +38,13 @@ void ToProto(const kernels::KernelInfo& kernel, v1::KernelInfo* out) {
 }  // namespace
 
 grpc::ServerUnaryReactor* ReducerService::Reduce(grpc::CallbackServerContext* context,
-                                                 const v1::ReduceRequest* request,
-                                                 v1::ReduceResponse* response) {
+                                                 const grpc::ByteBuffer* request,
+                                                 grpc::ByteBuffer* response) {
   return new ReduceUnaryReactor(state_, context, request, response);
 }
 
-grpc::ServerReadReactor<v1::ReduceChunk>* ReducerService::ReduceStream(
-    grpc::CallbackServerContext* context, v1::ReduceResponse* response) {
+grpc::ServerReadReactor<grpc::ByteBuffer>* ReducerService::ReduceStream(
+    grpc::CallbackServerContext* context, grpc::ByteBuffer* response) {
   return new ReduceStreamReactor(state_, context, response);
 }
 

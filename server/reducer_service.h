@@ -1,22 +1,27 @@
 #pragma once
 
 // gpureduce.v1.Reducer on gRPC's callback API. Each Reduce call gets its own reactor; the
-// service itself holds no per-call state.
+// service itself holds no per-call state. Reduce and ReduceStream are registered raw: their
+// messages arrive as gRPC's buffers and their payloads are read where they were received
+// (received_message.h); the other methods are typed.
 
 #include "gpureduce/v1/reduce.grpc.pb.h"
 #include "server/service_state.h"
 
 namespace gpureduce::server {
 
-class ReducerService final : public v1::Reducer::CallbackService {
+using ReducerServiceBase = v1::Reducer::WithRawCallbackMethod_Reduce<
+    v1::Reducer::WithRawCallbackMethod_ReduceStream<v1::Reducer::CallbackService>>;
+
+class ReducerService final : public ReducerServiceBase {
  public:
   explicit ReducerService(ServiceState& state) : state_(state) {}
 
   grpc::ServerUnaryReactor* Reduce(grpc::CallbackServerContext* context,
-                                   const v1::ReduceRequest* request,
-                                   v1::ReduceResponse* response) override;
-  grpc::ServerReadReactor<v1::ReduceChunk>* ReduceStream(grpc::CallbackServerContext* context,
-                                                         v1::ReduceResponse* response) override;
+                                   const grpc::ByteBuffer* request,
+                                   grpc::ByteBuffer* response) override;
+  grpc::ServerReadReactor<grpc::ByteBuffer>* ReduceStream(grpc::CallbackServerContext* context,
+                                                          grpc::ByteBuffer* response) override;
   grpc::ServerUnaryReactor* ListKernels(grpc::CallbackServerContext* context,
                                         const v1::ListKernelsRequest* request,
                                         v1::ListKernelsResponse* response) override;

@@ -41,7 +41,9 @@ CudaSession::CudaSession(Device& device, const RequestSpec& spec, PartialSlot* p
                       : device.staging_slot_floats() * sizeof(float)),
       id_(next_session_id.fetch_add(1, std::memory_order_relaxed)),
       bound_(kernels::GetWorkBound(spec.kernel, spec.op)),
-      piece_floats_(PieceFloats(bound_, device.staging_slot_floats())) {}
+      piece_floats_(PieceFloats(bound_, device.staging_slot_floats())),
+      small_request_(spec.size_hint != 0 && spec.size_hint <= kInlineStageFloats &&
+                     bound_.elements_per_launch == 0) {}
 
 absl::StatusOr<std::unique_ptr<CudaSession>> CudaSession::Start(Device& device,
                                                                 const RequestSpec& spec,
@@ -61,8 +63,9 @@ void CudaSession::ReleaseDevice() {
   device_.RemoveLoad(load_bytes_);
 }
 
-void CudaSession::Consume(std::span<const float> data, ConsumeDone done) {
-  Start(Input{.host = data.data(), .count = data.size()}, std::move(done));
+void CudaSession::ConsumePieces(FloatPieces data, ConsumeDone done) {
+  const size_t count = data.count();
+  Start(Input{.message = std::move(data), .count = count}, std::move(done));
 }
 
 void CudaSession::ConsumeShared(const SharedSource& source, ConsumeDone done) {
@@ -79,11 +82,11 @@ void CudaSession::ConsumeShared(const SharedSource& source, ConsumeDone done) {
                          : std::string("host memory that was not pinned for it"))));
     return;
   }
-  Start(input, std::move(done));
+  Start(std::move(input), std::move(done));
 }
 
-void CudaSession::Start(Input input, ConsumeDone done) {
-  input_ = input;
+void CudaSession::Start(Input&& input, ConsumeDone done) {
+  input_ = std::move(input);
   staged_ = 0;
   done_ = std::move(done);
   if (input_.count == 0) {
@@ -123,7 +126,7 @@ void CudaSession::OnSlot(absl::StatusOr<StagingSlot*> slot) {
   }
   // A small piece is copied here: the copy costs less than a hand-over would. Shared memory
   // needs no copy by the CPU at all.
-  if (input_.host == nullptr || NextPieceFloats() <= kInlineStageFloats) {
+  if (!input_.from_message() || NextPieceFloats() <= kInlineStageFloats) {
     AfterPiece(StagePiece(**slot));
     return;
   }
@@ -190,8 +193,8 @@ absl::Status CudaSession::StagePiece(StagingSlot& slot) {
   }
   const float* copy_from = nullptr;
   const float* reduce_from = slot.device.get();
-  if (input_.host != nullptr) {
-    std::memcpy(slot.host.get(), input_.host + staged_, count * sizeof(float));
+  if (input_.from_message()) {
+    input_.message.CopyFloats(staged_, count, slot.host.get());
     // A small piece is read by the kernel straight from the pinned buffer, which the GPU maps:
     // a copy to the device would cost more latency than the reads across PCIe.
     if (count <= kInlineStageFloats) {
@@ -209,11 +212,16 @@ absl::Status CudaSession::StagePiece(StagingSlot& slot) {
     ++pieces_in_flight_;
   }
   std::lock_guard<std::mutex> lane_lock(lane_.mu);
+  ReportPieceLater();  // an earlier piece Finish was to wait for: its callback goes first
   const absl::Status queued = QueuePiece(slot, count, copy_from, reduce_from);
   if (!queued.ok()) device_.ReportError(queued);
-  // Whatever was queued may still use the slot: it goes back only after the stream passes.
-  device_.completions().RunAfter(lane_.stream.get(),
-                                 [this, &slot](cudaError_t status) { OnPieceDone(&slot, status); });
+  if (queued.ok() && small_request_) {
+    unreported_ = &slot;  // Finish waits for it on its own thread
+  } else {
+    // Whatever was queued may still use the slot: it goes back only after the stream passes.
+    device_.completions().RunAfter(
+        lane_.stream.get(), [this, &slot](cudaError_t status) { OnPieceDone(&slot, status); });
+  }
   if (!queued.ok()) return queued;
   staged_ += count;
   consumed_ += count;
@@ -266,35 +274,64 @@ void CudaSession::OnPieceDone(StagingSlot* slot, cudaError_t status) {
   if (go_on) NextPiece();
 }
 
+void CudaSession::ReportPieceLater() {
+  if (unreported_ == nullptr) return;
+  device_.completions().RunAfter(
+      lane_.stream.get(), [this, slot = std::exchange(unreported_, nullptr)](cudaError_t status) {
+        OnPieceDone(slot, status);
+      });
+}
+
 void CudaSession::Finish(FinishDone done) {
   // The kernels write the partial into mapped host memory: nothing to copy back, only to wait
   // for the stream to pass this request's work, which the session (and its partial slot) must
   // outlive. No chunk: no kernel wrote it, and the answer is the empty partial.
-  const bool empty = consumed_ == 0;
   absl::Status active = device_.Activate();
   if (!active.ok()) device_.ReportError(active);
-  auto on_done = [this, empty, active = std::move(active),
-                  done = std::move(done)](cudaError_t status) mutable {
-    absl::StatusOr<kernels::Partial> result = empty ? kernels::Partial{} : *partial_->host;
-    // The stream has passed this request's work: nothing writes the slot any more. It goes back
-    // before the answer does, or the admission slot (freed with the answer) could be reused
-    // while this one is still held: "GPU 0 has N requests in progress" at N admitted.
-    ReleaseDevice();
-    {
-      std::lock_guard<std::mutex> lock(mu_);
-      if (!active.ok()) {
-        result = active;
-      } else if (status != cudaSuccess) {
-        result = CudaError(status, "finishing the request", __FILE__, __LINE__);
-      } else if (!error_.ok()) {
-        result = error_;
-      }
+  if (unreported_ != nullptr && active.ok()) {
+    // A small request's one piece ends within microseconds of its launch: waiting for it here
+    // saves the hand-over to the completion thread and back (two thread wake-ups, most of such a
+    // request's time). The wait is bounded; past it the completion thread takes over.
+    StagingSlot* slot = unreported_;
+    const Clock::time_point give_up = Clock::now() + kSmallRequestWait;
+    cudaError_t status = cudaEventQuery(slot->reduced.get());
+    while (status == cudaErrorNotReady && Clock::now() < give_up) {
+      status = cudaEventQuery(slot->reduced.get());
     }
-    if (status != cudaSuccess) device_.ReportError(status);
-    std::move(done)(std::move(result));
-  };
+    if (status != cudaErrorNotReady) {
+      unreported_ = nullptr;
+      OnPieceDone(slot, status);
+      Answer(status, std::move(active), std::move(done));
+      return;
+    }
+  }
   std::lock_guard<std::mutex> lane_lock(lane_.mu);
-  device_.completions().RunAfter(lane_.stream.get(), std::move(on_done));
+  ReportPieceLater();
+  device_.completions().RunAfter(
+      lane_.stream.get(),
+      [this, active = std::move(active), done = std::move(done)](cudaError_t status) mutable {
+        Answer(status, std::move(active), std::move(done));
+      });
+}
+
+void CudaSession::Answer(cudaError_t status, absl::Status active, FinishDone done) {
+  absl::StatusOr<kernels::Partial> result = consumed_ == 0 ? kernels::Partial{} : *partial_->host;
+  // The stream has passed this request's work: nothing writes the slot any more. It goes back
+  // before the answer does, or the admission slot (freed with the answer) could be reused while
+  // this one is still held: "GPU 0 has N requests in progress" at N admitted.
+  ReleaseDevice();
+  {
+    std::lock_guard<std::mutex> lock(mu_);
+    if (!active.ok()) {
+      result = std::move(active);
+    } else if (status != cudaSuccess) {
+      result = CudaError(status, "finishing the request", __FILE__, __LINE__);
+    } else if (!error_.ok()) {
+      result = error_;
+    }
+  }
+  if (status != cudaSuccess) device_.ReportError(status);
+  std::move(done)(std::move(result));
 }
 
 BackendTiming CudaSession::timing() const {

@@ -1,18 +1,21 @@
-// The server's request path from raw bytes, without gRPC: a ReduceRequest (a Reduce call) or a
-// run of ReduceChunks (a ReduceStream call) parsed from the input, then what ReduceCall does with
+// The server's request path from raw bytes, without gRPC's transport: a ReduceRequest (a Reduce
+// call) or a run of ReduceChunks (a ReduceStream call) read from the input as the server reads
+// them (ReceivedMessage over slices, checked against protobuf), then what ReduceCall does with
 // it: ResolveSpec, the CPU backend's session, ExtractPayload, Consume, Finish and Finalize. Every
 // refusal must carry a code the README's error table documents for it, and every result must
 // match the independent long-double reference (tests/support/reference.h) within the README's
 // bound. Admission, deadlines and the reactors' flow are left to the unit and system tests.
 //
 // Input: byte 0 picks the call, bit 0 unary (0) or stream (1); bits 1-2 shift the `data` bytes
-// 0-3 bytes off float alignment so ExtractPayload's copy runs too; bit 3 (unary) repeats the
+// 0-3 bytes off float alignment (and the bytes are cut in two pieces) so the CPU backend's copy
+// out of received pieces runs too; bit 3 (unary) repeats the
 // payload past two of the CPU kernel's 65536-element tasks before it is reduced, so the thread
 // pool's tasks and their in-order combine run (a tie across tasks must still give the first
 // occurrence). The rest is one serialized ReduceRequest, or ReduceChunks each preceded by its
 // varint length (protobuf's delimited format); parsing stops at the first one that does not
 // parse, as gRPC would.
 
+#include <algorithm>
 #include <cmath>
 #include <cstddef>
 #include <cstdint>
@@ -29,12 +32,14 @@
 #include "absl/strings/str_cat.h"
 #include "absl/strings/string_view.h"
 #include "google/protobuf/io/coded_stream.h"
-#include "google/protobuf/util/delimited_message_util.h"
 #include "gpureduce/v1/reduce.pb.h"
+#include "grpcpp/support/byte_buffer.h"
+#include "grpcpp/support/slice.h"
 #include "kernels/reduce.h"
 #include "runtime/backend.h"
 #include "runtime/backend_factory.h"
 #include "server/payload.h"
+#include "server/received_message.h"
 #include "server/request_spec.h"
 #include "tests/fuzz/fuzz_support.h"
 #include "tests/support/reference.h"
@@ -92,12 +97,13 @@ absl::StatusOr<runtime::RequestSpec> Resolve(const v1::ReduceSpec& wire,
   return spec;
 }
 
-// One message's payload, as ReduceCall::Payload takes it, with `data` moved `offset` bytes off
-// its alignment. Owns what the span may point into.
+// One message's payload, as ReduceCall::Payload takes it: `data` moved `offset` bytes off its
+// alignment and cut in two pieces (a float may straddle the cut), as gRPC's slices hold it.
+// Owns what the pieces point into; `floats` is what they hold.
 struct Payload {
   std::string shifted;
-  std::vector<float> scratch;
-  absl::StatusOr<std::span<const float>> floats;
+  absl::StatusOr<runtime::FloatPieces> pieces;
+  std::vector<float> floats;
 };
 
 // ExtractPayload: INVALID_ARGUMENT for both fields set or a ragged byte count, RESOURCE_EXHAUSTED
@@ -107,8 +113,14 @@ void Extract(absl::string_view data, const RepeatedField<float>& values, uint64_
   out.shifted.assign(offset, '\0');
   out.shifted.append(data.data(), data.size());
   const absl::string_view moved = absl::string_view(out.shifted).substr(offset);
-  out.floats = server::ExtractPayload(moved, values, max_bytes, "stream it", &out.scratch);
-  const absl::Status& status = out.floats.status();
+  const size_t cut = moved.size() / 3 + offset;
+  runtime::FloatPieces pieces;
+  pieces.Append(reinterpret_cast<const std::byte*>(moved.data()), std::min(cut, moved.size()));
+  if (cut < moved.size()) {
+    pieces.Append(reinterpret_cast<const std::byte*>(moved.data() + cut), moved.size() - cut);
+  }
+  out.pieces = server::ExtractPayload(pieces, values, max_bytes, "stream it");
+  const absl::Status& status = out.pieces.status();
   CheckCode(status, {StatusCode::kInvalidArgument, StatusCode::kResourceExhausted},
             "ExtractPayload");
   const bool both = !data.empty() && !values.empty();
@@ -122,17 +134,20 @@ void Extract(absl::string_view data, const RepeatedField<float>& values, uint64_
     return;
   }
   GPUREDUCE_FUZZ_CHECK(!both && !too_big && !ragged, "an invalid payload was accepted");
+  out.floats.resize(out.pieces->count());
+  if (!out.floats.empty()) out.pieces->CopyFloats(0, out.floats.size(), out.floats.data());
   const void* sent = data.empty() ? static_cast<const void*>(values.data()) : moved.data();
-  GPUREDUCE_FUZZ_CHECK(out.floats->size() * sizeof(float) == bytes &&
-                           (bytes == 0 || std::memcmp(out.floats->data(), sent, bytes) == 0),
+  GPUREDUCE_FUZZ_CHECK(out.floats.size() * sizeof(float) == bytes &&
+                           (bytes == 0 || std::memcmp(out.floats.data(), sent, bytes) == 0),
                        "the payload's floats differ from the bytes sent");
 }
 
-void ConsumeNow(runtime::ReduceSession& session, std::span<const float> data) {
+void ConsumeNow(runtime::ReduceSession& session, runtime::FloatPieces data) {
   std::promise<absl::Status> done;
-  session.Consume(data, [&done](absl::Status status) { done.set_value(std::move(status)); });
+  session.ConsumePieces(std::move(data),
+                        [&done](absl::Status status) { done.set_value(std::move(status)); });
   const absl::Status status = done.get_future().get();
-  CheckCode(status, {}, "ReduceSession::Consume");
+  CheckCode(status, {}, "ReduceSession::ConsumePieces");
 }
 
 absl::StatusOr<kernels::Partial> FinishNow(runtime::ReduceSession& session) {
@@ -209,10 +224,48 @@ std::optional<runtime::RequestSpec> Open(const v1::ReduceSpec& wire,
   return *spec;
 }
 
+bool DataIsSet(const v1::ReduceRequest& request) {
+  return request.payload_case() == v1::ReduceRequest::kData;
+}
+bool DataIsSet(const v1::ReduceChunk&) { return false; }
+
+// How the server reads a message (server/received_message.h: `data` left in gRPC's slices, the
+// rest parsed), from `bytes` cut into slices of 1 to 97 bytes as `cuts` picks: it must read
+// exactly what protobuf reads, and refuse (INVALID_ARGUMENT) exactly what protobuf refuses.
+template <typename MessageT>
+bool ParseAsTheServer(absl::string_view bytes, uint32_t cuts, MessageT* out) {
+  MessageT expected;
+  const bool parses = expected.ParseFromArray(bytes.data(), static_cast<int>(bytes.size()));
+  std::vector<grpc::Slice> slices;
+  for (size_t at = 0, i = 0; at < bytes.size(); ++i) {
+    const size_t take = std::min<size_t>(bytes.size() - at, 1 + (cuts * (i + 7) + i * i) % 97);
+    slices.emplace_back(bytes.data() + at, take);
+    at += take;
+  }
+  server::ReceivedMessage<MessageT> received;
+  *received.buffer() = grpc::ByteBuffer(slices.data(), slices.size());
+  const absl::Status parsed = received.Parse();
+  if (!parses) {
+    CheckCode(parsed, {StatusCode::kInvalidArgument}, "ReceivedMessage::Parse");
+    GPUREDUCE_FUZZ_CHECK(!parsed.ok(), "a message protobuf refuses was read");
+    return false;
+  }
+  GPUREDUCE_FUZZ_CHECK(parsed.ok(), parsed.ToString());
+  *out = received.message();
+  std::string data(received.data().bytes(), '\0');
+  received.data().CopyBytes(0, data.size(), reinterpret_cast<std::byte*>(data.data()));
+  // An empty `data` that was on the wire sets the request's oneof; the server reads it as absent,
+  // which means the same: no floats.
+  if (!data.empty() || DataIsSet(expected)) out->set_data(data);
+  GPUREDUCE_FUZZ_CHECK(out->SerializeAsString() == expected.SerializeAsString(),
+                       "the server read a message differently from protobuf");
+  return true;
+}
+
 // A Reduce call: the spec, then the payload, as ReduceUnaryReactor runs them.
 void Unary(absl::string_view bytes, size_t offset, bool tile) {
   v1::ReduceRequest request;
-  if (!request.ParseFromArray(bytes.data(), static_cast<int>(bytes.size()))) return;
+  if (!ParseAsTheServer(bytes, static_cast<uint32_t>(bytes.size() + offset), &request)) return;
   std::unique_ptr<runtime::ReduceSession> session;
   const std::optional<runtime::RequestSpec> spec = Open(request.spec(), session);
   if (!spec.has_value()) return;
@@ -220,14 +273,18 @@ void Unary(absl::string_view bytes, size_t offset, bool tile) {
   Extract(request.data(), request.values(), kMaxRequestBytes, offset, payload);
   std::vector<float> tiled;
   std::span<const float> floats;
-  if (payload.floats.ok()) {
-    floats = *payload.floats;
-    if (tile) floats = tiled = Tiled(floats);
-    ConsumeNow(*session, floats);
+  if (payload.pieces.ok()) {
+    floats = payload.floats;
+    if (tile) {
+      floats = tiled = Tiled(floats);
+      ConsumeNow(*session, runtime::FloatPieces(floats));
+    } else {
+      ConsumeNow(*session, *std::move(payload.pieces));
+    }
   }
   // Finish also after an error: the backend may hold the session's resources until then.
   const absl::StatusOr<kernels::Partial> partial = FinishNow(*session);
-  if (!payload.floats.ok()) return;
+  if (!payload.pieces.ok()) return;
   CheckResult(spec->op, partial, floats);
 }
 
@@ -241,7 +298,10 @@ void Stream(absl::string_view bytes, size_t offset) {
   bool refused = false;
   for (int i = 0; i < kMaxChunks && !refused; ++i) {
     v1::ReduceChunk chunk;
-    if (!google::protobuf::util::ParseDelimitedFromCodedStream(&chunk, &in, nullptr)) break;
+    uint32_t size = 0;
+    std::string message;
+    if (!in.ReadVarint32(&size) || !in.ReadString(&message, static_cast<int>(size))) break;
+    if (!ParseAsTheServer(message, static_cast<uint32_t>(i + offset), &chunk)) break;
     if (i == 0) {
       // Without a spec the reactor refuses the call before anything runs.
       if (!chunk.has_spec()) return;
@@ -253,12 +313,12 @@ void Stream(absl::string_view bytes, size_t offset) {
     }
     Payload payload;
     Extract(chunk.data(), chunk.values(), kMaxChunkBytes, offset, payload);
-    if (!payload.floats.ok()) {
+    if (!payload.pieces.ok()) {
       refused = true;
       break;
     }
-    all.insert(all.end(), payload.floats->begin(), payload.floats->end());
-    ConsumeNow(*session, *payload.floats);
+    all.insert(all.end(), payload.floats.begin(), payload.floats.end());
+    ConsumeNow(*session, *std::move(payload.pieces));
   }
   if (session == nullptr) return;
   const absl::StatusOr<kernels::Partial> partial = FinishNow(*session);

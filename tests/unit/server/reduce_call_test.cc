@@ -50,15 +50,18 @@ class ReduceCallTest : public ::testing::Test {
                                                   const std::vector<v1::ReduceRequest>& messages) {
     absl::Status status;
     for (size_t i = 0; i < messages.size() && status.ok(); ++i) {
-      absl::StatusOr<std::span<const float>> payload =
-          call.Payload(messages[i], limits_.max_request_bytes, "stream it", int(i % 2));
+      runtime::FloatPieces data;
+      data.Append(reinterpret_cast<const std::byte*>(messages[i].data().data()),
+                  messages[i].data().size());
+      absl::StatusOr<runtime::FloatPieces> payload =
+          call.Payload(data, messages[i].values(), limits_.max_request_bytes, "stream it");
       if (!payload.ok()) {
         status = payload.status();
         break;
       }
       if (payload->empty()) continue;
       std::promise<absl::Status> consumed;
-      call.Consume(*payload, [&](absl::Status done) { consumed.set_value(done); });
+      call.Consume(*std::move(payload), [&](absl::Status done) { consumed.set_value(done); });
       status = consumed.get_future().get();
     }
     v1::ReduceResponse response;

@@ -1,0 +1,53 @@
+#include "runtime/float_pieces.h"
+
+#include <algorithm>
+#include <cstring>
+
+namespace gpureduce::runtime {
+
+FloatPieces::FloatPieces(std::span<const float> data) {
+  Append(reinterpret_cast<const std::byte*>(data.data()), data.size_bytes());
+}
+
+void FloatPieces::Append(const std::byte* data, size_t bytes) {
+  if (bytes == 0) return;
+  pieces_.push_back(Piece{data, bytes, bytes_});
+  bytes_ += bytes;
+}
+
+void FloatPieces::Clear() {
+  pieces_.clear();
+  bytes_ = 0;
+}
+
+std::optional<std::span<const float>> FloatPieces::AsSpan() const {
+  if (pieces_.empty()) return std::span<const float>();
+  if (pieces_.size() != 1 || pieces_[0].bytes % sizeof(float) != 0 ||
+      reinterpret_cast<uintptr_t>(pieces_[0].data) % alignof(float) != 0) {
+    return std::nullopt;
+  }
+  return std::span<const float>(reinterpret_cast<const float*>(pieces_[0].data),
+                                pieces_[0].bytes / sizeof(float));
+}
+
+void FloatPieces::CopyBytes(uint64_t first, size_t bytes, std::byte* out) const {
+  if (bytes == 0) return;
+  uint64_t at = first;
+  size_t left = bytes;
+  std::byte* to = out;
+  // The last piece that starts at or before `at`.
+  auto piece = std::upper_bound(pieces_.begin(), pieces_.end(), at,
+                                [](uint64_t offset, const Piece& p) { return offset < p.offset; });
+  --piece;
+  while (left > 0) {
+    const size_t skip = static_cast<size_t>(at - piece->offset);
+    const size_t take = std::min(left, piece->bytes - skip);
+    std::memcpy(to, piece->data + skip, take);
+    to += take;
+    at += take;
+    left -= take;
+    ++piece;
+  }
+}
+
+}  // namespace gpureduce::runtime
