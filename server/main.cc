@@ -6,6 +6,7 @@
 #include "common/crash_handler.h"
 #include "common/flags.h"
 #include "common/malloc_tuning.h"
+#include "common/mutex_tuning.h"
 #include "server/server_app.h"
 #include "server/server_config.h"
 #include "spdlog/spdlog.h"
@@ -13,6 +14,7 @@
 int main(int argc, char** argv) {
   gpureduce::InstallCrashHandler("gpureduce-server");
   gpureduce::TuneMallocForLargeMessages();
+  gpureduce::SkipMutexDeadlockDetection();
   gpureduce::server::ServerConfig config;
   std::string shared_memory_peers = "local";
   gpureduce::FlagSet flags(

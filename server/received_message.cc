@@ -112,9 +112,9 @@ absl::Status ReceivedMessage<MessageT>::Parse() {
   data_.Clear();
   reader_ = std::make_unique<grpc::ProtoBufferReader>(&buffer_);
   if (!message_.ParseFromZeroCopyStream(reader_.get())) {
-    return absl::InvalidArgumentError(absl::StrCat(
-        "the message (", buffer_.Length(), " bytes) is not a valid ",
-        MessageT::descriptor()->full_name(), ": it does not parse as protobuf"));
+    return absl::InvalidArgumentError(
+        absl::StrCat("the message (", buffer_.Length(), " bytes) is not a valid ",
+                     MessageT::descriptor()->full_name(), ": it does not parse as protobuf"));
   }
   data_.Append(reinterpret_cast<const std::byte*>(message_.data().data()), message_.data().size());
   return absl::OkStatus();

@@ -8,6 +8,7 @@
 #include "client/cli/reduce_command.h"
 #include "client/cli/shared_memory_commands.h"
 #include "common/malloc_tuning.h"
+#include "common/mutex_tuning.h"
 #include "gpureduce/version.h"
 
 namespace {
@@ -37,6 +38,7 @@ constexpr char kUsage[] =
 
 int main(int argc, char** argv) {
   gpureduce::TuneMallocForLargeMessages();
+  gpureduce::SkipMutexDeadlockDetection();
   using gpureduce::cli::kExitUsage;
   if (argc < 2) {
     std::fputs(kUsage, stderr);

@@ -19,6 +19,7 @@
 #include "client/load/workload.h"
 #include "common/flags.h"
 #include "common/malloc_tuning.h"
+#include "common/mutex_tuning.h"
 
 namespace gpureduce::client {
 namespace {
@@ -225,6 +226,7 @@ int RunLoadCommand(int argc, char** argv) {
 
 int main(int argc, char** argv) {
   gpureduce::TuneMallocForLargeMessages();
+  gpureduce::SkipMutexDeadlockDetection();
   if (argc >= 2 && std::strcmp(argv[1], "sink") == 0) {
     return gpureduce::client::RunSinkCommand(argc, argv);
   }
