@@ -21,7 +21,7 @@ ChunkPipeline::~ChunkPipeline() {
 
 void ChunkPipeline::Produce(Filler fill, const v1::ReduceSpec& spec, size_t chunk_elements,
                             bool use_values_field) {
-  std::vector<float> buffer(chunk_elements);
+  std::vector<float> buffer(use_values_field ? chunk_elements : 0);
   bool first = true;
   for (int index = 0;; index ^= 1, first = false) {
     Slot& slot = slots_[index];
@@ -30,7 +30,16 @@ void ChunkPipeline::Produce(Filler fill, const v1::ReduceSpec& spec, size_t chun
       cv_.wait(lock, [&] { return stopping_ || !slot.ready; });
       if (stopping_) return;
     }
-    absl::StatusOr<size_t> filled = fill(absl::MakeSpan(buffer));
+    // The slot is this thread's until it is marked ready. Bytes are filled straight into the
+    // message's `data` (little-endian float32 on this host), saving a copy of every chunk.
+    std::string* data = slot.message.mutable_data();
+    absl::Span<float> out = absl::MakeSpan(buffer);
+    if (!use_values_field) {
+      data->resize(chunk_elements * sizeof(float));
+      out = absl::MakeSpan(reinterpret_cast<float*>(data->data()), chunk_elements);
+    }
+    absl::StatusOr<size_t> filled = fill(out);
+    if (filled.ok() && !use_values_field) data->resize(*filled * sizeof(float));
     std::lock_guard<std::mutex> lock(mu_);
     if (!filled.ok() || (*filled == 0 && !first)) {
       input_error_ = filled.status();
@@ -39,8 +48,10 @@ void ChunkPipeline::Produce(Filler fill, const v1::ReduceSpec& spec, size_t chun
       return;
     }
     if (first) *slot.message.mutable_spec() = spec;
-    SetPayload(absl::MakeConstSpan(buffer.data(), *filled), use_values_field,
-               slot.message.mutable_data(), slot.message.mutable_values());
+    if (use_values_field) {
+      SetPayload(absl::MakeConstSpan(buffer.data(), *filled), use_values_field, data,
+                 slot.message.mutable_values());
+    }
     slot.count = *filled;
     slot.ready = true;
     cv_.notify_all();
