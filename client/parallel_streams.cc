@@ -95,6 +95,14 @@ v1::ReduceResponse CombineParts(v1::Op op, const std::vector<uint64_t>& begins,
     }
     count += part.count();
   }
+  // Each device that took a part, once, in order.
+  std::vector<int32_t> devices;
+  for (const v1::ReduceResponse& part : responses) {
+    devices.insert(devices.end(), part.device_indices().begin(), part.device_indices().end());
+  }
+  std::sort(devices.begin(), devices.end());
+  devices.erase(std::unique(devices.begin(), devices.end()), devices.end());
+  out.mutable_device_indices()->Assign(devices.begin(), devices.end());
   if (op == v1::MEAN) value = count > 0 ? value / static_cast<double>(count) : 0.0;
   out.set_value(value);
   out.set_index(index);

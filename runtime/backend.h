@@ -97,6 +97,14 @@ class ReduceSession {
 
   // The device the request runs on, as the response names it.
   virtual std::string device_name() const = 0;
+  // The indices (DeviceDescription::index) of the devices it runs on: one, or several for a
+  // request spread over every GPU.
+  virtual std::vector<int> devices() const { return {0}; }
+
+  // The next Consume's (or ConsumeShared's) first element is element `index` of the request, at
+  // or after everything consumed so far: a session that reduces only some parts of a request
+  // (SplitSession's) is told where each part starts. Indices count from 0 otherwise.
+  virtual void StartAt(uint64_t index) = 0;
   // What runs the request, as the response names it: with `auto` a backend may hand a small
   // request to another backend (the CUDA backend's CPU below its crossover).
   virtual kernels::KernelId kernel() const = 0;

@@ -41,6 +41,7 @@ absl::StatusOr<std::unique_ptr<Backend>> CreateCudaBackend(const BackendOptions&
   cuda.device.copy_threads = options.copy_threads;
   cuda.auto_cpu_below = options.auto_cpu_below_bytes / sizeof(float);
   cuda.host_threads = options.worker_threads;
+  cuda.split_above = options.split_above_bytes / sizeof(float);
   absl::StatusOr<std::unique_ptr<CudaBackend>> backend = CudaBackend::Create(cuda);
   if (!backend.ok()) return backend.status();
   return std::unique_ptr<Backend>(std::move(*backend));

@@ -28,6 +28,9 @@ struct BackendOptions {
   // copy, the launch and the answer at every unary size, so by default `auto` sends every
   // request of known size up to twice the unary limit (64 MiB) to the CPU.
   uint64_t auto_cpu_below_bytes = uint64_t{128} << 20;
+  // CUDA backend with several GPUs: a request known to carry at least this many bytes (and
+  // pinned to no GPU) is reduced on every GPU at once; 0: each request on one GPU.
+  uint64_t split_above_bytes = uint64_t{64} << 20;
 };
 
 absl::StatusOr<std::unique_ptr<Backend>> CreateBackend(const BackendOptions& options);

@@ -5,13 +5,15 @@
 # beside it. Writes every run's JSON under OUT/runs/ and prints the tables of docs/load.md
 # (scripts/summarize_load.py); scripts/plot_load.py draws the plots from the same folder.
 # Usage: scripts/measure_load.sh [--bin DIR] [--out DIR] [--rounds N] [--duration D] [--quick]
-#                                [--no-sweeps]
+#                                [--no-sweeps | --sweeps-only]
 #   --no-sweeps: the goals' cases only (no plots' sweeps, crossover or CLI runs)
+#   --sweeps-only: the plots' sweeps, the crossover and the CLI runs only (a second call's share
+#                  where one call cannot hold both)
 #   --quick: one round, 1 s runs, no sweeps (a smoke test, e.g. on a machine without a GPU,
 #            where the "cuda" server is left out)
 set -uo pipefail
 cd "$(dirname "$0")/.."
-bin=bin out=load-results rounds=2 duration=3s quick=0 sweeps=1
+bin=bin out=load-results rounds=2 duration=3s quick=0 sweeps=1 goals=1
 while [ $# -gt 0 ]; do
   case "$1" in
     --bin) bin=$2; shift 2 ;;
@@ -20,6 +22,7 @@ while [ $# -gt 0 ]; do
     --duration) duration=$2; shift 2 ;;
     --quick) quick=1; rounds=1; duration=1s; shift ;;
     --no-sweeps) sweeps=0; shift ;;
+    --sweeps-only) goals=0; shift ;;
     *) echo "measure_load: unknown argument $1" >&2; exit 2 ;;
   esac
 done
@@ -77,13 +80,15 @@ matrix() {
 
 cuda_too() { [[ $servers == *cuda* ]] && echo "$1 $2" || echo "$1"; }
 echo "measure_load: servers $servers; $rounds rounds of $duration" >&2
-matrix stream-1MiB "$servers" --bytes=512MiB --chunk-size=1MiB --concurrency=1
-matrix stream-4MiB "$servers" --bytes=512MiB --chunk-size=4MiB --concurrency=1
-matrix streams-8 "$servers" --bytes=256MiB --chunk-size=1MiB --concurrency=8 --connections=8
-matrix streams-32 "$servers" --bytes=64MiB --chunk-size=1MiB --concurrency=32 --connections=8
-matrix unary-1Ki-c1 "$servers $(cuda_too '' cuda:single_pass)" --floats=1024 --concurrency=1
-matrix unary-1Ki-c64 "$servers" --floats=1024 --concurrency=64 --connections=4
-matrix unary-1Mi-c16 "$servers" --floats=262144 --concurrency=16 --connections=4
+if [ "$goals" -eq 1 ]; then
+  matrix stream-1MiB "$servers" --bytes=512MiB --chunk-size=1MiB --concurrency=1
+  matrix stream-4MiB "$servers" --bytes=512MiB --chunk-size=4MiB --concurrency=1
+  matrix streams-8 "$servers" --bytes=256MiB --chunk-size=1MiB --concurrency=8 --connections=8
+  matrix streams-32 "$servers" --bytes=64MiB --chunk-size=1MiB --concurrency=32 --connections=8
+  matrix unary-1Ki-c1 "$servers $(cuda_too '' cuda:single_pass)" --floats=1024 --concurrency=1
+  matrix unary-1Ki-c64 "$servers" --floats=1024 --concurrency=64 --connections=4
+  matrix unary-1Mi-c16 "$servers" --floats=262144 --concurrency=16 --connections=4
+fi
 
 if [ "$quick" -eq 0 ] && [ "$sweeps" -eq 1 ]; then
   # For the plots: latency against concurrency, GB/s against streams; one round each.

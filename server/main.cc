@@ -45,6 +45,11 @@ int main(int argc, char** argv) {
                     "declare expected_count) are reduced on the CPU, where a copy and a launch "
                     "cost more than the reduction; the response names the kernel that ran; 0: "
                     "all on the GPU");
+  flags.AddByteSize("split-above", &config.runtime.split_above_bytes,
+                    "CUDA backend with several GPUs: a request known to carry at least this many "
+                    "bytes (unary, a stream that declares expected_count, a shared-memory "
+                    "region) and pinned to no GPU is reduced on every GPU at once, its partials "
+                    "combined in order; the response lists the devices; 0: one GPU per request");
   flags.AddByteSize("max-request-bytes", &config.limits.max_request_bytes,
                     "largest payload of a unary Reduce; larger arrays must use ReduceStream");
   flags.AddByteSize("max-chunk-bytes", &config.limits.max_chunk_bytes,

@@ -167,6 +167,7 @@ void ReduceCall::FillResponse(const kernels::ReduceResult& result,
   response->set_kernel(kernels::GetKernel(session_->kernel()).name);
   response->set_backend(std::string(kernels::BackendName(session_->backend())));
   response->set_device(session_->device_name());
+  for (int device : session_->devices()) response->add_device_indices(device);
 
   const runtime::BackendTiming backend = session_->timing();
   const auto server = std::chrono::steady_clock::now() - start_;

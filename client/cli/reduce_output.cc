@@ -7,6 +7,7 @@
 #include "absl/strings/ascii.h"
 #include "absl/strings/str_cat.h"
 #include "absl/strings/str_format.h"
+#include "absl/strings/str_join.h"
 #include "client/cli/json.h"
 
 namespace gpureduce::cli {
@@ -62,8 +63,12 @@ std::string FormatReduceText(v1::Op op, const v1::ReduceResponse& response,
   std::string out = absl::StrFormat("%s = %.17g", OpName(op), response.value());
   if (response.index() >= 0) absl::StrAppendFormat(&out, " at index %d", response.index());
   absl::StrAppendFormat(&out, "   (%d floats, %s)\n", response.count(), client.input);
-  absl::StrAppendFormat(&out, "kernel %s, backend %s, device %s\n", response.kernel(),
-                        response.backend(), response.device());
+  absl::StrAppendFormat(
+      &out, "kernel %s, backend %s, device %s%s\n", response.kernel(), response.backend(),
+      response.device(),
+      response.device_indices_size() > 1
+          ? absl::StrCat(" (GPUs ", absl::StrJoin(response.device_indices(), ", "), ")")
+          : std::string());
   absl::StrAppendFormat(&out,
                         "server: %.3f ms in all; compute %.3f ms (%.2f GB/s), queue %.3f ms, "
                         "h2d %.3f ms, d2h %.3f ms; %d bytes in %d chunk%s\n",
@@ -107,6 +112,8 @@ std::string FormatReduceJson(v1::Op op, const v1::ReduceResponse& response,
               {"kernel", response.kernel()},
               {"backend", response.backend()},
               {"device", response.device()},
+              {"device_indices", std::vector<int32_t>(response.device_indices().begin(),
+                                                      response.device_indices().end())},
               {"timing",
                {{"queue_us", JsonNumber(t.queue_us())},
                 {"h2d_us", JsonNumber(t.h2d_us())},

@@ -88,6 +88,7 @@ nlohmann::json ReportJson(const LoadRun& run) {
       {"ok_latency_ms", Latency(r.ok_latency, 1e6)},
       {"error_latency_ms", Latency(r.error_latency, 1e6)},
       {"codes", r.codes},
+      {"devices", r.devices},
       {"first_error", r.first_error},
       {"first_wrong", r.first_wrong},
   };
@@ -138,6 +139,13 @@ std::string ReportText(const LoadRun& run) {
                        part("kernel", b.kernel), part("d2h", b.d2h)},
                       "  "),
         "\n");
+  }
+  if (r.devices.size() > 1 || (r.devices.size() == 1 && r.devices.begin()->first != "0")) {
+    std::vector<std::string> devices;
+    for (const auto& [which, count] : r.devices) {
+      devices.push_back(absl::StrCat("GPU ", which, ": ", count));
+    }
+    absl::StrAppend(&out, "  devices:   ", absl::StrJoin(devices, ", "), " OK answers\n");
   }
   std::vector<std::string> codes;
   for (const auto& [code, count] : r.codes) codes.push_back(absl::StrCat(code, " ", count));

@@ -11,6 +11,7 @@
 
 #include "absl/status/status.h"
 #include "absl/strings/str_format.h"
+#include "absl/strings/str_join.h"
 #include "client/reducer_client.h"
 #include "gpureduce/v1/reduce.grpc.pb.h"
 #include "grpcpp/create_channel.h"
@@ -240,6 +241,8 @@ void Runner::Record(uint64_t index, Clock::duration latency, const grpc::Status&
     r.kernel = response.kernel();
     r.device = response.device();
   }
+  if (!response.device_indices().empty())
+    ++r.devices[absl::StrJoin(response.device_indices(), "+")];
   const v1::Timing& t = response.timing();
   r.breakdown.server.Record(MicrosToNanos(t.server_us()));
   r.breakdown.queue.Record(MicrosToNanos(t.queue_us()));

@@ -55,6 +55,8 @@ struct LoadResult {
   LatencyHistogram error_latency;       // of the gRPC errors alone (how fast refusals come)
   ServerBreakdown breakdown;            // of the OK answers
   std::string backend, kernel, device;  // as the first OK answer names them
+  // OK answers by the devices that reduced them (device_indices joined by "+": "0", "1", "0+1").
+  std::map<std::string, uint64_t> devices;
 };
 
 absl::StatusOr<LoadResult> RunLoad(const LoadOptions& options, const Workload& workload);

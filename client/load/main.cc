@@ -9,9 +9,12 @@
 #include <memory>
 #include <optional>
 #include <string>
+#include <vector>
 
 #include "absl/strings/ascii.h"
+#include "absl/strings/numbers.h"
 #include "absl/strings/str_cat.h"
+#include "absl/strings/str_split.h"
 #include "client/load/load_report.h"
 #include "client/load/load_runner.h"
 #include "client/load/shared_payload.h"
@@ -76,21 +79,55 @@ struct OutputFlags {
   bool csv_header = true;
   std::string label;
   bool progress = isatty(STDERR_FILENO) != 0;
-  std::string shared_memory;  // "", "system" or "cuda"
+  std::string shared_memory;          // "", "system" or "cuda"
+  std::string shared_memory_devices;  // cuda: GPUs to put regions on, "0,1"; "": GPU 0
 };
 
-// --shared-memory: the payloads go into a region registered with the server, and the requests
-// refer to it. Null (and no error) without the flag.
-absl::StatusOr<std::unique_ptr<SharedPayload>> MakeSharedPayload(const OutputFlags& out,
-                                                                 const WorkloadOptions& work) {
-  if (out.shared_memory.empty()) return nullptr;
+// --shared-memory: the payloads go into regions registered with the server (one, or for cuda one
+// per GPU of --shared-memory-devices, payloads dealt over them in turn), and the requests refer
+// to them. None without the flag.
+absl::StatusOr<std::vector<std::unique_ptr<SharedPayload>>> MakeSharedPayloads(
+    const OutputFlags& out, const WorkloadOptions& work) {
+  std::vector<std::unique_ptr<SharedPayload>> payloads;
+  if (out.shared_memory.empty()) return payloads;
   if (work.stream_bytes > 0) {
     return absl::InvalidArgumentError(
         "--shared-memory sends unary requests by reference (--floats), not streams (--bytes)");
   }
   absl::StatusOr<SharedPayload::Kind> kind = SharedPayload::ParseKind(out.shared_memory);
   if (!kind.ok()) return kind.status();
-  return SharedPayload::Create(*kind, uint64_t{work.payloads} * work.floats * sizeof(float));
+  std::vector<int> devices = {0};
+  if (!out.shared_memory_devices.empty()) {
+    if (*kind != SharedPayload::Kind::kCuda) {
+      return absl::InvalidArgumentError("--shared-memory-devices is for --shared-memory=cuda");
+    }
+    devices.clear();
+    for (absl::string_view item : absl::StrSplit(out.shared_memory_devices, ',')) {
+      int device = -1;
+      if (!absl::SimpleAtoi(item, &device) || device < 0) {
+        return absl::InvalidArgumentError(
+            absl::StrCat("--shared-memory-devices=", out.shared_memory_devices,
+                         ": expected GPU indices such "
+                         "as 0,1"));
+      }
+      devices.push_back(device);
+    }
+  }
+  if (work.payloads < devices.size()) {
+    return absl::InvalidArgumentError(
+        absl::StrCat("--payloads=", work.payloads,
+                     " leaves a region of --shared-memory-devices empty; give "
+                     "at least ",
+                     devices.size()));
+  }
+  const uint64_t per_region = (work.payloads + devices.size() - 1) / devices.size();
+  for (int device : devices) {
+    absl::StatusOr<std::unique_ptr<SharedPayload>> payload =
+        SharedPayload::Create(*kind, per_region * work.floats * sizeof(float), device);
+    if (!payload.ok()) return payload.status();
+    payloads.push_back(std::move(*payload));
+  }
+  return payloads;
 }
 
 void Register(FlagSet& flags, LoadOptions* load, WorkloadOptions* work, std::string* op,
@@ -127,6 +164,10 @@ void Register(FlagSet& flags, LoadOptions* load, WorkloadOptions* work, std::str
   flags.AddUint32("payloads", &work->payloads,
                   "distinct payloads, made before the clock starts and sent in turn");
   flags.AddUint64("seed", &work->seed, "seed of the payloads' random values", "S");
+  flags.AddInt64("device", &work->device,
+                 "pin every request to this device of the server (GetServerInfo's index); -1: "
+                 "the server chooses, and may spread a large request over every GPU",
+                 "N");
   flags.AddDouble("tolerance", &work->tolerance,
                   "relative error allowed in sums, products and means (against sum|x|, |product|, "
                   "mean|x|); 0: 1e-9 for the float64 kernels (auto, cpu, single_pass, cub), 1e-3 "
@@ -142,6 +183,11 @@ void Register(FlagSet& flags, LoadOptions* load, WorkloadOptions* work, std::str
                   "handle), registered once; the server must run on this host with "
                   "--allow-shared-memory",
                   "KIND");
+  flags.AddString("shared-memory-devices", &out->shared_memory_devices,
+                  "with --shared-memory=cuda: one region on each of these GPUs (0,1), the "
+                  "payloads dealt over them in turn, so requests keep every GPU busy; default "
+                  "GPU 0",
+                  "LIST");
   flags.AddBool(
       "progress", &out->progress,
       "print a progress line on stderr every second (default: when stderr is a terminal)");
@@ -165,36 +211,42 @@ int RunLoadCommand(int argc, char** argv) {
   if (int exit = ParseFlags(flags, argc, argv, 1); exit >= 0) return exit;
   v1::Op_Parse(absl::AsciiStrToUpper(op), &work.op);
   std::unique_ptr<ReducerClient> registrar;  // declared first: outlives the region it unregisters
-  absl::StatusOr<std::unique_ptr<SharedPayload>> shared = MakeSharedPayload(out, work);
+  absl::StatusOr<std::vector<std::unique_ptr<SharedPayload>>> shared =
+      MakeSharedPayloads(out, work);
   if (!shared.ok()) return Usage(flags, shared.status());
   std::optional<SharedPayloadTarget> target;
-  if (*shared != nullptr) {
-    target = SharedPayloadTarget{
-        absl::StrCat("gpureduce-load-", getpid()),
-        [payload = shared->get()](uint64_t offset, std::span<const float> data) {
-          return payload->Write(offset, data);
-        }};
+  if (!shared->empty()) {
+    target.emplace();
+    for (size_t i = 0; i < shared->size(); ++i) {
+      target->regions.push_back(absl::StrCat("gpureduce-load-", getpid(), "-", i));
+    }
+    target->write = [payloads = &*shared](size_t region, uint64_t offset,
+                                          std::span<const float> data) {
+      return (*payloads)[region]->Write(offset, data);
+    };
   }
   absl::StatusOr<Workload> workload = Workload::Make(work, target ? &*target : nullptr);
   if (!workload.ok()) return Usage(flags, workload.status());
-  if (*shared != nullptr) {
+  if (!shared->empty()) {
     absl::StatusOr<std::unique_ptr<ReducerClient>> client =
         ReducerClient::Connect(load.target, load.security);
-    absl::Status registered =
-        client.ok() ? (*shared)->Register(**client, target->region) : client.status();
-    if (!registered.ok()) {
-      std::fprintf(stderr, "gpureduce-load: registering the shared-memory region: %s\n",
-                   registered.ToString().c_str());
-      return 1;
-    }
+    if (!client.ok()) return Usage(flags, client.status());
     registrar = std::move(*client);
-    std::fprintf(stderr,
-                 "gpureduce-load: registered %s shared memory of %llu bytes as \"%s\": %.0f us "
-                 "(the server's mapping and pinning: %.0f us)\n",
-                 out.shared_memory.c_str(),
-                 static_cast<unsigned long long>(uint64_t{work.payloads} * work.floats * 4),
-                 target->region.c_str(), (*shared)->client_register_us(),
-                 (*shared)->server_register_us());
+    for (size_t i = 0; i < shared->size(); ++i) {
+      SharedPayload& payload = *(*shared)[i];
+      if (absl::Status registered = payload.Register(*registrar, target->regions[i]);
+          !registered.ok()) {
+        std::fprintf(stderr, "gpureduce-load: registering the shared-memory region: %s\n",
+                     registered.ToString().c_str());
+        return 1;
+      }
+      std::fprintf(stderr,
+                   "gpureduce-load: registered %s shared memory of %llu bytes as \"%s\": %.0f us "
+                   "(the server's mapping and pinning: %.0f us)\n",
+                   out.shared_memory.c_str(), static_cast<unsigned long long>(payload.bytes()),
+                   target->regions[i].c_str(), payload.client_register_us(),
+                   payload.server_register_us());
+    }
   }
   if (out.progress) {
     load.progress = [](const std::string& line) { std::fprintf(stderr, "\r%s ", line.c_str()); };

@@ -43,13 +43,16 @@ absl::Status CudaFailure(const char* what, cudaError_t error) {
 
 class CudaPayload final : public SharedPayload {
  public:
-  CudaPayload(void* device, uint64_t bytes) : SharedPayload(bytes), device_(device) {}
+  CudaPayload(void* memory, int device, uint64_t bytes)
+      : SharedPayload(bytes), device_(memory), ordinal_(device) {}
   ~CudaPayload() override {
     Unregister();
+    cudaSetDevice(ordinal_);
     cudaFree(device_);
   }
 
   absl::Status Write(uint64_t offset, std::span<const float> data) override {
+    cudaSetDevice(ordinal_);
     if (cudaError_t error = cudaMemcpy(static_cast<char*>(device_) + offset, data.data(),
                                        data.size_bytes(), cudaMemcpyHostToDevice);
         error != cudaSuccess) {
@@ -61,17 +64,17 @@ class CudaPayload final : public SharedPayload {
  private:
   absl::StatusOr<v1::SharedMemoryRegion> RegisterWith(ReducerClient& client,
                                                       const std::string& name) override {
+    cudaSetDevice(ordinal_);
     cudaIpcMemHandle_t handle;
     if (cudaError_t error = cudaIpcGetMemHandle(&handle, device_); error != cudaSuccess) {
       return CudaFailure("cudaIpcGetMemHandle", error);
     }
-    int device = 0;
-    cudaGetDevice(&device);
     return client.RegisterCudaSharedMemory(
-        name, std::string(handle.reserved, sizeof(handle.reserved)), device, 0, bytes_);
+        name, std::string(handle.reserved, sizeof(handle.reserved)), ordinal_, 0, bytes_);
   }
 
   void* device_;
+  const int ordinal_;  // the GPU it is on
 };
 #endif
 
@@ -90,17 +93,21 @@ absl::StatusOr<SharedPayload::Kind> SharedPayload::ParseKind(const std::string& 
       absl::StrCat("--shared-memory: '", name, "' is neither 'system' nor 'cuda'"));
 }
 
-absl::StatusOr<std::unique_ptr<SharedPayload>> SharedPayload::Create(Kind kind, uint64_t bytes) {
+absl::StatusOr<std::unique_ptr<SharedPayload>> SharedPayload::Create(Kind kind, uint64_t bytes,
+                                                                     int device) {
   if (kind == Kind::kSystem) {
     ASSIGN_OR_RETURN(SharedMemoryObject object, SharedMemoryObject::Create(bytes));
     return std::make_unique<SystemPayload>(std::move(object), bytes);
   }
 #if GPUREDUCE_HAVE_CUDA
-  void* device = nullptr;
-  if (cudaError_t error = cudaMalloc(&device, bytes); error != cudaSuccess) {
-    return CudaFailure(absl::StrCat("allocating ", bytes, " bytes on the GPU").c_str(), error);
+  if (cudaError_t error = cudaSetDevice(device); error != cudaSuccess) {
+    return CudaFailure(absl::StrCat("GPU ", device).c_str(), error);
   }
-  return std::make_unique<CudaPayload>(device, bytes);
+  void* memory = nullptr;
+  if (cudaError_t error = cudaMalloc(&memory, bytes); error != cudaSuccess) {
+    return CudaFailure(absl::StrCat("allocating ", bytes, " bytes on GPU ", device).c_str(), error);
+  }
+  return std::make_unique<CudaPayload>(memory, device, bytes);
 #else
   return absl::UnimplementedError("--shared-memory=cuda: this build has no CUDA");
 #endif

@@ -1,8 +1,9 @@
 #pragma once
 
-// gpureduce-load's payloads in shared memory (--shared-memory): one region holding them one
-// after another, in a POSIX object this process owns (system) or in its device memory (cuda),
-// registered with the server for the whole run and unregistered at the end. Requests then refer
+// gpureduce-load's payloads in shared memory (--shared-memory): regions holding them one after
+// another, in a POSIX object this process owns (system) or in its memory on a GPU (cuda; one
+// region per GPU of --shared-memory-devices), registered with the server for the whole run and
+// unregistered at the end. Requests then refer
 // to it instead of carrying it, which measures the server's zero-copy path.
 
 #include <cstdint>
@@ -21,7 +22,9 @@ class SharedPayload {
 
   // "system" or "cuda" (UNIMPLEMENTED where this build has no CUDA).
   static absl::StatusOr<Kind> ParseKind(const std::string& name);
-  static absl::StatusOr<std::unique_ptr<SharedPayload>> Create(Kind kind, uint64_t bytes);
+  // `device`: the GPU a cuda region is allocated on (ignored for system).
+  static absl::StatusOr<std::unique_ptr<SharedPayload>> Create(Kind kind, uint64_t bytes,
+                                                               int device = 0);
   virtual ~SharedPayload() = default;
 
   // Copies `data` to byte `offset` of the region.
@@ -30,6 +33,7 @@ class SharedPayload {
   // Registers the whole region under `name`; it stays registered until this object goes.
   absl::Status Register(ReducerClient& client, const std::string& name);
   const std::string& name() const { return name_; }
+  uint64_t bytes() const { return bytes_; }
   // The server's time to map and pin (system) or open (cuda) the region, and the client's.
   double server_register_us() const { return server_register_us_; }
   double client_register_us() const { return client_register_us_; }

@@ -16,9 +16,10 @@ namespace {
 // stay finite and meaningful.
 std::vector<float> MakePayload(v1::Op op, uint64_t seed, size_t floats) {
   std::vector<float> data(floats);
-  for (size_t i = 0; i < floats; ++i) {
-    const float x = RandomSource::ValueAt(seed, i);
-    data[i] = op == v1::PROD ? static_cast<float>(1.0 + x / 1024.0) : x;
+  RandomSource source(floats, seed);  // RandomSource::ValueAt(seed, i), a pair at a time
+  (void)source.Read(absl::MakeSpan(data));
+  if (op == v1::PROD) {
+    for (float& x : data) x = static_cast<float>(1.0 + x / 1024.0);
   }
   return data;
 }
@@ -46,6 +47,7 @@ absl::StatusOr<Workload> Workload::Make(const WorkloadOptions& options,
   v1::ReduceSpec spec;
   spec.set_op(options.op);
   spec.set_kernel(options.kernel);
+  if (options.device >= 0) spec.set_device(static_cast<int32_t>(options.device));
 
   if (options.stream_bytes == 0) {
     if (options.floats == 0) return absl::InvalidArgumentError("--floats must be at least 1");
@@ -55,10 +57,13 @@ absl::StatusOr<Workload> Workload::Make(const WorkloadOptions& options,
       v1::ReduceRequest request;
       *request.mutable_spec() = spec;
       if (shared != nullptr) {
-        const uint64_t offset = uint64_t{p} * options.floats * sizeof(float);
-        if (absl::Status written = shared->write(offset, data); !written.ok()) return written;
+        const size_t region = p % shared->regions.size();
+        const uint64_t offset = uint64_t{p / shared->regions.size()} * options.floats * 4;
+        if (absl::Status written = shared->write(region, offset, data); !written.ok()) {
+          return written;
+        }
         v1::SharedMemoryRef* ref = request.mutable_shared_memory();
-        ref->set_region(shared->region);
+        ref->set_region(shared->regions[region]);
         ref->set_offset(offset);
         ref->set_byte_size(options.floats * sizeof(float));
       } else {

@@ -26,17 +26,18 @@ struct WorkloadOptions {
   uint64_t chunk_bytes = uint64_t{1} << 20;  // streams: payload bytes per message
   uint32_t payloads = 8;  // distinct unary requests, or distinct chunks a stream cycles
   uint64_t seed = 1;
+  int64_t device = -1;  // >= 0: every request pins this device (spec.device)
   // Relative error allowed in sums, products and means, against sum(|x|), |product| and
   // mean(|x|); MIN, MAX, ARGMIN and ARGMAX must be exact. 0: by kernel (1e-9 for the float64
   // kernels: auto, cpu, single_pass, cub; 1e-3 for the ladder's float32 accumulation).
   double tolerance = 0;
 };
 
-// Shared-memory mode: the payloads are written at `write(offset, floats)`, one after another,
-// and the requests refer to region `region` instead of carrying them.
+// Where payloads go by reference: payload p in regions[p % regions.size()], at byte
+// (p / regions.size()) * floats * 4; `write` puts it there.
 struct SharedPayloadTarget {
-  std::string region;
-  std::function<absl::Status(uint64_t offset, std::span<const float> data)> write;
+  std::vector<std::string> regions;
+  std::function<absl::Status(size_t region, uint64_t offset, std::span<const float> data)> write;
 };
 
 // The client's answer for one request.

@@ -108,6 +108,7 @@ class CpuSession final : public ReduceSession {
   }
 
   std::string device_name() const override { return device_; }
+  void StartAt(uint64_t index) override { consumed_ = index; }
   kernels::KernelId kernel() const override { return kernels::KernelId::kCpu; }
 
  private:
@@ -121,7 +122,7 @@ class CpuSession final : public ReduceSession {
   ThreadPool& pool_;
   const kernels::Op op_;
   const std::string device_;
-  uint64_t consumed_ = 0;  // touched only by the caller of Consume
+  uint64_t consumed_ = 0;  // the next element's index; touched only by the caller of Consume
   mutable std::mutex mu_;  // partial_ and timing_ are written on pool threads
   kernels::Partial partial_;
   BackendTiming timing_;

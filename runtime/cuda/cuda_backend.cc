@@ -9,6 +9,7 @@
 #include "runtime/cuda/client_memory.h"
 #include "runtime/cuda/cuda_session.h"
 #include "runtime/cuda/cuda_status.h"
+#include "runtime/split_session.h"
 #include "spdlog/spdlog.h"
 
 namespace gpureduce::runtime {
@@ -51,6 +52,7 @@ absl::StatusOr<std::unique_ptr<CudaBackend>> CudaBackend::Create(
   }
   std::unique_ptr<CudaBackend> backend(new CudaBackend());
   backend->auto_cpu_below_ = options.auto_cpu_below;
+  backend->split_above_ = options.split_above;
   if (options.auto_cpu_below > 0)
     backend->host_ = std::make_unique<CpuBackend>(options.host_threads);
   for (int index : indices) {
@@ -149,6 +151,9 @@ absl::StatusOr<std::unique_ptr<ReduceSession>> CudaBackend::Open(const RequestSp
     on_cpu.kernel = kernels::KernelId::kCpu;
     return host_->Open(on_cpu);
   }
+  if (split_above_ != 0 && spec.size_hint >= split_above_ && devices_.size() > 1) {
+    if (std::unique_ptr<ReduceSession> split = OpenSplit(spec); split != nullptr) return split;
+  }
   // The usable device with the fewest bytes outstanding; ties in round-robin order, so that
   // equal requests alternate between idle devices.
   const size_t start = next_device_.fetch_add(1);
@@ -170,6 +175,25 @@ absl::StatusOr<std::unique_ptr<ReduceSession>> CudaBackend::Open(const RequestSp
     if (&other != least && !other.lost()) session = OpenOn(other, spec);
   }
   return session;
+}
+
+std::unique_ptr<ReduceSession> CudaBackend::OpenSplit(const RequestSpec& spec) {
+  size_t usable = 0;
+  for (const auto& device : devices_) usable += device->lost() ? 0 : 1;
+  if (usable < 2) return nullptr;
+  RequestSpec part = spec;
+  part.size_hint = (spec.size_hint + usable - 1) / usable;  // each GPU's share of the load
+  std::vector<std::unique_ptr<ReduceSession>> parts;
+  for (const auto& device : devices_) {
+    if (device->lost()) continue;
+    // A GPU whose request slots are all taken is left out; the others share the request.
+    if (absl::StatusOr<std::unique_ptr<ReduceSession>> opened = OpenOn(*device, part);
+        opened.ok()) {
+      parts.push_back(std::move(*opened));
+    }
+  }
+  if (parts.size() < 2) return parts.empty() ? nullptr : std::move(parts.front());
+  return std::make_unique<SplitSession>(spec.op, std::move(parts));
 }
 
 absl::StatusOr<std::unique_ptr<MemoryHold>> CudaBackend::PinHost(const void* base, size_t bytes) {

@@ -1,6 +1,7 @@
 #pragma once
 
-// The CUDA backend: one Device per GPU, requests spread over them round robin.
+// The CUDA backend: one Device per GPU; a request goes to the GPU with the fewest bytes
+// outstanding, or the one it pins, and a large one to every GPU at once (SplitSession).
 
 #include <atomic>
 #include <memory>
@@ -20,6 +21,9 @@ struct CudaBackendOptions {
   // reduction; 0: never.
   uint64_t auto_cpu_below = 0;
   uint32_t host_threads = 0;
+  // Requests known to carry at least this many elements, and pinned to no GPU, are spread over
+  // every usable GPU (runtime/split_session.h); 0: never.
+  uint64_t split_above = 0;
 };
 
 // The number of usable GPUs, or the reason there are none.
@@ -48,12 +52,15 @@ class CudaBackend final : public Backend {
   // The device this server owns with CUDA ordinal `index`, or FAILED_PRECONDITION.
   absl::StatusOr<Device*> OwnedDevice(int index) const;
   absl::StatusOr<std::unique_ptr<ReduceSession>> OpenOn(Device& device, const RequestSpec& spec);
+  // A session on every usable GPU, or null where fewer than two can take one.
+  std::unique_ptr<ReduceSession> OpenSplit(const RequestSpec& spec);
 
   std::vector<std::unique_ptr<Device>> devices_;
   std::atomic<uint32_t> next_device_{0};
   std::atomic<bool> all_lost_reported_{false};
   std::unique_ptr<CpuBackend> host_;  // small `auto` requests
   uint64_t auto_cpu_below_ = 0;
+  uint64_t split_above_ = 0;
 };
 
 }  // namespace gpureduce::runtime

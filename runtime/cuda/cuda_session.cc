@@ -225,6 +225,7 @@ absl::Status CudaSession::StagePiece(StagingSlot& slot) {
   if (!queued.ok()) return queued;
   staged_ += count;
   consumed_ += count;
+  index_ += count;
   return absl::OkStatus();
 }
 
@@ -252,7 +253,7 @@ absl::Status CudaSession::QueuePiece(StagingSlot& slot, size_t count, const floa
                                           stream,
                                           /*first=*/consumed_ == 0};
   CUDA_RETURN_IF_ERROR(
-      kernels::cuda::ReduceInto(launch, reduce_from, count, consumed_, partial_->device));
+      kernels::cuda::ReduceInto(launch, reduce_from, count, index_, partial_->device));
   CUDA_RETURN_IF_ERROR(cudaEventRecord(slot.reduced.get(), stream));
   return absl::OkStatus();
 }

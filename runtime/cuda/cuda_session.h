@@ -12,6 +12,7 @@
 #include <cstdint>
 #include <mutex>
 #include <span>
+#include <vector>
 
 #include "kernels/work_bound.h"
 #include "runtime/backend.h"
@@ -34,6 +35,9 @@ class CudaSession final : public ReduceSession {
   BackendTiming timing() const override;
   void Cancel() override;
   std::string device_name() const override { return device_.description().name; }
+  std::vector<int> devices() const override { return {device_.index()}; }
+  // Between Consumes (the staging thread reads index_ only while one is in progress).
+  void StartAt(uint64_t index) override { index_ = index; }
   kernels::KernelId kernel() const override { return kernel_; }
 
  private:
@@ -114,6 +118,7 @@ class CudaSession final : public ReduceSession {
   ConsumeDone done_;
   Clock::time_point wait_started_;
   uint64_t consumed_ = 0;  // elements staged over the whole request
+  uint64_t index_ = 0;     // the request's index of the next element staged (StartAt)
 
   mutable std::mutex mu_;  // timing_, error_ and the pacing state: the completion thread's too
   BackendTiming timing_;

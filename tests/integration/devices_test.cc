@@ -39,6 +39,8 @@ TEST_F(DevicesTest, ARequestPinnedToDeviceZeroRunsThereAndIsRight) {
     absl::StatusOr<v1::ReduceResponse> got = reducer_->Reduce(spec, data);
     ASSERT_TRUE(got.ok()) << got.status();
     EXPECT_EQ(got->backend(), TestBackend());
+    ASSERT_EQ(got->device_indices_size(), 1);
+    EXPECT_EQ(got->device_indices(0), 0);
     EXPECT_EQ(CheckAgainstReference(kernels::Op::kSum, ComputeReference(kernels::Op::kSum, data),
                                     got->value(), got->index(), 1e-9),
               "");

@@ -52,6 +52,11 @@ std::string TestBackend() {
   return backend != nullptr && *backend != '\0' ? backend : "cpu";
 }
 
+std::string TestDevices() {
+  const char* devices = std::getenv("GPUREDUCE_TEST_DEVICES");
+  return devices != nullptr && *devices != '\0' ? devices : "all";
+}
+
 std::string TestDefaultKernel() { return TestBackend() == "cuda" ? "single_pass" : "cpu"; }
 std::string TestForeignKernel() { return TestBackend() == "cuda" ? "cpu" : "cub"; }
 
@@ -71,6 +76,7 @@ absl::StatusOr<std::unique_ptr<ServerProcess>> ServerProcess::Start(
   std::vector<std::string> args = {ServerBinary(), "--log-level=debug", "--backend=" + backend};
   // The shared suites test the GPU path at every size: size-aware auto is tested on its own.
   if (backend == "cuda") args.push_back("--auto-cpu-below=0");
+  if (backend == "cuda") args.push_back("--devices=" + TestDevices());
   args.insert(args.end(), flags.begin(), flags.end());
   return Launch(std::move(args), wait_until_serving, backend, security);
 }
@@ -80,6 +86,7 @@ absl::StatusOr<std::unique_ptr<ServerProcess>> ServerProcess::StartWithEnvironme
   std::vector<std::string> args = {ServerBinary(), "--log-level=debug",
                                    "--backend=" + TestBackend()};
   if (TestBackend() == "cuda") args.push_back("--auto-cpu-below=0");
+  if (TestBackend() == "cuda") args.push_back("--devices=" + TestDevices());
   args.insert(args.end(), flags.begin(), flags.end());
   return Launch(std::move(args), wait_until_serving, TestBackend(), {}, std::move(environment));
 }
@@ -184,8 +191,9 @@ absl::StatusOr<v1::ReduceResponse> StreamFloats(client::ReducerClient& reducer,
       options);
 }
 
-void SharedServer::Start(std::vector<std::string> flags) {
-  absl::StatusOr<std::unique_ptr<ServerProcess>> server = ServerProcess::Start(std::move(flags));
+void SharedServer::Start(std::vector<std::string> flags, const std::string& backend) {
+  absl::StatusOr<std::unique_ptr<ServerProcess>> server =
+      ServerProcess::Start(std::move(flags), true, backend);
   status_ = server.status();
   if (server.ok()) server_ = std::move(*server);
 }

@@ -17,6 +17,8 @@ namespace gpureduce::testing {
 // The backend the integration suites run against: $GPUREDUCE_TEST_BACKEND, "cpu" by default.
 // tests/gpu runs the same suites with "cuda".
 std::string TestBackend();
+// The GPUs CUDA servers are started with (--devices): $GPUREDUCE_TEST_DEVICES, "all" by default.
+std::string TestDevices();
 // The kernel "auto" resolves to on the test backend, and a catalogue kernel it lacks.
 std::string TestDefaultKernel();
 std::string TestForeignKernel();
@@ -24,7 +26,8 @@ std::string TestForeignKernel();
 class ServerProcess {
  public:
   // Starts the server on 127.0.0.1 with a free port, --backend=TestBackend() and `flags` (with
-  // the CUDA backend also --auto-cpu-below=0, which `flags` may override); when
+  // the CUDA backend also --auto-cpu-below=0 and --devices=TestDevices(), which `flags` may
+  // override); when
   // `wait_until_serving`, returns only once the health service says SERVING. When the test
   // backend cannot run on this machine (no GPU), returns FAILED_PRECONDITION with the server's
   // reason: tests skip on that (SKIP_IF_BACKEND_UNAVAILABLE).
@@ -80,7 +83,7 @@ class ServerProcess {
 // TearDownTestSuite, REQUIRE_SHARED_SERVER in SetUp.
 class SharedServer {
  public:
-  void Start(std::vector<std::string> flags);
+  void Start(std::vector<std::string> flags, const std::string& backend = TestBackend());
   void Stop() { server_.reset(); }
   ServerProcess* get() const { return server_.get(); }
   const absl::Status& status() const { return status_; }

@@ -101,8 +101,8 @@ TEST(ReceivedMessageTest, BytesThatAreNotTheMessageAreInvalidArgument) {
   v1::ReduceChunk chunk;
   chunk.set_data(std::string(400, 'a'));
   const std::string whole = chunk.SerializeAsString();
-  for (const std::string& bytes : {whole.substr(0, whole.size() - 7), std::string("\xff\xff", 2),
-                                   std::string("\x00", 1)}) {
+  for (const std::string& bytes :
+       {whole.substr(0, whole.size() - 7), std::string("\xff\xff", 2), std::string("\x00", 1)}) {
     ReceivedMessage<v1::ReduceChunk> received;
     Fill(bytes, 7, received.buffer());
     const absl::Status parsed = received.Parse();

@@ -1,0 +1,146 @@
+#include "runtime/split_session.h"
+
+#include <algorithm>
+#include <atomic>
+#include <mutex>
+#include <utility>
+
+#include "absl/strings/str_cat.h"
+
+namespace gpureduce::runtime {
+namespace {
+
+// Waits for `count` callbacks, each with its part's result, then hands them, in part order, to
+// `done` on the thread of the last one.
+template <typename ResultT>
+class Join {
+ public:
+  using Done = absl::AnyInvocable<void(std::vector<ResultT>) &&>;
+  Join(size_t count, Done done)
+      : results_(count, ResultT(absl::UnknownError("not run"))),
+        remaining_(count),
+        done_(std::move(done)) {}
+
+  // The callback for part `part`; the Join deletes itself after the last one.
+  absl::AnyInvocable<void(ResultT) &&> For(size_t part) {
+    return [this, part](ResultT result) {
+      results_[part] = std::move(result);
+      if (remaining_.fetch_sub(1, std::memory_order_acq_rel) != 1) return;
+      Done done = std::move(done_);
+      std::vector<ResultT> results = std::move(results_);
+      delete this;
+      std::move(done)(std::move(results));
+    };
+  }
+
+ private:
+  std::vector<ResultT> results_;
+  std::atomic<size_t> remaining_;
+  Done done_;
+};
+
+}  // namespace
+
+SplitSession::SplitSession(kernels::Op op, std::vector<std::unique_ptr<ReduceSession>> parts)
+    : op_(op), parts_(std::move(parts)) {}
+
+void SplitSession::ConsumePieces(FloatPieces data, ConsumeDone done) {
+  ReduceSession& part = *parts_[next_part_];
+  next_part_ = (next_part_ + 1) % parts_.size();
+  part.StartAt(next_index_);
+  next_index_ += data.count();
+  part.ConsumePieces(std::move(data), std::move(done));
+}
+
+void SplitSession::ConsumeShared(const SharedSource& source, ConsumeDone done) {
+  if (source.kind != SharedSource::Kind::kHost) {
+    std::move(done)(absl::FailedPreconditionError(
+        "device memory is on one GPU: a request reading it cannot be spread over several"));
+    return;
+  }
+  const uint64_t first = next_index_;
+  next_index_ += source.count;
+  const size_t n = parts_.size();
+  auto* join = new Join<absl::Status>(
+      n, [done = std::move(done)](std::vector<absl::Status> statuses) mutable {
+        for (absl::Status& status : statuses) {
+          if (!status.ok()) {
+            std::move(done)(std::move(status));
+            return;
+          }
+        }
+        std::move(done)(absl::OkStatus());
+      });
+  // Ranges as even as can be, the first source.count % n one float longer; an empty range is
+  // still consumed, so that every part's callback runs.
+  uint64_t begin = 0;
+  for (size_t i = 0; i < n; ++i) {
+    const uint64_t count = source.count / n + (i < source.count % n ? 1 : 0);
+    SharedSource range = source;
+    range.count = count;
+    range.file_offset = source.file_offset + begin * sizeof(float);
+    if (source.pinned != nullptr) range.pinned = source.pinned + begin;
+    parts_[i]->StartAt(first + begin);
+    parts_[i]->ConsumeShared(range, join->For(i));
+    begin += count;
+  }
+}
+
+void SplitSession::Finish(FinishDone done) {
+  auto* join = new Join<absl::StatusOr<kernels::Partial>>(
+      parts_.size(),
+      [this, done = std::move(done)](
+          std::vector<absl::StatusOr<kernels::Partial>> partials) mutable {
+        kernels::Partial total;
+        for (absl::StatusOr<kernels::Partial>& partial : partials) {
+          if (!partial.ok()) {
+            std::move(done)(std::move(partial).status());
+            return;
+          }
+          // Disjoint parts whose indices are the request's: Combine picks the same element
+          // whichever side it is on (extreme_order.h's total order), and the sums add in part
+          // order.
+          total = kernels::Combine(op_, total, *partial);
+        }
+        std::move(done)(total);
+      });
+  // Every part is finished, also after an error: each may hold its device's resources until then.
+  for (size_t i = 0; i < parts_.size(); ++i) parts_[i]->Finish(join->For(i));
+}
+
+BackendTiming SplitSession::timing() const {
+  BackendTiming total;
+  for (const auto& part : parts_) {
+    const BackendTiming t = part->timing();
+    total.queue += t.queue;
+    total.h2d += t.h2d;
+    total.kernel += t.kernel;
+    total.d2h += t.d2h;
+  }
+  return total;
+}
+
+std::string SplitSession::device_name() const {
+  const std::string first = parts_.front()->device_name();
+  const bool alike = std::all_of(parts_.begin(), parts_.end(),
+                                 [&](const auto& part) { return part->device_name() == first; });
+  if (alike) return absl::StrCat(first, " x ", parts_.size());
+  std::string names;
+  for (const auto& part : parts_) absl::StrAppend(&names, names.empty() ? "" : " + ",
+                                                  part->device_name());
+  return names;
+}
+
+std::vector<int> SplitSession::devices() const {
+  std::vector<int> out;
+  for (const auto& part : parts_) {
+    for (int device : part->devices()) out.push_back(device);
+  }
+  return out;
+}
+
+void SplitSession::Cancel() {
+  for (const auto& part : parts_) part->Cancel();
+}
+
+}  // namespace gpureduce::runtime

@@ -1,0 +1,45 @@
+#pragma once
+
+// One request spread over several sessions, one per GPU, all reducing at once: a stream's chunks
+// are dealt to them in turn, a shared-memory region's floats are cut into one contiguous range
+// each. Every session is told where its elements start (ReduceSession::StartAt), so their
+// partials carry the request's own indices, and Finish combines them as one session's would
+// (kernels::Combine: float64 sums, the first occurrence and the first NaN by index). Generic over
+// the sessions, so it is tested on the CPU backend's.
+
+#include <memory>
+#include <string>
+#include <vector>
+
+#include "runtime/backend.h"
+
+namespace gpureduce::runtime {
+
+class SplitSession final : public ReduceSession {
+ public:
+  // `parts`: at least one.
+  SplitSession(kernels::Op op, std::vector<std::unique_ptr<ReduceSession>> parts);
+
+  // The chunk goes to the next part in turn.
+  void ConsumePieces(FloatPieces data, ConsumeDone done) override;
+  // A system region is cut into one range per part, all reduced at once; `done` runs once every
+  // part's has (the first error in part order, if any). Device memory is on one GPU: refused.
+  void ConsumeShared(const SharedSource& source, ConsumeDone done) override;
+  void Finish(FinishDone done) override;
+  BackendTiming timing() const override;
+  std::string device_name() const override;
+  std::vector<int> devices() const override;
+  kernels::KernelId kernel() const override { return parts_.front()->kernel(); }
+  void StartAt(uint64_t index) override { next_index_ = index; }
+  void Cancel() override;
+
+  size_t parts() const { return parts_.size(); }
+
+ private:
+  const kernels::Op op_;
+  std::vector<std::unique_ptr<ReduceSession>> parts_;
+  uint64_t next_index_ = 0;  // of the next element consumed
+  size_t next_part_ = 0;     // that takes the next chunk
+};
+
+}  // namespace gpureduce::runtime

@@ -1,0 +1,187 @@
+// SplitSession over the CPU backend's sessions: a request spread over several sessions (as the
+// CUDA backend spreads a large one over its GPUs) must answer exactly as one session would, for
+// a stream's chunks dealt in turn and for a shared-memory object cut into ranges.
+
+#include "runtime/split_session.h"
+
+#include <sys/mman.h>
+#include <unistd.h>
+
+#include <cmath>
+#include <future>
+#include <limits>
+#include <memory>
+#include <span>
+#include <vector>
+
+#include "absl/strings/str_cat.h"
+#include "gtest/gtest.h"
+#include "runtime/backend_factory.h"
+#include "tests/support/random_data.h"
+#include "tests/support/reference.h"
+
+namespace gpureduce::runtime {
+namespace {
+
+using kernels::Op;
+
+class SplitSessionTest : public ::testing::Test {
+ protected:
+  void SetUp() override {
+    BackendOptions options;
+    options.kind = "cpu";
+    options.worker_threads = 3;
+    absl::StatusOr<std::unique_ptr<Backend>> backend = CreateBackend(options);
+    ASSERT_TRUE(backend.ok()) << backend.status();
+    backend_ = std::move(*backend);
+  }
+
+  std::unique_ptr<SplitSession> Open(Op op, size_t parts) {
+    std::vector<std::unique_ptr<ReduceSession>> sessions;
+    for (size_t i = 0; i < parts; ++i) {
+      absl::StatusOr<std::unique_ptr<ReduceSession>> session =
+          backend_->Open(RequestSpec{op, backend_->default_kernel(), 0, 0});
+      EXPECT_TRUE(session.ok()) << session.status();
+      sessions.push_back(std::move(*session));
+    }
+    return std::make_unique<SplitSession>(op, std::move(sessions));
+  }
+
+  static absl::StatusOr<kernels::ReduceResult> Finish(Op op, ReduceSession& session) {
+    std::promise<absl::StatusOr<kernels::Partial>> finished;
+    session.Finish([&](absl::StatusOr<kernels::Partial> p) { finished.set_value(std::move(p)); });
+    absl::StatusOr<kernels::Partial> partial = finished.get_future().get();
+    if (!partial.ok()) return partial.status();
+    return kernels::Finalize(op, *partial);
+  }
+
+  // `data` streamed in chunks of `chunk` through a split over `parts` sessions.
+  absl::StatusOr<kernels::ReduceResult> Stream(Op op, std::span<const float> data, size_t chunk,
+                                               size_t parts) {
+    std::unique_ptr<SplitSession> session = Open(op, parts);
+    for (size_t at = 0; at < data.size(); at += chunk) {
+      std::promise<absl::Status> consumed;
+      session->Consume(data.subspan(at, std::min(chunk, data.size() - at)),
+                       [&](absl::Status status) { consumed.set_value(status); });
+      if (absl::Status status = consumed.get_future().get(); !status.ok()) return status;
+    }
+    return Finish(op, *session);
+  }
+
+  // `data` in a memfd (after `lead` floats of padding), read in place by a split over `parts`.
+  absl::StatusOr<kernels::ReduceResult> Shared(Op op, std::span<const float> data, size_t parts) {
+    const size_t lead = 3;
+    const int fd = memfd_create("split_session_test", 0);
+    EXPECT_GE(fd, 0);
+    std::vector<float> file(lead, 7.0f);
+    file.insert(file.end(), data.begin(), data.end());
+    EXPECT_EQ(write(fd, file.data(), file.size() * sizeof(float)),
+              static_cast<ssize_t>(file.size() * sizeof(float)));
+    std::unique_ptr<SplitSession> session = Open(op, parts);
+    SharedSource source;
+    source.kind = SharedSource::Kind::kHost;
+    source.count = data.size();
+    source.fd = fd;
+    source.file_offset = lead * sizeof(float);
+    std::promise<absl::Status> consumed;
+    session->ConsumeShared(source, [&](absl::Status status) { consumed.set_value(status); });
+    const absl::Status status = consumed.get_future().get();
+    absl::StatusOr<kernels::ReduceResult> result = Finish(op, *session);
+    close(fd);
+    if (!status.ok()) return status;
+    return result;
+  }
+
+  static std::string Check(Op op, std::span<const float> data,
+                           const absl::StatusOr<kernels::ReduceResult>& got) {
+    if (!got.ok()) return got.status().ToString();
+    if (got->count != data.size()) return absl::StrCat("count ", got->count);
+    return testing::CheckAgainstReference(op, testing::ComputeReference(op, data), got->value,
+                                          got->index, 1e-9);
+  }
+
+  std::unique_ptr<Backend> backend_;
+};
+
+TEST_F(SplitSessionTest, EveryOpMatchesTheReferenceAtAwkwardSizesAndSplits) {
+  const uint64_t seed = testing::FreshSeed();
+  SCOPED_TRACE(testing::SeedTrace(seed));
+  for (size_t n : {size_t{1}, size_t{2}, size_t{31}, size_t{1000003}}) {
+    for (Op op : kernels::kAllOps) {
+      const std::vector<float> data =
+          op == Op::kProd ? testing::NearOneData(n, seed + n) : testing::MixedSignData(n, seed + n);
+      for (size_t parts : {size_t{2}, size_t{3}}) {
+        const std::string what = absl::StrCat(kernels::OpName(op), " n=", n, " parts=", parts);
+        EXPECT_EQ(Check(op, data, Stream(op, data, 65537, parts)), "") << what << " streamed";
+        EXPECT_EQ(Check(op, data, Stream(op, data, 997, parts)), "") << what << " small chunks";
+        EXPECT_EQ(Check(op, data, Shared(op, data, parts)), "") << what << " shared";
+      }
+    }
+  }
+}
+
+TEST_F(SplitSessionTest, TiesAndNaNsAcrossPartsKeepTheFirstOccurrence) {
+  const uint64_t seed = testing::FreshSeed();
+  SCOPED_TRACE(testing::SeedTrace(seed));
+  const size_t n = 300007;
+  for (Op op : {Op::kMin, Op::kMax, Op::kArgMin, Op::kArgMax}) {
+    const bool less = op == Op::kMin || op == Op::kArgMin;
+    std::vector<float> data = testing::MixedSignData(n, seed);
+    // The extreme three times: in the last of three shared ranges, in the second, and in a
+    // late chunk that another part than the first occurrence's takes.
+    const float extreme = less ? -4096.0f : 4096.0f;  // beyond MixedSignData's 2^11
+    for (size_t at : {size_t{290000}, size_t{150001}, size_t{200000}}) data[at] = extreme;
+    for (size_t parts : {size_t{2}, size_t{3}}) {
+      const std::string what = absl::StrCat(kernels::OpName(op), " parts=", parts);
+      EXPECT_EQ(Check(op, data, Stream(op, data, 49999, parts)), "") << what;
+      EXPECT_EQ(Check(op, data, Shared(op, data, parts)), "") << what;
+      const absl::StatusOr<kernels::ReduceResult> got = Shared(op, data, parts);
+      ASSERT_TRUE(got.ok());
+      if (op == Op::kArgMin || op == Op::kArgMax) EXPECT_EQ(got->index, 150001) << what;
+    }
+    // NaNs in two parts: the first NaN wins.
+    std::vector<float> nans = data;
+    nans[250000] = std::numeric_limits<float>::quiet_NaN();
+    nans[100003] = std::numeric_limits<float>::quiet_NaN();
+    for (size_t parts : {size_t{2}, size_t{3}}) {
+      const absl::StatusOr<kernels::ReduceResult> streamed = Stream(op, nans, 49999, parts);
+      const absl::StatusOr<kernels::ReduceResult> shared = Shared(op, nans, parts);
+      for (const auto* got : {&streamed, &shared}) {
+        ASSERT_TRUE(got->ok()) << got->status();
+        EXPECT_TRUE(std::isnan((*got)->value)) << kernels::OpName(op);
+        if (op == Op::kArgMin || op == Op::kArgMax) EXPECT_EQ((*got)->index, 100003);
+      }
+    }
+  }
+}
+
+TEST_F(SplitSessionTest, NamesEveryPartsDeviceAndSumsTheirTiming) {
+  std::unique_ptr<SplitSession> session = Open(Op::kSum, 3);
+  EXPECT_EQ(session->parts(), 3u);
+  EXPECT_EQ(session->devices(), (std::vector<int>{0, 0, 0}));
+  EXPECT_NE(session->device_name().find(" x 3"), std::string::npos) << session->device_name();
+  EXPECT_EQ(session->kernel(), kernels::KernelId::kCpu);
+  const std::vector<float> data = testing::MixedSignData(200000, 5);
+  for (size_t at = 0; at < data.size(); at += 70000) {
+    std::promise<absl::Status> consumed;
+    session->Consume(std::span<const float>(data).subspan(at, std::min<size_t>(70000, data.size() - at)),
+                     [&](absl::Status status) { consumed.set_value(status); });
+    ASSERT_TRUE(consumed.get_future().get().ok());
+  }
+  ASSERT_TRUE(Finish(Op::kSum, *session).ok());
+  EXPECT_GT(session->timing().kernel.count(), 0);
+}
+
+TEST_F(SplitSessionTest, DeviceMemoryIsRefused) {
+  std::unique_ptr<SplitSession> session = Open(Op::kSum, 2);
+  SharedSource source;
+  source.kind = SharedSource::Kind::kDevice;
+  source.count = 4;
+  std::promise<absl::Status> consumed;
+  session->ConsumeShared(source, [&](absl::Status status) { consumed.set_value(status); });
+  EXPECT_EQ(consumed.get_future().get().code(), absl::StatusCode::kFailedPrecondition);
+  EXPECT_TRUE(Finish(Op::kSum, *session).ok());
+}
+
+}  // namespace
+}  // namespace gpureduce::runtime
