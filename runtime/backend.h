@@ -30,6 +30,9 @@ struct RequestSpec {
   bool auto_kernel = false;  // the client left the choice to the server: a backend may pick
   uint64_t size_hint = 0;    // elements the request will carry, when known (0: not known)
   int device = -1;           // the GPU the request must run on (its data is there); -1: any
+  // The whole request is one Consume (or ConsumeShared) of size_hint elements, followed at once
+  // by Finish (a unary call): a backend may wait for its work on the caller's thread.
+  bool one_message = false;
 };
 
 // Where the time of a request went, summed over its chunks.

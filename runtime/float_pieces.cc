@@ -30,6 +30,17 @@ std::optional<std::span<const float>> FloatPieces::AsSpan() const {
                                 pieces_[0].bytes / sizeof(float));
 }
 
+FloatPieces FloatPieces::Floats(uint64_t first, uint64_t count) const {
+  FloatPieces out;
+  const uint64_t begin = first * sizeof(float), end = (first + count) * sizeof(float);
+  for (const Piece& piece : pieces_) {
+    const uint64_t from = std::max(begin, piece.offset);
+    const uint64_t to = std::min(end, piece.offset + piece.bytes);
+    if (from < to) out.Append(piece.data + (from - piece.offset), static_cast<size_t>(to - from));
+  }
+  return out;
+}
+
 void FloatPieces::CopyBytes(uint64_t first, size_t bytes, std::byte* out) const {
   if (bytes == 0) return;
   uint64_t at = first;

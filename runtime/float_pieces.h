@@ -30,6 +30,9 @@ class FloatPieces {
   bool empty() const { return bytes_ == 0; }
   size_t pieces() const { return pieces_.size(); }
 
+  // Floats [first, first + count) as pieces of their own (count() must cover them).
+  FloatPieces Floats(uint64_t first, uint64_t count) const;
+
   // The floats in place, when they are one range at a float-aligned address.
   std::optional<std::span<const float>> AsSpan() const;
 

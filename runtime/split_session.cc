@@ -39,17 +39,42 @@ class Join {
   Done done_;
 };
 
+// `done` with the first error of the parts (in part order), else OK.
+absl::AnyInvocable<void(std::vector<absl::Status>) &&> FirstError(ConsumeDone done) {
+  return [done = std::move(done)](std::vector<absl::Status> statuses) mutable {
+    for (absl::Status& status : statuses) {
+      if (!status.ok()) {
+        std::move(done)(std::move(status));
+        return;
+      }
+    }
+    std::move(done)(absl::OkStatus());
+  };
+}
+
 }  // namespace
 
 SplitSession::SplitSession(kernels::Op op, std::vector<std::unique_ptr<ReduceSession>> parts)
     : op_(op), parts_(std::move(parts)) {}
 
 void SplitSession::ConsumePieces(FloatPieces data, ConsumeDone done) {
-  ReduceSession& part = *parts_[next_part_];
-  next_part_ = (next_part_ + 1) % parts_.size();
-  part.StartAt(next_index_);
+  const size_t n = parts_.size();
+  if (data.count() < n * kLeastRangeFloats) {  // a chunk of a stream: the next part's turn
+    ReduceSession& part = *parts_[next_part_];
+    next_part_ = (next_part_ + 1) % n;
+    part.StartAt(next_index_);
+    next_index_ += data.count();
+    part.ConsumePieces(std::move(data), std::move(done));
+    return;
+  }
+  // A large message (a unary request's): a contiguous range for every part, all at once.
+  const uint64_t first = next_index_;
   next_index_ += data.count();
-  part.ConsumePieces(std::move(data), std::move(done));
+  auto* join = new Join<absl::Status>(n, FirstError(std::move(done)));
+  ForEachRange(data.count(), [&](size_t i, uint64_t begin, uint64_t count) {
+    parts_[i]->StartAt(first + begin);
+    parts_[i]->ConsumePieces(data.Floats(begin, count), join->For(i));
+  });
 }
 
 void SplitSession::ConsumeShared(const SharedSource& source, ConsumeDone done) {
@@ -60,37 +85,35 @@ void SplitSession::ConsumeShared(const SharedSource& source, ConsumeDone done) {
   }
   const uint64_t first = next_index_;
   next_index_ += source.count;
-  const size_t n = parts_.size();
-  auto* join = new Join<absl::Status>(
-      n, [done = std::move(done)](std::vector<absl::Status> statuses) mutable {
-        for (absl::Status& status : statuses) {
-          if (!status.ok()) {
-            std::move(done)(std::move(status));
-            return;
-          }
-        }
-        std::move(done)(absl::OkStatus());
-      });
-  // Ranges as even as can be, the first source.count % n one float longer; an empty range is
-  // still consumed, so that every part's callback runs.
-  uint64_t begin = 0;
-  for (size_t i = 0; i < n; ++i) {
-    const uint64_t count = source.count / n + (i < source.count % n ? 1 : 0);
+  auto* join = new Join<absl::Status>(parts_.size(), FirstError(std::move(done)));
+  ForEachRange(source.count, [&](size_t i, uint64_t begin, uint64_t count) {
     SharedSource range = source;
     range.count = count;
     range.file_offset = source.file_offset + begin * sizeof(float);
     if (source.pinned != nullptr) range.pinned = source.pinned + begin;
     parts_[i]->StartAt(first + begin);
     parts_[i]->ConsumeShared(range, join->For(i));
-    begin += count;
+  });
+}
+
+template <typename F>
+void SplitSession::ForEachRange(uint64_t count, F&& consume) {
+  // As even as can be, the first count % n ranges one float longer. An empty range is still
+  // consumed, so that every part's callback runs. The loop reads only locals: the last part's
+  // callback may end the request, and this session with it.
+  const size_t n = parts_.size();
+  uint64_t begin = 0;
+  for (size_t i = 0; i < n; ++i) {
+    const uint64_t size = count / n + (i < count % n ? 1 : 0);
+    consume(i, begin, size);
+    begin += size;
   }
 }
 
 void SplitSession::Finish(FinishDone done) {
   auto* join = new Join<absl::StatusOr<kernels::Partial>>(
-      parts_.size(),
-      [this, done = std::move(done)](
-          std::vector<absl::StatusOr<kernels::Partial>> partials) mutable {
+      parts_.size(), [this, done = std::move(done)](
+                         std::vector<absl::StatusOr<kernels::Partial>> partials) mutable {
         kernels::Partial total;
         for (absl::StatusOr<kernels::Partial>& partial : partials) {
           if (!partial.ok()) {
@@ -105,7 +128,10 @@ void SplitSession::Finish(FinishDone done) {
         std::move(done)(total);
       });
   // Every part is finished, also after an error: each may hold its device's resources until then.
-  for (size_t i = 0; i < parts_.size(); ++i) parts_[i]->Finish(join->For(i));
+  // The last part's answer may end the request and delete this session: locals only.
+  std::vector<ReduceSession*> parts;
+  for (const auto& part : parts_) parts.push_back(part.get());
+  for (size_t i = 0; i < parts.size(); ++i) parts[i]->Finish(join->For(i));
 }
 
 BackendTiming SplitSession::timing() const {
@@ -126,8 +152,8 @@ std::string SplitSession::device_name() const {
                                  [&](const auto& part) { return part->device_name() == first; });
   if (alike) return absl::StrCat(first, " x ", parts_.size());
   std::string names;
-  for (const auto& part : parts_) absl::StrAppend(&names, names.empty() ? "" : " + ",
-                                                  part->device_name());
+  for (const auto& part : parts_)
+    absl::StrAppend(&names, names.empty() ? "" : " + ", part->device_name());
   return names;
 }
 

@@ -20,7 +20,8 @@ class SplitSession final : public ReduceSession {
   // `parts`: at least one.
   SplitSession(kernels::Op op, std::vector<std::unique_ptr<ReduceSession>> parts);
 
-  // The chunk goes to the next part in turn.
+  // A chunk goes to the next part in turn; a message large enough to give every part at least
+  // kLeastRangeFloats (a unary request's) is cut into a range per part, all reduced at once.
   void ConsumePieces(FloatPieces data, ConsumeDone done) override;
   // A system region is cut into one range per part, all reduced at once; `done` runs once every
   // part's has (the first error in part order, if any). Device memory is on one GPU: refused.
@@ -36,6 +37,13 @@ class SplitSession final : public ReduceSession {
   size_t parts() const { return parts_.size(); }
 
  private:
+  // 1 MiB of floats: smaller ranges would cost more in launches and hand-overs than they save.
+  static constexpr uint64_t kLeastRangeFloats = uint64_t{1} << 18;
+
+  // consume(part, begin, count) for the parts' contiguous ranges of `count` floats.
+  template <typename F>
+  void ForEachRange(uint64_t count, F&& consume);
+
   const kernels::Op op_;
   std::vector<std::unique_ptr<ReduceSession>> parts_;
   uint64_t next_index_ = 0;  // of the next element consumed

@@ -24,6 +24,13 @@ find_bin() { find "$bin" -name "$1" -type f -perm -u+x | head -1; }
 load=$(find_bin gpureduce-load) server=$(find_bin gpureduce-server) cli=$(find_bin gpureduce)
 [ -n "$load" ] && [ -n "$server" ] && [ -n "$cli" ] || { echo "no binaries in $bin" >&2; exit 2; }
 mkdir -p "$out"
+# The object lives in /dev/shm (tmpfs): where it cannot hold the array, halve the array until it
+# can, and say so.
+shm_free=$(df --output=avail -B1 /dev/shm | tail -1)
+while [ $((floats * 4 + (1 << 30))) -gt "$shm_free" ] && [ "$floats" -gt $((1 << 26)) ]; do
+  floats=$((floats / 2))
+  echo "multi_gpu_acceptance: /dev/shm has $((shm_free >> 20)) MiB free: $((floats * 4 >> 20)) MiB arrays"
+done
 "$server" --backend=cuda --devices=0,1 --allow-shared-memory --max-concurrent-requests=64 \
   --listen=127.0.0.1:0 --port-file="$out/port" >"$out/server.log" 2>&1 &
 pid=$!

@@ -1,6 +1,7 @@
 #include "server/received_message.h"
 
 #include <algorithm>
+#include <climits>
 #include <cstdint>
 #include <string>
 
@@ -26,6 +27,18 @@ bool HoldsOtherPayload(const v1::ReduceRequest& request) {
 }
 bool HoldsOtherPayload(const v1::ReduceChunk&) { return false; }
 
+// A length as protobuf reads one: a varint of at most 5 bytes, below 2 GiB. False otherwise
+// (protobuf refuses the message, and so will the whole parse this falls back to).
+bool ReadLength(CodedInputStream& in, uint32_t* size) {
+  const int before = in.CurrentPosition();
+  uint64_t value = 0;
+  if (!in.ReadVarint64(&value) || in.CurrentPosition() - before > 5 || value > INT32_MAX) {
+    return false;
+  }
+  *size = static_cast<uint32_t>(value);
+  return true;
+}
+
 // Copies one field's value (its tag already read and written) from `in` to `out`.
 bool CopyField(uint32_t wire_type, CodedInputStream& in, CodedOutputStream& out) {
   switch (wire_type) {
@@ -44,7 +57,7 @@ bool CopyField(uint32_t wire_type, CodedInputStream& in, CodedOutputStream& out)
     case kLengthDelimited: {
       uint32_t size = 0;
       std::string bytes;
-      if (!in.ReadVarint32(&size) || !in.ReadString(&bytes, static_cast<int>(size))) return false;
+      if (!ReadLength(in, &size) || !in.ReadString(&bytes, static_cast<int>(size))) return false;
       out.WriteVarint32(size);
       out.WriteString(bytes);
       return true;
@@ -64,10 +77,10 @@ bool CopyField(uint32_t wire_type, CodedInputStream& in, CodedOutputStream& out)
 
 template <typename MessageT>
 bool ReceivedMessage<MessageT>::Split(std::string* others, bool* data_seen) {
-  reader_ = std::make_unique<grpc::ProtoBufferReader>(&buffer_);
+  reader_.emplace(&buffer_);
   if (!reader_->status().ok()) return false;
   const size_t length = buffer_.Length();
-  CodedInputStream in(reader_.get());
+  CodedInputStream in(&*reader_);
   google::protobuf::io::StringOutputStream others_stream(others);
   CodedOutputStream out(&others_stream);
   while (true) {
@@ -84,7 +97,7 @@ bool ReceivedMessage<MessageT>::Split(std::string* others, bool* data_seen) {
     if (*data_seen) return false;  // protobuf keeps the last: let it
     *data_seen = true;
     uint32_t size = 0;
-    if (!in.ReadVarint32(&size)) return false;
+    if (!ReadLength(in, &size)) return false;
     while (size > 0) {
       const void* at = nullptr;
       int available = 0;
@@ -110,8 +123,9 @@ absl::Status ReceivedMessage<MessageT>::Parse() {
   // The rare message the field-by-field split would read differently: protobuf reads it whole.
   message_.Clear();
   data_.Clear();
-  reader_ = std::make_unique<grpc::ProtoBufferReader>(&buffer_);
-  if (!message_.ParseFromZeroCopyStream(reader_.get())) {
+  reader_.reset();  // before a second reader of the same buffer
+  reader_.emplace(&buffer_);
+  if (!message_.ParseFromZeroCopyStream(&*reader_)) {
     return absl::InvalidArgumentError(
         absl::StrCat("the message (", buffer_.Length(), " bytes) is not a valid ",
                      MessageT::descriptor()->full_name(), ": it does not parse as protobuf"));

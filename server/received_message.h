@@ -5,7 +5,7 @@
 // never copied by a parse. Every other field is parsed by protobuf; `data` is listed where it
 // lies in the received slices, and the backend reads it from there (runtime/float_pieces.h).
 
-#include <memory>
+#include <optional>
 #include <string>
 
 #include "absl/status/status.h"
@@ -44,7 +44,7 @@ class ReceivedMessage {
 
   grpc::ByteBuffer buffer_;
   // Kept with the pieces: a compressed buffer's reader owns the decompressed slices.
-  std::unique_ptr<grpc::ProtoBufferReader> reader_;
+  std::optional<grpc::ProtoBufferReader> reader_;
   MessageT message_;
   runtime::FloatPieces data_;
 };

@@ -46,7 +46,8 @@ absl::Status ReduceCall::Open(const v1::ReduceSpec& spec, uint64_t size_hint, in
   absl::StatusOr<runtime::RequestSpec> resolved = ResolveSpec(spec, state_.backend);
   if (!resolved.ok()) return resolved.status();
   resolved->size_hint = size_hint != 0 ? size_hint : resolved->expected_count;
-  if (device >= 0) {  // the data is on that GPU
+  resolved->one_message = size_hint != 0;  // unary: the payload's size is known
+  if (device >= 0) {                       // the data is on that GPU
     if (resolved->device >= 0 && resolved->device != device) {
       return absl::FailedPreconditionError(absl::StrCat("the spec pins device ", resolved->device,
                                                         ", but the region's memory is on GPU ",

@@ -29,8 +29,8 @@ class ReduceCall {
   // UNAVAILABLE before the self-check has passed; RESOURCE_EXHAUSTED when the server is full.
   absl::Status Admit();
 
-  // Resolves the spec and opens a backend session. `size_hint`: the elements the request
-  // carries when known (a unary request's payload), else 0 (the spec's expected_count counts).
+  // Resolves the spec and opens a backend session. `size_hint`: the elements a unary request
+  // carries (its one payload), else 0 for a stream (the spec's expected_count counts).
   // `device`: the GPU the data is on (a CUDA shared-memory region), -1 any.
   absl::Status Open(const v1::ReduceSpec& spec, uint64_t size_hint = 0, int device = -1);
 

@@ -48,7 +48,16 @@ class CpuSession final : public ReduceSession {
   void ConsumePieces(FloatPieces data, ConsumeDone done) override {
     const uint64_t base = consumed_;
     consumed_ += data.count();
-    if (std::optional<std::span<const float>> span = data.AsSpan(); span.has_value()) {
+    std::optional<std::span<const float>> span = data.AsSpan();
+    if (!span.has_value() && data.count() <= kernels::cpu::kElementsPerTask) {
+      // One task, reduced on this thread: copied out of the pieces into this thread's buffer,
+      // without the general path's allocations (a small request's path).
+      thread_local std::vector<float> buffer;
+      if (buffer.size() < data.count()) buffer.resize(kernels::cpu::kElementsPerTask);
+      data.CopyFloats(0, data.count(), buffer.data());
+      span = std::span<const float>(buffer.data(), data.count());
+    }
+    if (span.has_value()) {
       kernels::cpu::ReduceAsync(
           pool_, op_, *span, base,
           [this, done = std::move(done)](kernels::Partial chunk,

@@ -192,7 +192,9 @@ std::unique_ptr<ReduceSession> CudaBackend::OpenSplit(const RequestSpec& spec) {
       parts.push_back(std::move(*opened));
     }
   }
-  if (parts.size() < 2) return parts.empty() ? nullptr : std::move(parts.front());
+  // With fewer than two the request goes the usual way, counting its whole size (a part counts
+  // only its share). With some GPUs left out, each part still counts one share of the usable.
+  if (parts.size() < 2) return nullptr;
   return std::make_unique<SplitSession>(spec.op, std::move(parts));
 }
 

@@ -52,7 +52,7 @@ class CudaBackend final : public Backend {
   // The device this server owns with CUDA ordinal `index`, or FAILED_PRECONDITION.
   absl::StatusOr<Device*> OwnedDevice(int index) const;
   absl::StatusOr<std::unique_ptr<ReduceSession>> OpenOn(Device& device, const RequestSpec& spec);
-  // A session on every usable GPU, or null where fewer than two can take one.
+  // A session on every usable GPU that can take one, or null where fewer than two can.
   std::unique_ptr<ReduceSession> OpenSplit(const RequestSpec& spec);
 
   std::vector<std::unique_ptr<Device>> devices_;

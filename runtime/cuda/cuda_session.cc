@@ -42,7 +42,7 @@ CudaSession::CudaSession(Device& device, const RequestSpec& spec, PartialSlot* p
       id_(next_session_id.fetch_add(1, std::memory_order_relaxed)),
       bound_(kernels::GetWorkBound(spec.kernel, spec.op)),
       piece_floats_(PieceFloats(bound_, device.staging_slot_floats())),
-      small_request_(spec.size_hint != 0 && spec.size_hint <= kInlineStageFloats &&
+      small_request_(spec.one_message && spec.size_hint <= kInlineStageFloats &&
                      bound_.elements_per_launch == 0) {}
 
 absl::StatusOr<std::unique_ptr<CudaSession>> CudaSession::Start(Device& device,
@@ -105,6 +105,14 @@ size_t CudaSession::NextPieceFloats() const {
 
 void CudaSession::AcquireSlot() {
   wait_started_ = Clock::now();
+  // A free slot is taken on this thread (there are no waiters while one is free); else the wait,
+  // whose slot may come on the thread of whoever releases one.
+  if (StagingSlot* slot = device_.staging().TryAcquire(); slot != nullptr) {
+    slot_at_once_ = true;
+    OnSlot(slot);
+    return;
+  }
+  slot_at_once_ = false;
   device_.staging().Acquire(id_,
                             [this](absl::StatusOr<StagingSlot*> slot) { OnSlot(std::move(slot)); });
 }
@@ -211,12 +219,17 @@ absl::Status CudaSession::StagePiece(StagingSlot& slot) {
     std::lock_guard<std::mutex> lock(mu_);
     ++pieces_in_flight_;
   }
+  // A small request's whole payload, staged on its caller's thread with a slot it got at once:
+  // Finish, which follows at once on the same thread, waits for the piece itself. Nothing else
+  // of the request has a completion callback, so its callbacks cannot run out of order.
+  const bool finish_waits =
+      small_request_ && slot_at_once_ && consumed_ == 0 && staged_ + count == input_.count;
   std::lock_guard<std::mutex> lane_lock(lane_.mu);
-  ReportPieceLater();  // an earlier piece Finish was to wait for: its callback goes first
-  const absl::Status queued = QueuePiece(slot, count, copy_from, reduce_from);
+  const absl::Status queued =
+      QueuePiece(slot, count, copy_from, reduce_from, /*time_copy=*/!finish_waits);
   if (!queued.ok()) device_.ReportError(queued);
-  if (queued.ok() && small_request_) {
-    unreported_ = &slot;  // Finish waits for it on its own thread
+  if (queued.ok() && finish_waits) {
+    unreported_ = &slot;
   } else {
     // Whatever was queued may still use the slot: it goes back only after the stream passes.
     device_.completions().RunAfter(
@@ -230,14 +243,16 @@ absl::Status CudaSession::StagePiece(StagingSlot& slot) {
 }
 
 absl::Status CudaSession::QueuePiece(StagingSlot& slot, size_t count, const float* copy_from,
-                                     const float* reduce_from) {
+                                     const float* reduce_from, bool time_copy) {
   const cudaStream_t stream = lane_.stream.get();
   // A shared object's pages need no staging, so nothing but the GPU paces their copies: they run
   // on the lane's copy stream, each overlapping the kernel of the piece before (the kernels stay
   // in order on the lane's stream, each after its own copy).
   const cudaStream_t copy_stream = input_.pinned != nullptr ? lane_.copies.get() : stream;
-  CUDA_RETURN_IF_ERROR(cudaEventRecord(slot.started.get(), copy_stream));
-  slot.copy_queued = input_.device == nullptr;  // the inline piece counts its (mapped) reads
+  // A piece the kernel reads from mapped memory counts those reads as its host-to-device time;
+  // a small request's (time_copy false) as kernel time: one CUDA call fewer on its short path.
+  slot.copy_queued = copy_from != nullptr || (input_.device == nullptr && time_copy);
+  if (slot.copy_queued) CUDA_RETURN_IF_ERROR(cudaEventRecord(slot.started.get(), copy_stream));
   if (copy_from != nullptr) {
     CUDA_RETURN_IF_ERROR(cudaMemcpyAsync(slot.device.get(), copy_from, count * sizeof(float),
                                          cudaMemcpyHostToDevice, copy_stream));
@@ -258,29 +273,26 @@ absl::Status CudaSession::QueuePiece(StagingSlot& slot, size_t count, const floa
   return absl::OkStatus();
 }
 
-void CudaSession::OnPieceDone(StagingSlot* slot, cudaError_t status) {
-  bool go_on = false;  // a paced Consume waits for this piece
+bool CudaSession::RecordPiece(const StagingSlot& slot, cudaError_t status) {
+  bool go_on = false;
   {
     std::lock_guard<std::mutex> lock(mu_);
     if (status != cudaSuccess) {
       if (error_.ok()) error_ = CudaError(status, "a staged chunk", __FILE__, __LINE__);
     } else if (device_.Activate().ok()) {
-      if (slot->copy_queued) timing_.h2d += Elapsed(slot->started, slot->copied);
-      timing_.kernel += Elapsed(slot->copied, slot->reduced);
+      if (slot.copy_queued) timing_.h2d += Elapsed(slot.started, slot.copied);
+      timing_.kernel += Elapsed(slot.copied, slot.reduced);
     }
     go_on = --pieces_in_flight_ == 0 && std::exchange(waiting_for_piece_, false);
   }
   if (status != cudaSuccess) device_.ReportError(status);
-  device_.staging().Release(slot);  // may hand it to a waiting request, on this thread
-  if (go_on) NextPiece();
+  return go_on;
 }
 
-void CudaSession::ReportPieceLater() {
-  if (unreported_ == nullptr) return;
-  device_.completions().RunAfter(
-      lane_.stream.get(), [this, slot = std::exchange(unreported_, nullptr)](cudaError_t status) {
-        OnPieceDone(slot, status);
-      });
+void CudaSession::OnPieceDone(StagingSlot* slot, cudaError_t status) {
+  const bool go_on = RecordPiece(*slot, status);  // a paced Consume waits for this piece
+  device_.staging().Release(slot);                // may hand it to a waiting request, here
+  if (go_on) NextPiece();
 }
 
 void CudaSession::Finish(FinishDone done) {
@@ -301,13 +313,22 @@ void CudaSession::Finish(FinishDone done) {
     }
     if (status != cudaErrorNotReady) {
       unreported_ = nullptr;
-      OnPieceDone(slot, status);
+      // The answer first: the slot's release may hand it to a waiting request, whose work
+      // should not delay this one's answer. `done` may delete this session: locals only after.
+      RecordPiece(*slot, status);
+      Device& device = device_;
       Answer(status, std::move(active), std::move(done));
+      device.staging().Release(slot);
       return;
     }
   }
   std::lock_guard<std::mutex> lane_lock(lane_.mu);
-  ReportPieceLater();
+  if (unreported_ != nullptr) {  // its callback goes before the answer's
+    device_.completions().RunAfter(
+        lane_.stream.get(), [this, slot = std::exchange(unreported_, nullptr)](cudaError_t status) {
+          OnPieceDone(slot, status);
+        });
+  }
   device_.completions().RunAfter(
       lane_.stream.get(),
       [this, active = std::move(active), done = std::move(done)](cudaError_t status) mutable {

@@ -73,9 +73,10 @@ class CudaSession final : public ReduceSession {
   void OnSlot(absl::StatusOr<StagingSlot*> slot);
   absl::Status StagePiece(StagingSlot& slot);  // on a copy thread
   // Under the lane's lock: copies `count` floats from `copy_from` into the slot's device buffer
-  // (none when null), then reduces them at `reduce_from`.
+  // (none when null), then reduces them at `reduce_from`. `time_copy` false: a kernel reading
+  // mapped memory gets no event before its (implicit) copy.
   absl::Status QueuePiece(StagingSlot& slot, size_t count, const float* copy_from,
-                          const float* reduce_from);
+                          const float* reduce_from, bool time_copy);
   // After a piece is queued (`status`): the next piece, now or (paced) once the GPU is done
   // with this one, or the end of the Consume.
   void AfterPiece(absl::Status status);
@@ -88,8 +89,8 @@ class CudaSession final : public ReduceSession {
   // Gives the partial slot and the device load back (once).
   void ReleaseDevice();
   void OnPieceDone(StagingSlot* slot, cudaError_t status);
-  // Under the lane's lock: hands the piece Finish was to wait for to the completion thread.
-  void ReportPieceLater();
+  // A piece's timing or error; true when a paced Consume waits for it to go on.
+  bool RecordPiece(const StagingSlot& slot, cudaError_t status);
   // The request's work is over (`status`): the answer, from its partial.
   void Answer(cudaError_t status, absl::Status active, FinishDone done);
 
@@ -106,9 +107,11 @@ class CudaSession final : public ReduceSession {
   // (kernels/work_bound.h).
   const kernels::WorkBound bound_;
   const size_t piece_floats_;
-  // Known to fit one inline piece (and not paced): Finish waits for its piece itself.
+  // One message known to fit one inline piece (and not paced): Finish may wait for it itself.
   const bool small_request_;
-  // A small request's queued piece whose OnPieceDone is Finish's to run; under the lane's lock.
+  bool slot_at_once_ = false;  // the last slot was free, taken on the caller's thread
+  // A small request's queued piece whose callback is Finish's to run. Set by StagePiece and read
+  // by Finish, which follows it on the same thread.
   StagingSlot* unreported_ = nullptr;
   std::atomic<bool> cancelled_{false};
 

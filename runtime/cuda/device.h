@@ -46,7 +46,7 @@ struct StagingSlot {
   CudaEvent started;         // before the host-to-device copy
   CudaEvent copied;          // after it, before the kernel
   CudaEvent reduced;         // after the kernel
-  bool copy_queued = false;  // the piece it carries now came from the host (device memory did not)
+  bool copy_queued = false;  // the piece it carries now has its host-to-device time timed
 };
 
 // Where one request keeps its running partial: pinned host memory the GPU maps, so the kernels

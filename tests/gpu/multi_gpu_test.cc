@@ -121,13 +121,14 @@ TEST_F(MultiGpuTest, ASystemRegionIsReadByEveryGpuInRanges) {
   ASSERT_TRUE(object.ok()) << object.status();
   std::memcpy(object->data(), data.data(), n * sizeof(float));
   const std::string region = object->region_name();
-  ASSERT_TRUE(reducer_->RegisterSystemSharedMemory(region, object->key(), 0, n * sizeof(float)).ok());
+  ASSERT_TRUE(
+      reducer_->RegisterSystemSharedMemory(region, object->key(), 0, n * sizeof(float)).ok());
   for (Op op : kernels::kAllOps) {
     if (op == Op::kProd) continue;  // mixed magnitudes overflow a product; covered above
     for (size_t first : {size_t{0}, size_t{7}}) {
       const size_t count = n - first - 3;
-      absl::StatusOr<v1::ReduceResponse> got = reducer_->ReduceShared(
-          SpecFor(op), region, first * sizeof(float), count * sizeof(float));
+      absl::StatusOr<v1::ReduceResponse> got =
+          reducer_->ReduceShared(SpecFor(op), region, first * sizeof(float), count * sizeof(float));
       const std::string what = absl::StrCat(kernels::OpName(op), " from ", first);
       EXPECT_EQ(Check(op, std::span<const float>(data).subspan(first, count), got), "") << what;
       if (got.ok()) EXPECT_EQ(Devices(*got), AllGpus()) << what;

@@ -59,6 +59,16 @@ TEST(FloatPiecesTest, CopiesAnyRangeAcrossUnalignedPieces) {
   std::vector<float> all(data.size());
   scattered.pieces.CopyFloats(0, data.size(), all.data());
   EXPECT_EQ(all, data);
+  // A sub-range as pieces of its own holds the same floats.
+  for (int trial = 0; trial < 50; ++trial) {
+    const size_t first = random() % data.size();
+    const size_t count = random() % (data.size() - first + 1);
+    const FloatPieces range = scattered.pieces.Floats(first, count);
+    ASSERT_EQ(range.count(), count);
+    std::vector<float> out(count);
+    if (count > 0) range.CopyFloats(0, count, out.data());
+    ASSERT_EQ(std::memcmp(out.data(), data.data() + first, count * sizeof(float)), 0);
+  }
 }
 
 TEST(FloatPiecesTest, OneAlignedPieceIsUsedInPlace) {

@@ -114,6 +114,7 @@ TEST_F(SplitSessionTest, EveryOpMatchesTheReferenceAtAwkwardSizesAndSplits) {
         const std::string what = absl::StrCat(kernels::OpName(op), " n=", n, " parts=", parts);
         EXPECT_EQ(Check(op, data, Stream(op, data, 65537, parts)), "") << what << " streamed";
         EXPECT_EQ(Check(op, data, Stream(op, data, 997, parts)), "") << what << " small chunks";
+        EXPECT_EQ(Check(op, data, Stream(op, data, n, parts)), "") << what << " one message";
         EXPECT_EQ(Check(op, data, Shared(op, data, parts)), "") << what << " shared";
       }
     }
@@ -134,6 +135,7 @@ TEST_F(SplitSessionTest, TiesAndNaNsAcrossPartsKeepTheFirstOccurrence) {
     for (size_t parts : {size_t{2}, size_t{3}}) {
       const std::string what = absl::StrCat(kernels::OpName(op), " parts=", parts);
       EXPECT_EQ(Check(op, data, Stream(op, data, 49999, parts)), "") << what;
+      EXPECT_EQ(Check(op, data, Stream(op, data, n, parts)), "") << what << " one message";
       EXPECT_EQ(Check(op, data, Shared(op, data, parts)), "") << what;
       const absl::StatusOr<kernels::ReduceResult> got = Shared(op, data, parts);
       ASSERT_TRUE(got.ok());
@@ -164,8 +166,9 @@ TEST_F(SplitSessionTest, NamesEveryPartsDeviceAndSumsTheirTiming) {
   const std::vector<float> data = testing::MixedSignData(200000, 5);
   for (size_t at = 0; at < data.size(); at += 70000) {
     std::promise<absl::Status> consumed;
-    session->Consume(std::span<const float>(data).subspan(at, std::min<size_t>(70000, data.size() - at)),
-                     [&](absl::Status status) { consumed.set_value(status); });
+    session->Consume(
+        std::span<const float>(data).subspan(at, std::min<size_t>(70000, data.size() - at)),
+        [&](absl::Status status) { consumed.set_value(status); });
     ASSERT_TRUE(consumed.get_future().get().ok());
   }
   ASSERT_TRUE(Finish(Op::kSum, *session).ok());

@@ -101,8 +101,11 @@ TEST(ReceivedMessageTest, BytesThatAreNotTheMessageAreInvalidArgument) {
   v1::ReduceChunk chunk;
   chunk.set_data(std::string(400, 'a'));
   const std::string whole = chunk.SerializeAsString();
-  for (const std::string& bytes :
-       {whole.substr(0, whole.size() - 7), std::string("\xff\xff", 2), std::string("\x00", 1)}) {
+  // ... and a length whose varint is too long (2^32 + 4: its low 32 bits would read as 4).
+  const std::string long_length = std::string("\x12\x84\x80\x80\x80\x10", 6) + "abcd";
+  for (const std::string& bytes : {whole.substr(0, whole.size() - 7), std::string("\xff\xff", 2),
+                                   std::string("\x00", 1), long_length}) {
+    ASSERT_FALSE(v1::ReduceChunk().ParseFromString(bytes)) << "protobuf reads it";
     ReceivedMessage<v1::ReduceChunk> received;
     Fill(bytes, 7, received.buffer());
     const absl::Status parsed = received.Parse();
