@@ -3,8 +3,8 @@
 # and 1, loaded by gpureduce-load on the same host, every answer checked:
 #   1. an array in system shared memory (16 GiB by default), each request pinned to GPU 0
 #      (--device=0), then spread over both GPUs (the server's --split-above): GB/s and the ratio;
-#   2. CUDA IPC: 1 GiB payloads in a region on GPU 0 only, then one region on each GPU, two
-#      requests in flight: GB/s and the ratio;
+#   2. CUDA IPC: 1 GiB payloads in a region on GPU 0 only, then one region on each GPU, four
+#      requests in flight (enough to keep either GPU busy): GB/s and the ratio;
 #   3. over gRPC, 1 MiB unary requests on single_pass at concurrency 16: how many each GPU took;
 #   4. one CLI stream of 1 GiB (--random --verify): spread over both GPUs, checked.
 # Usage: scripts/multi_gpu_acceptance.sh [--bin DIR] [--out DIR] [--floats N] [--duration D]
@@ -52,9 +52,9 @@ run() {
 run shm-one-gpu --shared-memory=system --floats="$floats" --payloads=1 --device=0 --concurrency=1
 run shm-two-gpus --shared-memory=system --floats="$floats" --payloads=1 --concurrency=1
 run ipc-one-gpu --shared-memory=cuda --shared-memory-devices=0 --floats=268435456 --payloads=2 \
-  --concurrency=2
+  --concurrency=4
 run ipc-two-gpus --shared-memory=cuda --shared-memory-devices=0,1 --floats=268435456 \
-  --payloads=2 --concurrency=2
+  --payloads=2 --concurrency=4
 run grpc-1MiB --floats=262144 --kernel=single_pass --concurrency=16 --connections=4
 "$cli" reduce --random 268435456 --verify --json --target="$target" >"$out/cli-stream.json" \
   2>"$out/cli-stream.err"

@@ -155,9 +155,11 @@ TEST(MetricsTest, EveryCallIsCountedAndTheScrapePassesPromtool) {
   if (TestBackend() == "cuda") {
     EXPECT_GE(Value(s, "gpureduce_staging_buffers", {{"device", "0"}}), 1);
     EXPECT_GT(Value(s, "gpureduce_gpu_memory_used_bytes", {{"device", "0"}}), 0);
+    // The three streams copy to the GPU; the five small unary requests do not: their kernel
+    // reads their 16 KiB from mapped pinned memory, and that counts as kernel time.
     EXPECT_EQ(Value(s, "gpureduce_request_copy_duration_seconds_count",
                     {{"direction", "h2d"}, {"kernel", kernel}}),
-              8);
+              3);
   }
   bool ran = false;
   EXPECT_EQ(Promtool(s, &ran), "");
