@@ -84,10 +84,12 @@ bool ReceivedMessage<MessageT>::Split(std::string* others, bool* data_seen) {
   google::protobuf::io::StringOutputStream others_stream(others);
   CodedOutputStream out(&others_stream);
   while (true) {
-    // A tag of 0 is the end when nothing is left, else a malformed tag.
+    // A tag of 0 is the end when nothing is left, else a malformed tag; one longer than 5 bytes
+    // protobuf refuses (ReadTag would read its low 32 bits).
     const size_t before = static_cast<size_t>(in.CurrentPosition());
     const uint32_t tag = in.ReadTag();
     if (tag == 0) return before == length;
+    if (static_cast<size_t>(in.CurrentPosition()) - before > 5) return false;
     const uint32_t field = tag >> 3, wire_type = tag & 7;
     if (field != kDataField || wire_type != kLengthDelimited) {
       out.WriteTag(tag);

@@ -103,8 +103,10 @@ TEST(ReceivedMessageTest, BytesThatAreNotTheMessageAreInvalidArgument) {
   const std::string whole = chunk.SerializeAsString();
   // ... and a length whose varint is too long (2^32 + 4: its low 32 bits would read as 4).
   const std::string long_length = std::string("\x12\x84\x80\x80\x80\x10", 6) + "abcd";
+  // ... and a tag of 6 bytes (the fuzzer's find: ReadTag keeps its low 32 bits).
+  const std::string long_tag = std::string("\xd0\xff\xff\xff\xff\x3f\x00", 7);
   for (const std::string& bytes : {whole.substr(0, whole.size() - 7), std::string("\xff\xff", 2),
-                                   std::string("\x00", 1), long_length}) {
+                                   std::string("\x00", 1), long_length, long_tag}) {
     ASSERT_FALSE(v1::ReduceChunk().ParseFromString(bytes)) << "protobuf reads it";
     ReceivedMessage<v1::ReduceChunk> received;
     Fill(bytes, 7, received.buffer());
