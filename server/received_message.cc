@@ -16,6 +16,9 @@ namespace {
 using google::protobuf::io::CodedInputStream;
 using google::protobuf::io::CodedOutputStream;
 
+// The longest varint protobuf reads as a tag or a length (32 bits in 7-bit groups).
+constexpr int kMaxVarint32Bytes = 5;
+
 // `data` is field 2 of both messages (reduce.proto).
 constexpr uint32_t kDataField = 2;
 enum WireType : uint32_t { kVarint = 0, kFixed64 = 1, kLengthDelimited = 2, kFixed32 = 5 };
@@ -32,7 +35,8 @@ bool HoldsOtherPayload(const v1::ReduceChunk&) { return false; }
 bool ReadLength(CodedInputStream& in, uint32_t* size) {
   const int before = in.CurrentPosition();
   uint64_t value = 0;
-  if (!in.ReadVarint64(&value) || in.CurrentPosition() - before > 5 || value > INT32_MAX) {
+  if (!in.ReadVarint64(&value) || in.CurrentPosition() - before > kMaxVarint32Bytes ||
+      value > INT32_MAX) {
     return false;
   }
   *size = static_cast<uint32_t>(value);
@@ -89,7 +93,7 @@ bool ReceivedMessage<MessageT>::Split(std::string* others, bool* data_seen) {
     const size_t before = static_cast<size_t>(in.CurrentPosition());
     const uint32_t tag = in.ReadTag();
     if (tag == 0) return before == length;
-    if (static_cast<size_t>(in.CurrentPosition()) - before > 5) return false;
+    if (in.CurrentPosition() - static_cast<int>(before) > kMaxVarint32Bytes) return false;
     const uint32_t field = tag >> 3, wire_type = tag & 7;
     if (field != kDataField || wire_type != kLengthDelimited) {
       out.WriteTag(tag);
