@@ -10,6 +10,7 @@ packages=(
   prometheus-cpp-dev openssl prometheus  # the metrics; promtool checks a scrape in the tests
   python3-grpcio python3-protobuf python3-numpy python3-pytest  # the Python client and its tests
   clang libclang-rt-14-dev  # the fuzz preset: clang 14, its libFuzzer and sanitizer runtimes
+  libnghttp2-dev  # tests/attack: a raw HTTP/2 client for the hostile-client tests
 )
 
 missing=()

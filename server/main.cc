@@ -61,8 +61,28 @@ int main(int argc, char** argv) {
                   "ignored; clients behind one proxy share it); beyond it RESOURCE_EXHAUSTED; 0 "
                   "picks three quarters of --max-concurrent-requests");
   flags.AddDuration("stream-idle-timeout", &config.limits.stream_idle_timeout,
-                    "end a ReduceStream (CANCELLED) whose client sends no message for this "
-                    "long while the server waits for one; 0: never");
+                    "end a Reduce or ReduceStream (CANCELLED) whose next message has not "
+                    "arrived in full this long after the server began waiting for it; 0: never");
+  flags.AddDuration("stream-idle-timeout-when-full", &config.limits.stream_idle_timeout_when_full,
+                    "the same while the server is full (it refused a call for that in the last "
+                    "two of these), so slots held by stalled clients come back to those that "
+                    "send; 0: as --stream-idle-timeout");
+  flags.AddUint32("max-connections", &config.connection_limits.max_connections,
+                  "TCP connections open at once; beyond it a new one is closed at once (a "
+                  "GOAWAY saying why, then the close); 0: no bound");
+  flags.AddUint32("max-connections-per-client",
+                  &config.connection_limits.max_connections_per_client,
+                  "TCP connections open at once from one client address; beyond it the same; 0: "
+                  "no bound");
+  flags.AddDouble("max-cancelled-calls-per-second",
+                  &config.connection_limits.cancelled_calls_per_second,
+                  "a connection whose client cancels calls faster than this, for longer than a "
+                  "burst of 5 seconds' worth (at least 1000), is closed with a GOAWAY (rapid "
+                  "reset); 0: any rate. A connection with more calls in the server than twice "
+                  "--max-streams-per-connection is closed the same way, at any rate");
+  flags.AddDuration("eviction-cooldown", &config.connection_limits.eviction_cooldown,
+                    "after a connection is closed for abuse, new connections from its address "
+                    "are refused this long; 0: none");
   flags.AddBool("allow-shared-memory", &config.shared_memory.enabled,
                 "let clients on this host register POSIX shared-memory objects and CUDA IPC "
                 "allocations that the server then reads in place (docs/shared-memory.md); off, "
@@ -98,9 +118,8 @@ int main(int argc, char** argv) {
                     "none");
   flags.AddUint32("max-streams-per-connection", &config.connections.max_streams_per_connection,
                   "calls one connection may have open at once (HTTP/2 MAX_CONCURRENT_STREAMS); "
-                  "more wait in the client. gRPC reads a unary request whole before it can be "
-                  "refused, so this bounds what arriving requests take per connection; 0 picks "
-                  "twice --max-requests-per-client, so calls beyond that are refused, not queued");
+                  "more wait in the client; 0 picks twice --max-requests-per-client, so calls "
+                  "beyond that are refused, not queued");
   flags.AddBool("bdp-probe", &config.bdp_probe,
                 "let gRPC grow each connection's receive window to its bandwidth-delay estimate: "
                 "faster for small stream chunks (64KiB), but server memory then grows with the "

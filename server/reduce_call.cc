@@ -14,6 +14,10 @@ namespace {
 
 double Micros(std::chrono::nanoseconds duration) { return duration.count() / 1e3; }
 
+// What an admitted call's message may bring beyond its payload limit: the rest of the message
+// (spec, field tags) and the wire's framing.
+constexpr int64_t kMessageOverheadBytes = 64 << 10;
+
 }  // namespace
 
 ReduceCall::ReduceCall(ServiceState& state, Method method, std::string peer)
@@ -22,6 +26,17 @@ ReduceCall::ReduceCall(ServiceState& state, Method method, std::string peer)
       peer_(std::move(peer)),
       start_(std::chrono::steady_clock::now()) {
   state_.metrics.CallStarted(method_);
+  if (state_.gate != nullptr) connection_ = state_.gate->Find(peer_);
+}
+
+ReduceCall::~ReduceCall() { Release(); }
+
+void ReduceCall::Release() {
+  slot_.reset();
+  if (connection_ != nullptr && allowed_bytes_ != 0) {
+    connection_->allowed_bytes.fetch_sub(allowed_bytes_, std::memory_order_relaxed);
+    allowed_bytes_ = 0;
+  }
 }
 
 absl::Status ReduceCall::Admit() {
@@ -34,11 +49,20 @@ absl::Status ReduceCall::Admit() {
   absl::StatusOr<Admission::Slot> slot =
       state_.admission.TryAcquire(Admission::ClientOf(peer_), &reached);
   if (!slot.ok()) {
+    if (reached == Admission::Bound::kServer) state_.idle_watch.ServerFull();
     state_.metrics.Refused(reached == Admission::Bound::kServer ? Refusal::kServerFull
                                                                 : Refusal::kClientFull);
     return slot.status();
   }
   slot_ = std::move(*slot);
+  // An admitted call's message may arrive now: its connection may hold that much of it.
+  if (connection_ != nullptr) {
+    allowed_bytes_ =
+        kMessageOverheadBytes + static_cast<int64_t>(method_ == Method::kReduce
+                                                         ? state_.limits.max_request_bytes
+                                                         : state_.limits.max_chunk_bytes);
+    connection_->allowed_bytes.fetch_add(allowed_bytes_, std::memory_order_relaxed);
+  }
   return absl::OkStatus();
 }
 
@@ -87,6 +111,13 @@ absl::StatusOr<runtime::FloatPieces> ReduceCall::Payload(
   if (!payload.ok()) return payload.status();
   if (absl::Status status = Count(payload->count()); !status.ok()) return status;
   return payload;
+}
+
+void ReduceCall::Received(uint64_t bytes) {
+  // The gRPC length prefix and DATA frame headers, and TLS records, generously.
+  if (connection_ != nullptr) {
+    connection_->credited_bytes.fetch_add(bytes + bytes / 64 + 64, std::memory_order_relaxed);
+  }
 }
 
 void ReduceCall::Consume(runtime::FloatPieces data, runtime::ConsumeDone done) {
@@ -139,11 +170,9 @@ grpc::Status ReduceCall::Conclude(absl::Status status, absl::StatusOr<kernels::P
                   kernels::GetKernel(session_->kernel()).name, elements_, chunks_,
                   response->timing().server_us(), peer_);
   } else {
-    spdlog::warn("{} failed: {}: {} (peer {}, {} elements in {} chunks)", MethodName(method_),
-                 absl::StatusCodeToString(status.code()), status.message(), peer_, elements_,
-                 chunks_);
+    LogFailure(status);
   }
-  slot_.reset();
+  Release();
   CallRecord record;
   record.method = method_;
   if (spec_.has_value()) {
@@ -158,6 +187,22 @@ grpc::Status ReduceCall::Conclude(absl::Status status, absl::StatusOr<kernels::P
   }
   state_.metrics.CallFinished(record);
   return ToGrpcStatus(status);
+}
+
+void ReduceCall::LogFailure(const absl::Status& status) const {
+  auto line = [&] {
+    return fmt::format("{} failed: {}: {} (peer {}, {} elements in {} chunks)", MethodName(method_),
+                       absl::StatusCodeToString(status.code()), status.message(), peer_, elements_,
+                       chunks_);
+  };
+  // A call its client cancelled is the client's business (rapid reset sends them by the
+  // thousand): counted in the metrics, logged only at debug level.
+  if (status.code() == absl::StatusCode::kCancelled &&
+      cancelled_by_client_.load(std::memory_order_relaxed)) {
+    spdlog::debug("{}", line());
+    return;
+  }
+  state_.failures.Warn(Admission::ClientOf(peer_), absl::StatusCodeToString(status.code()), line);
 }
 
 void ReduceCall::FillResponse(const kernels::ReduceResult& result,

@@ -3,6 +3,7 @@
 // The part of a Reduce or ReduceStream call that does not depend on the RPC's shape: admission,
 // the spec, payload checks, counting, the backend session, timing, the response and the log line.
 
+#include <atomic>
 #include <chrono>
 #include <memory>
 #include <mutex>
@@ -25,6 +26,9 @@ namespace gpureduce::server {
 class ReduceCall {
  public:
   ReduceCall(ServiceState& state, Method method, std::string peer);
+  ~ReduceCall();
+  ReduceCall(const ReduceCall&) = delete;
+  ReduceCall& operator=(const ReduceCall&) = delete;
 
   // UNAVAILABLE before the self-check has passed; RESOURCE_EXHAUSTED when the server is full.
   absl::Status Admit();
@@ -39,6 +43,9 @@ class ReduceCall {
   absl::StatusOr<runtime::FloatPieces> Payload(const runtime::FloatPieces& data,
                                                const google::protobuf::RepeatedField<float>& values,
                                                uint64_t max_bytes, const char* too_big);
+
+  // A message of `bytes` arrived whole: its connection has accounted for them (memory_guard.h).
+  void Received(uint64_t bytes);
 
   // Hands the payload to the backend session (see ReduceSession::ConsumePieces).
   void Consume(runtime::FloatPieces data, runtime::ConsumeDone done);
@@ -55,6 +62,8 @@ class ReduceCall {
 
   // Wakes a Consume that waits for backend resources (see ReduceSession::Cancel).
   void Cancel();
+  // The client cancelled the call (or its deadline passed): its end is not logged as a failure.
+  void CancelledByClient() { cancelled_by_client_.store(true, std::memory_order_relaxed); }
 
   // Messages that carried a payload so far.
   uint64_t chunks() const { return chunks_; }
@@ -68,11 +77,20 @@ class ReduceCall {
                         v1::ReduceResponse* response);
   void FillResponse(const kernels::ReduceResult& result, v1::ReduceResponse* response) const;
 
+  // Gives back the admission slot and what it let the connection hold.
+  void Release();
+  void LogFailure(const absl::Status& status) const;
+
   ServiceState& state_;
   const Method method_;
   std::string peer_;
   const std::chrono::steady_clock::time_point start_;
   std::optional<Admission::Slot> slot_;
+  // The call's connection (null when the server did not accept it itself) and the message bytes
+  // its admission lets that connection hold (memory_guard.h).
+  std::shared_ptr<Connection> connection_;
+  int64_t allowed_bytes_ = 0;
+  std::atomic<bool> cancelled_by_client_{false};
   std::optional<runtime::RequestSpec> spec_;
   std::unique_ptr<runtime::ReduceSession> session_;
   std::mutex session_mu_;      // Cancel may race with Open

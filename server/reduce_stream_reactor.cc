@@ -16,7 +16,14 @@ ReduceStreamReactor::ReduceStreamReactor(ServiceState& state, grpc::CallbackServ
       context_(context),
       response_bytes_(response) {
   idle_watch_.Add(this);
-  absl::Status admitted = Authorize(state.tokens, *context);
+  // A call its client has already cancelled (rapid reset) costs nothing more: no admission,
+  // no read, no log line.
+  absl::Status admitted;
+  if (context->IsCancelled()) {
+    call_.CancelledByClient();
+    admitted = absl::CancelledError("the call was cancelled before the server saw it");
+  }
+  if (admitted.ok()) admitted = Authorize(state.tokens, *context);
   if (admitted.ok()) admitted = call_.Admit();
   if (!admitted.ok()) {
     StreamFlow::Step step;
@@ -45,7 +52,7 @@ void ReduceStreamReactor::Unref() {
   if (refs_.fetch_sub(1, std::memory_order_acq_rel) == 1) delete this;
 }
 
-void ReduceStreamReactor::OnIdle(absl::Duration limit, int64_t since) {
+void ReduceStreamReactor::OnIdle(absl::Duration limit, int64_t since, bool full) {
   StreamFlow::Step step;
   {
     std::lock_guard<std::mutex> lock(mu_);
@@ -55,8 +62,10 @@ void ReduceStreamReactor::OnIdle(absl::Duration limit, int64_t since) {
     metrics_.StreamIdleEnded();
     step = flow_.Failed(absl::CancelledError(absl::StrCat(
         "no message from the client for ", absl::FormatDuration(limit),
-        " (the server's --stream-idle-timeout), so the stream was ended; send chunks more "
-        "often, or ask the operator for a longer timeout")));
+        full ? " while the server was full (the server's --stream-idle-timeout-when-full)"
+             : " (the server's --stream-idle-timeout)",
+        ", so the stream was ended; send chunks more often, or ask the operator for a longer "
+        "timeout")));
   }
   Run(std::move(step));
 }
@@ -81,6 +90,7 @@ void ReduceStreamReactor::OnReadDone(bool ok) {
 }
 
 void ReduceStreamReactor::OnCancel() {
+  call_.CancelledByClient();
   StreamFlow::Step step;
   {
     std::lock_guard<std::mutex> lock(mu_);
@@ -98,6 +108,7 @@ void ReduceStreamReactor::Conclude(absl::Status status) {
 }
 
 absl::Status ReduceStreamReactor::AcceptChunk(int buffer) {
+  call_.Received(chunks_[buffer].buffer()->Length());
   if (absl::Status parsed = chunks_[buffer].Parse(); !parsed.ok()) {
     return absl::InvalidArgumentError(
         absl::StrCat("chunk ", call_.chunks() + 1, ": ", parsed.message()));

@@ -32,7 +32,7 @@ class ReduceStreamReactor final : public grpc::ServerReadReactor<grpc::ByteBuffe
  private:
   // The idle watch's side: the reactor lives until gRPC is done with it and the watch has
   // released it.
-  void OnIdle(absl::Duration limit, int64_t since) override;
+  void OnIdle(absl::Duration limit, int64_t since, bool full) override;
   void Ref() override { refs_.fetch_add(1, std::memory_order_relaxed); }
   void Unref() override;
   // Starts a read into `buffer`; the stream waits on its client until it completes.

@@ -8,19 +8,82 @@
 
 namespace gpureduce::server {
 
-ReduceUnaryReactor::ReduceUnaryReactor(ServiceState& state, grpc::CallbackServerContext* context,
-                                       const grpc::ByteBuffer* request, grpc::ByteBuffer* response)
-    : call_(state, Method::kReduce, context->peer()), response_bytes_(response) {
-  *request_.buffer() = *request;  // a reference to the same slices, not a copy of the bytes
-  absl::Status started = Authorize(state.tokens, *context);
-  if (started.ok()) started = Start();
-  if (!started.ok()) {
-    Conclude(std::move(started));
+ReduceUnaryReactor::ReduceUnaryReactor(ServiceState& state, grpc::CallbackServerContext* context)
+    : call_(state, Method::kReduce, context->peer()),
+      context_(context),
+      idle_watch_(state.idle_watch) {
+  // A call its client has already cancelled (rapid reset) costs nothing more: no admission,
+  // no read, no log line.
+  if (context->IsCancelled()) {
+    call_.CancelledByClient();
+    LeaveWaiting(Phase::kEnding);
+    Conclude(absl::CancelledError("the call was cancelled before the server saw it"));
+    return;
+  }
+  absl::Status admitted = Authorize(state.tokens, *context);
+  if (admitted.ok()) admitted = call_.Admit();
+  if (!admitted.ok()) {
+    LeaveWaiting(Phase::kEnding);
+    Conclude(std::move(admitted));
+    return;
+  }
+  idle_watch_.Add(this);
+  WaitingForMessage();  // before StartRead: the read may complete at once on another thread
+  StartRead(request_.buffer());
+}
+
+bool ReduceUnaryReactor::LeaveWaiting(Phase next) {
+  std::lock_guard<std::mutex> lock(mu_);
+  if (phase_ != Phase::kWaiting) return false;
+  phase_ = next;
+  return true;
+}
+
+void ReduceUnaryReactor::OnReadDone(bool ok) {
+  MessageArrived();
+  if (!LeaveWaiting(Phase::kWorking)) return;  // the idle watch or a cancel ended the call
+  if (!ok) {
+    if (context_->IsCancelled()) {
+      call_.CancelledByClient();
+      Conclude(absl::CancelledError("the call was cancelled or its deadline passed"));
+    } else {
+      Conclude(absl::InvalidArgumentError(
+          "the call ended without a request message; send one ReduceRequest"));
+    }
+    return;
+  }
+  call_.Received(request_.buffer()->Length());
+  if (absl::Status started = Start(); !started.ok()) Conclude(std::move(started));
+}
+
+void ReduceUnaryReactor::OnCancel() {
+  call_.CancelledByClient();
+  call_.Cancel();  // a request waiting for backend resources gives up
+  // A call still waiting for its message has nothing in the backend to wait for.
+  if (LeaveWaiting(Phase::kEnding)) {
+    Conclude(absl::CancelledError("the call was cancelled or its deadline passed"));
   }
 }
 
+void ReduceUnaryReactor::OnDone() {
+  idle_watch_.Remove(this);
+  Unref();
+}
+
+void ReduceUnaryReactor::Unref() {
+  if (refs_.fetch_sub(1, std::memory_order_acq_rel) == 1) delete this;
+}
+
+void ReduceUnaryReactor::OnIdle(absl::Duration limit, int64_t since, bool full) {
+  if (!StillWaitingSince(since) || !LeaveWaiting(Phase::kEnding)) return;
+  Conclude(absl::CancelledError(absl::StrCat(
+      "the request message did not arrive in full within ", absl::FormatDuration(limit),
+      full ? " while the server was full (the server's --stream-idle-timeout-when-full)"
+           : " (the server's --stream-idle-timeout)",
+      "; send it faster, or stream it in chunks")));
+}
+
 absl::Status ReduceUnaryReactor::Start() {
-  if (absl::Status admitted = call_.Admit(); !admitted.ok()) return admitted;
   if (absl::Status parsed = request_.Parse(); !parsed.ok()) return parsed;
   const v1::ReduceRequest& request = request_.message();
   if (!request.has_spec()) {
@@ -72,8 +135,12 @@ absl::Status ReduceUnaryReactor::StartShared(const v1::ReduceRequest& request) {
 
 void ReduceUnaryReactor::Conclude(absl::Status status) {
   call_.Complete(std::move(status), &response_, [this](grpc::Status result) {
-    if (result.ok()) result = SerializeResponse(response_, response_bytes_);
-    Finish(std::move(result));
+    if (result.ok()) result = SerializeResponse(response_, &response_bytes_);
+    if (result.ok()) {
+      StartWriteAndFinish(&response_bytes_, grpc::WriteOptions(), grpc::Status::OK);
+    } else {
+      Finish(std::move(result));
+    }
   });
 }
 

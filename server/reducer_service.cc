@@ -35,12 +35,20 @@ void ToProto(const kernels::KernelInfo& kernel, v1::KernelInfo* out) {
   }
 }
 
+// Reduce's place in the generated service (the order of reduce.proto's methods).
+constexpr int kReduceMethodIndex = 0;
+
 }  // namespace
 
-grpc::ServerUnaryReactor* ReducerService::Reduce(grpc::CallbackServerContext* context,
-                                                 const grpc::ByteBuffer* request,
-                                                 grpc::ByteBuffer* response) {
-  return new ReduceUnaryReactor(state_, context, request, response);
+ReducerService::ReducerService(ServiceState& state) : state_(state) {
+  // gRPC reads a unary call's message before it hands the call over; a stream's only when the
+  // server asks. Registered as a stream (gRPC's own "streamed unary"), a Reduce is admitted or
+  // refused before any of its message is read; clients see the same unary call.
+  MarkMethodStreamed(kReduceMethodIndex,
+                     new grpc::internal::CallbackBidiHandler<grpc::ByteBuffer, grpc::ByteBuffer>(
+                         [this](grpc::CallbackServerContext* context) {
+                           return new ReduceUnaryReactor(state_, context);
+                         }));
 }
 
 grpc::ServerReadReactor<grpc::ByteBuffer>* ReducerService::ReduceStream(

@@ -3,23 +3,22 @@
 // gpureduce.v1.Reducer on gRPC's callback API. Each Reduce call gets its own reactor; the
 // service itself holds no per-call state. Reduce and ReduceStream are registered raw: their
 // messages arrive as gRPC's buffers and their payloads are read where they were received
-// (received_message.h); the other methods are typed.
+// (received_message.h); the other methods are typed. Reduce is also registered as a stream of
+// one message each way: on the wire it is the same unary call, but gRPC then hands the call to
+// the server before reading its message, so admission comes first (reduce_unary_reactor.h).
 
 #include "gpureduce/v1/reduce.grpc.pb.h"
 #include "server/service_state.h"
 
 namespace gpureduce::server {
 
-using ReducerServiceBase = v1::Reducer::WithRawCallbackMethod_Reduce<
-    v1::Reducer::WithRawCallbackMethod_ReduceStream<v1::Reducer::CallbackService>>;
+using ReducerServiceBase =
+    v1::Reducer::WithRawCallbackMethod_ReduceStream<v1::Reducer::CallbackService>;
 
 class ReducerService final : public ReducerServiceBase {
  public:
-  explicit ReducerService(ServiceState& state) : state_(state) {}
+  explicit ReducerService(ServiceState& state);
 
-  grpc::ServerUnaryReactor* Reduce(grpc::CallbackServerContext* context,
-                                   const grpc::ByteBuffer* request,
-                                   grpc::ByteBuffer* response) override;
   grpc::ServerReadReactor<grpc::ByteBuffer>* ReduceStream(grpc::CallbackServerContext* context,
                                                           grpc::ByteBuffer* response) override;
   grpc::ServerUnaryReactor* ListKernels(grpc::CallbackServerContext* context,

@@ -20,6 +20,11 @@
 #include "runtime/backend_factory.h"
 #include "server/auth/server_credentials.h"
 #include "server/auth/token_authenticator.h"
+#include "server/connections/call_tracker.h"
+#include "server/connections/connection_gate.h"
+#include "server/connections/listener.h"
+#include "server/connections/memory_guard.h"
+#include "server/metrics/connection_metrics.h"
 #include "server/metrics/metrics_exposer.h"
 #include "server/metrics/usage_collector.h"
 #include "server/reducer_service.h"
@@ -153,24 +158,53 @@ int RunServer(const ServerConfig& config) {
     return 1;
   }
 
-  grpc::EnableDefaultHealthCheckService(true);
-  grpc::reflection::InitProtoReflectionServerBuilderPlugin();
-  grpc::ServerBuilder builder;
-  int port = 0;
-  builder.AddListeningPort(config.listen, *credentials, &port);
-  builder.SetMaxReceiveMessageSize(TransportLimit(config.limits));
-  builder.AddChannelArgument(GRPC_ARG_HTTP2_BDP_PROBE, config.bdp_probe ? 1 : 0);
+  absl::StatusOr<Listener> listener = Listener::Open(config.listen);
+  if (!listener.ok()) {
+    spdlog::critical("{}", listener.status().message());
+    return 1;
+  }
+  const int port = listener->port();
   ConnectionPolicy connections = config.connections;
   if (connections.max_streams_per_connection == 0) {
     connections.max_streams_per_connection = 2 * config.limits.PerClientLimit();
   }
+  ConnectionLimits connection_limits = config.connection_limits;
+  if (connection_limits.max_live_streams == 0) {
+    connection_limits.max_live_streams = 2 * int64_t{connections.max_streams_per_connection};
+  }
+  ConnectionMetrics connection_metrics(*state.metrics.registry());
+  ConnectionGate gate(connection_limits, connection_metrics, state.failures);
+  state.gate = &gate;
+
+  grpc::EnableDefaultHealthCheckService(true);
+  grpc::reflection::InitProtoReflectionServerBuilderPlugin();
+  grpc::ServerBuilder builder;
+  std::unique_ptr<grpc::experimental::ExternalConnectionAcceptor> acceptor =
+      builder.experimental().AddExternalConnectionAcceptor(
+          grpc::ServerBuilder::experimental_type::ExternalConnectionType::FROM_FD, *credentials);
+  builder.SetMaxReceiveMessageSize(TransportLimit(config.limits));
+  builder.AddChannelArgument(GRPC_ARG_HTTP2_BDP_PROBE, config.bdp_probe ? 1 : 0);
   ApplyConnectionPolicy(connections, builder);
+  // The server owns the factory; the guard below reads it until it stops, before the server.
+  auto tracker = std::make_unique<CallTrackerFactory>(gate);
+  const CallTrackerFactory& calls = *tracker;
+  std::vector<std::unique_ptr<grpc::experimental::ServerInterceptorFactoryInterface>> creators;
+  creators.push_back(std::move(tracker));
+  builder.experimental().SetInterceptorCreators(std::move(creators));
   builder.RegisterService(&service);
   std::unique_ptr<grpc::Server> server = builder.BuildAndStart();
-  if (server == nullptr || port == 0) {
-    spdlog::critical("cannot listen on {} (address in use, or not HOST:PORT?)", config.listen);
+  if (server == nullptr) {
+    spdlog::critical("cannot start the gRPC server on {}", config.listen);
     return 1;
   }
+  if (absl::Status started =
+          gate.Start(*std::move(listener), std::move(acceptor), config.tls.cert.empty());
+      !started.ok()) {
+    spdlog::critical("{}", started.message());
+    return 1;
+  }
+  MemoryGuard guard(gate, calls);
+  guard.Start();
   SetHealth(*server, false);
   grpc::Server* running = server.get();
   state.backend.set_on_lost([&state, running] {
@@ -243,6 +277,7 @@ int RunServer(const ServerConfig& config) {
   readiness.join();
   state.ready.store(false, std::memory_order_release);
   SetHealth(*server, false);
+  gate.StopAccepting();
   server->Shutdown(std::chrono::system_clock::now() +
                    absl::ToChronoNanoseconds(config.grace_period));
   spdlog::info("stopped");

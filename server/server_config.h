@@ -8,6 +8,7 @@
 #include "absl/time/time.h"
 #include "runtime/backend_factory.h"
 #include "server/auth/server_credentials.h"
+#include "server/connections/connection_gate.h"
 #include "server/service_state.h"
 
 namespace gpureduce::server {
@@ -41,6 +42,7 @@ struct ServerConfig {
   ServiceLimits limits;
   RegionLimits shared_memory;  // off unless --allow-shared-memory
   ConnectionPolicy connections;
+  ConnectionLimits connection_limits;
   // gRPC grows a connection's receive window to its bandwidth-delay estimate, which on loopback
   // reaches tens of MiB per connection and varies run to run; off, each stream reads about one
   // message ahead of the reactor and server memory stays fixed (docs/architecture.md).

@@ -1,7 +1,7 @@
 #pragma once
 
 // What every call of the Reducer service shares: the backend, the limits, admission, the idle
-// watch, the metrics and readiness.
+// watch, the metrics, the failure log, the connections and readiness.
 
 #include <atomic>
 #include <cstdint>
@@ -10,6 +10,8 @@
 #include "runtime/backend.h"
 #include "server/admission.h"
 #include "server/auth/token_authenticator.h"
+#include "server/connections/connection_gate.h"
+#include "server/failure_log.h"
 #include "server/metrics/server_metrics.h"
 #include "server/shared_memory/region_registry.h"
 #include "server/stream_idle_watch.h"
@@ -22,8 +24,10 @@ struct ServiceLimits {
   uint32_t max_concurrent_requests = 32;
   // 0: three quarters of max_concurrent_requests, so one client always leaves room for others.
   uint32_t max_requests_per_client = 0;
-  // A stream with no message for this long is ended (CANCELLED); 0: never.
+  // A call whose next message does not arrive within this long is ended (CANCELLED); 0: never.
   absl::Duration stream_idle_timeout = absl::Seconds(30);
+  // The same, while the server is full (a call was refused for it moments ago); 0: as above.
+  absl::Duration stream_idle_timeout_when_full = absl::Seconds(1);
 
   uint32_t PerClientLimit() const {
     if (max_requests_per_client != 0) return max_requests_per_client;
@@ -37,7 +41,7 @@ struct ServiceState {
       : backend(backend_in),
         limits(limits_in),
         admission(limits_in.max_concurrent_requests, limits_in.PerClientLimit()),
-        idle_watch(limits_in.stream_idle_timeout),
+        idle_watch(limits_in.stream_idle_timeout, limits_in.stream_idle_timeout_when_full),
         regions(regions_in) {}
 
   runtime::Backend& backend;
@@ -45,7 +49,10 @@ struct ServiceState {
   Admission admission;
   StreamIdleWatch idle_watch;
   ServerMetrics metrics;
+  FailureLog failures;     // what clients did wrong, at a rate no client can flood
   RegionRegistry regions;  // shared memory clients registered
+  // The connections the server accepted; null where calls do not come through one (tests).
+  ConnectionGate* gate = nullptr;
   // The bearer tokens Reducer calls must carry; null: none asked for.
   const TokenAuthenticator* tokens = nullptr;
   // False until the backend's self-check passes; Reduce calls answer UNAVAILABLE until then.

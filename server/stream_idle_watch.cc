@@ -22,9 +22,26 @@ void StreamIdleWatch::Stream::WaitingForMessage() {
   waiting_since_ns_.store(now == 0 ? 1 : now, std::memory_order_relaxed);
 }
 
-StreamIdleWatch::StreamIdleWatch(absl::Duration limit) : limit_(limit) {
-  if (limit_ > absl::ZeroDuration() && limit_ != absl::InfiniteDuration()) {
+namespace {
+
+// A bound that is on: positive and finite; else ZeroDuration().
+absl::Duration Bound(absl::Duration limit) {
+  return limit > absl::ZeroDuration() && limit != absl::InfiniteDuration() ? limit
+                                                                           : absl::ZeroDuration();
+}
+
+}  // namespace
+
+StreamIdleWatch::StreamIdleWatch(absl::Duration limit, absl::Duration full_limit)
+    : limit_(Bound(limit)), full_limit_(Bound(full_limit)) {
+  if (limit_ > absl::ZeroDuration() || full_limit_ > absl::ZeroDuration()) {
     thread_ = std::thread([this] { Run(); });
+  }
+}
+
+void StreamIdleWatch::ServerFull() {
+  if (full_limit_ > absl::ZeroDuration()) {
+    full_since_ns_.store(NowNanos(), std::memory_order_relaxed);
   }
 }
 
@@ -50,15 +67,29 @@ void StreamIdleWatch::Remove(Stream* stream) {
 
 void StreamIdleWatch::Run() {
   // Four looks per limit: a stream is told between 1 and 1.25 limits after its last message.
-  const absl::Duration tick = std::max(limit_ / 4, absl::Milliseconds(10));
-  const int64_t limit_ns = absl::ToInt64Nanoseconds(limit_);
+  const absl::Duration shortest =
+      limit_ == absl::ZeroDuration()
+          ? full_limit_
+          : (full_limit_ == absl::ZeroDuration() ? limit_ : std::min(limit_, full_limit_));
+  const absl::Duration tick = std::max(shortest / 4, absl::Milliseconds(10));
+  const int64_t full_hold_ns = 2 * absl::ToInt64Nanoseconds(full_limit_);
   std::vector<std::pair<Stream*, int64_t>> idle;  // and the wait each is told about
   while (true) {
+    absl::Duration limit = limit_;
+    bool full = false;
     {
       absl::MutexLock lock(&mu_);
       auto stopping = [this]() ABSL_SHARED_LOCKS_REQUIRED(mu_) { return stopping_; };
       if (mu_.AwaitWithTimeout(absl::Condition(&stopping), tick)) return;
       const int64_t now = NowNanos();
+      const int64_t full_since = full_since_ns_.load(std::memory_order_relaxed);
+      if (full_since != 0 && now - full_since <= full_hold_ns &&
+          (limit == absl::ZeroDuration() || full_limit_ < limit)) {
+        limit = full_limit_;
+        full = true;
+      }
+      if (limit == absl::ZeroDuration()) continue;
+      const int64_t limit_ns = absl::ToInt64Nanoseconds(limit);
       for (Stream* stream : streams_) {
         const int64_t since = stream->waiting_since_ns_.load(std::memory_order_relaxed);
         if (since != 0 && since != stream->told_since_ && now - since > limit_ns) {
@@ -70,7 +101,7 @@ void StreamIdleWatch::Run() {
     }
     // Outside the lock: OnIdle may finish the call, and its end calls Remove.
     for (auto [stream, since] : idle) {
-      stream->OnIdle(limit_, since);
+      stream->OnIdle(limit, since, full);
       stream->Unref();
     }
     idle.clear();

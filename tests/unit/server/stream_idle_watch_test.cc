@@ -29,7 +29,7 @@ class FakeStream final : public StreamIdleWatch::Stream {
   std::atomic<bool>* deleted = nullptr;
 
   void Release() { Unref(); }  // the owner's reference (gRPC's, for a reactor)
-  void OnIdle(absl::Duration limit, int64_t since) override {
+  void OnIdle(absl::Duration limit, int64_t since, bool /*full*/) override {
     told_limit = limit;
     still_waiting = StillWaitingSince(since);
     if (told.fetch_add(1) == 0) told_once.Notify();
