@@ -23,12 +23,13 @@ absl::StatusOr<std::vector<std::string>> Unregister(
 
 absl::StatusOr<v1::SharedMemoryRegion> ReducerClient::RegisterSystemSharedMemory(
     const std::string& name, const std::string& key, uint64_t offset, uint64_t byte_size,
-    const CallOptions& options) {
+    const CallOptions& options, bool unlink_key) {
   v1::RegisterSystemSharedMemoryRequest request;
   request.set_name(name);
   request.set_key(key);
   request.set_offset(offset);
   request.set_byte_size(byte_size);
+  request.set_unlink_key(unlink_key);
   grpc::ClientContext context;
   Prepare(options, &context);
   v1::RegisterSharedMemoryResponse response;

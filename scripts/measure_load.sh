@@ -46,11 +46,12 @@ start() {
   "$cli" health --target="${targets[$name]}" --wait=120s >/dev/null || { echo "$name did not start" >&2; cat "$out/$name.log"; exit 1; }
 }
 start sink "$load" sink
-# Concurrency 64 needs more admission than the default 32.
-start cpu "$server" --backend=cpu --max-concurrent-requests=128
+# Concurrency 64 needs more admission than the default 32; the crossover sends unary requests of
+# up to 2^24 floats (64 MiB), beyond the default unary limit.
+start cpu "$server" --backend=cpu --max-concurrent-requests=128 --max-request-bytes=64MiB
 servers="sink cpu"
 if "$server" --backend=cuda --help >/dev/null 2>&1 && nvidia-smi >/dev/null 2>&1; then
-  start cuda "$server" --backend=cuda --max-concurrent-requests=128
+  start cuda "$server" --backend=cuda --max-concurrent-requests=128 --max-request-bytes=64MiB
   servers="sink cuda cpu"
 fi
 

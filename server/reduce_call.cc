@@ -14,8 +14,8 @@ namespace {
 
 double Micros(std::chrono::nanoseconds duration) { return duration.count() / 1e3; }
 
-// What an admitted call's message may bring beyond its payload limit: the rest of the message
-// (spec, field tags) and the wire's framing.
+// What an admitted call's message may bring beyond the transport's limit on it: the wire's
+// framing.
 constexpr int64_t kMessageOverheadBytes = 64 << 10;
 
 }  // namespace

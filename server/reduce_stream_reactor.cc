@@ -79,7 +79,9 @@ void ReduceStreamReactor::OnReadDone(bool ok) {
     const int buffer = flow_.read_buffer();
     if (!ok) {
       // Half-close by the client, or a broken call: only the former ends the stream normally.
-      step = flow_.ReadsEnded(context_->IsCancelled());
+      const bool cancelled = context_->IsCancelled();
+      if (cancelled) call_.CancelledByClient();
+      step = flow_.ReadsEnded(cancelled);
     } else if (absl::Status accepted = AcceptChunk(buffer); accepted.ok()) {
       step = flow_.ChunkReceived(!payloads_[buffer].empty());
     } else {

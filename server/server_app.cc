@@ -24,6 +24,7 @@
 #include "server/connections/connection_gate.h"
 #include "server/connections/listener.h"
 #include "server/connections/memory_guard.h"
+#include "server/memory_bound.h"
 #include "server/metrics/connection_metrics.h"
 #include "server/metrics/metrics_exposer.h"
 #include "server/metrics/usage_collector.h"
@@ -34,14 +35,6 @@ namespace gpureduce::server {
 namespace {
 
 constexpr char kServiceName[] = "gpureduce.v1.Reducer";
-
-// Messages up to twice the payload limits are received whole so the service can answer them
-// with a precise RESOURCE_EXHAUSTED; beyond that gRPC's own limit rejects them unread.
-int TransportLimit(const ServiceLimits& limits) {
-  const uint64_t largest = std::max(limits.max_request_bytes, limits.max_chunk_bytes);
-  const uint64_t limit = 2 * largest + (uint64_t{1} << 20);
-  return static_cast<int>(std::min<uint64_t>(limit, INT32_MAX));
-}
 
 int Millis(absl::Duration duration) {
   if (duration <= absl::ZeroDuration()) return INT32_MAX;  // gRPC's "never"
@@ -182,14 +175,11 @@ int RunServer(const ServerConfig& config) {
   std::unique_ptr<grpc::experimental::ExternalConnectionAcceptor> acceptor =
       builder.experimental().AddExternalConnectionAcceptor(
           grpc::ServerBuilder::experimental_type::ExternalConnectionType::FROM_FD, *credentials);
-  builder.SetMaxReceiveMessageSize(TransportLimit(config.limits));
+  builder.SetMaxReceiveMessageSize(static_cast<int>(config.limits.TransportLimit()));
   builder.AddChannelArgument(GRPC_ARG_HTTP2_BDP_PROBE, config.bdp_probe ? 1 : 0);
   ApplyConnectionPolicy(connections, builder);
-  // The server owns the factory; the guard below reads it until it stops, before the server.
-  auto tracker = std::make_unique<CallTrackerFactory>(gate);
-  const CallTrackerFactory& calls = *tracker;
   std::vector<std::unique_ptr<grpc::experimental::ServerInterceptorFactoryInterface>> creators;
-  creators.push_back(std::move(tracker));
+  creators.push_back(std::make_unique<CallTrackerFactory>(gate));
   builder.experimental().SetInterceptorCreators(std::move(creators));
   builder.RegisterService(&service);
   std::unique_ptr<grpc::Server> server = builder.BuildAndStart();
@@ -203,7 +193,7 @@ int RunServer(const ServerConfig& config) {
     spdlog::critical("{}", started.message());
     return 1;
   }
-  MemoryGuard guard(gate, calls);
+  MemoryGuard guard(gate);
   guard.Start();
   SetHealth(*server, false);
   grpc::Server* running = server.get();
@@ -241,13 +231,28 @@ int RunServer(const ServerConfig& config) {
           : std::string("never"));
   spdlog::info(
       "connections: {} calls each, keepalive ping every {} (timeout {}), client pings at most "
-      "every {}, idle closed after {}, closed at age {} (grace {}); up to {} open files",
+      "every {}, idle closed after {}, closed at age {} (grace {}); up to {} open files (two a "
+      "connection)",
       connections.max_streams_per_connection, absl::FormatDuration(connections.keepalive_time),
       absl::FormatDuration(connections.keepalive_timeout),
       absl::FormatDuration(connections.min_client_ping_interval),
       absl::FormatDuration(connections.max_connection_idle),
       absl::FormatDuration(connections.max_connection_age),
       absl::FormatDuration(connections.max_connection_age_grace), file_limit);
+  spdlog::info(
+      "connections: at most {} open, {} from one address; a connection is evicted (GOAWAY) for "
+      "more than {} calls in the server or calls cancelled faster than {}/s, and its address "
+      "refused for {}",
+      connection_limits.max_connections, connection_limits.max_connections_per_client,
+      connection_limits.max_live_streams, connection_limits.cancelled_calls_per_second,
+      absl::FormatDuration(connection_limits.eviction_cooldown));
+  const MemoryBound bound =
+      WorstCaseMemory(config.limits, connection_limits, connections.max_streams_per_connection);
+  spdlog::info(
+      "memory: clients can make the server hold at most about {} MiB more than at rest ({} MiB "
+      "for admitted calls, {} MiB for connections, {} MiB for the guard's reaction, and what "
+      "the network delivers in 10 ms; docs/reliability.md)",
+      bound.total() >> 20, bound.admitted >> 20, bound.connections >> 20, bound.guard >> 20);
   spdlog::info("gRPC BDP probe {}", config.bdp_probe ? "on (--bdp-probe)" : "off");
   spdlog::info("transport {}; {}", DescribeTransport(config.tls),
                tokens != nullptr

@@ -4,6 +4,7 @@
 // watch, the metrics, the failure log, the connections and readiness.
 
 #include <atomic>
+#include <climits>
 #include <cstdint>
 
 #include "absl/time/time.h"
@@ -19,8 +20,10 @@
 namespace gpureduce::server {
 
 struct ServiceLimits {
-  uint64_t max_request_bytes = uint64_t{64} << 20;  // unary payload
-  uint64_t max_chunk_bytes = uint64_t{16} << 20;    // payload of one stream message
+  // Clients stream what exceeds a chunk (1 MiB in the CLI, the load tester and the Python
+  // client); these bound what each admitted call may hold of a message still arriving.
+  uint64_t max_request_bytes = uint64_t{4} << 20;  // unary payload
+  uint64_t max_chunk_bytes = uint64_t{4} << 20;    // payload of one stream message
   uint32_t max_concurrent_requests = 32;
   // 0: three quarters of max_concurrent_requests, so one client always leaves room for others.
   uint32_t max_requests_per_client = 0;
@@ -28,6 +31,16 @@ struct ServiceLimits {
   absl::Duration stream_idle_timeout = absl::Seconds(30);
   // The same, while the server is full (a call was refused for it moments ago); 0: as above.
   absl::Duration stream_idle_timeout_when_full = absl::Seconds(1);
+
+  // The largest message gRPC receives whole (so the service can refuse it with a precise
+  // message): twice the larger payload limit, and 1 MiB for the rest of the message. Beyond it
+  // gRPC refuses the message itself, and the memory guard evicts a connection still sending it.
+  uint64_t TransportLimit() const {
+    const uint64_t largest =
+        max_request_bytes > max_chunk_bytes ? max_request_bytes : max_chunk_bytes;
+    const uint64_t limit = 2 * largest + (uint64_t{1} << 20);
+    return limit < INT32_MAX ? limit : INT32_MAX;
+  }
 
   uint32_t PerClientLimit() const {
     if (max_requests_per_client != 0) return max_requests_per_client;

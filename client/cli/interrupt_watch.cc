@@ -12,6 +12,7 @@ InterruptWatch::InterruptWatch() {
   sigemptyset(&signals_);
   sigaddset(&signals_, SIGINT);
   sigaddset(&signals_, SIGTERM);
+  sigaddset(&signals_, SIGHUP);  // a closed terminal
   pthread_sigmask(SIG_BLOCK, &signals_, &previous_mask_);
   thread_ = std::thread([this] { Watch(); });
 }

@@ -1,14 +1,14 @@
 #pragma once
 
-// Ctrl-C (SIGINT) and SIGTERM as requests to stop cleanly, for commands that hold something
-// outside the process (a shared-memory object, a region registered with the server) that a
-// plain exit on the signal would leave behind. While an InterruptWatch lives, the signals are
-// blocked in the thread that made it and in every thread started after it (gRPC's too), and a
-// thread of its own waits for them. Until the command says it holds something (SetLastResort),
-// a signal ends the process at once, as it would without the watch (a read of stdin cannot hang
-// it). Afterwards the first sets interrupted(), which the command checks between steps so that
-// its destructors clean up on the way out; a second runs the last-resort cleanup and exits at
-// once. Either way the exit code is 128 + the signal.
+// Ctrl-C (SIGINT), SIGTERM and SIGHUP (a closed terminal) as requests to stop cleanly, for commands
+// that hold something outside the process (a shared-memory object, a region registered with the
+// server) that a plain exit on the signal would leave behind. While an InterruptWatch lives, the
+// signals are blocked in the thread that made it and in every thread started after it (gRPC's too),
+// and a thread of its own waits for them. Until the command says it holds something
+// (SetLastResort), a signal ends the process at once, as it would without the watch (a read of
+// stdin cannot hang it). Afterwards the first sets interrupted(), which the command checks between
+// steps so that its destructors clean up on the way out; a second runs the last-resort cleanup and
+// exits at once. Either way the exit code is 128 + the signal.
 
 #include <atomic>
 #include <csignal>

@@ -130,6 +130,11 @@ int RunSharedMemoryReduce(const SharedMemoryReduceFlags& flags) {
   absl::StatusOr<client::RegisteredRegion> region =
       client::RegisteredRegion::RegisterSystem(*reducer, *object, options);
   if (!region.ok()) return ReportServerError(kCommand, region.status());
+  // The server has mapped it and removed its name (RegisterSystem asks it to), so that however
+  // this process ends (even SIGKILL) nothing is left in /dev/shm; an older server did not.
+  if (absl::Status unlinked = object->Unlink(); !unlinked.ok()) {
+    std::fprintf(stderr, "gpureduce %s: warning: %s\n", kCommand, unlinked.ToString().c_str());
+  }
   if (watch.interrupted()) return Interrupted(watch, "while registering");
 
   const absl::Time load_start = absl::Now();
@@ -139,6 +144,8 @@ int RunSharedMemoryReduce(const SharedMemoryReduceFlags& flags) {
     buffered = {};
   } else if (absl::Status loaded = LoadInto(mapping, input, flags.piece_elements, watch);
              !loaded.ok()) {
+    // A read the signal cut short is the interrupt, not a bad input.
+    if (watch.interrupted()) return Interrupted(watch, "while loading the input");
     return ReportUsageError(kCommand,
                             absl::StrCat(input.source->Describe(), ": ", loaded.message()));
   }

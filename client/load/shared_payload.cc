@@ -29,7 +29,12 @@ class SystemPayload final : public SharedPayload {
  private:
   absl::StatusOr<v1::SharedMemoryRegion> RegisterWith(ReducerClient& client,
                                                       const std::string& name) override {
-    return client.RegisterSystemSharedMemory(name, object_.key(), 0, bytes_);
+    // Once the server has mapped it, it removes the name, so that nothing is left in /dev/shm
+    // however this process ends.
+    absl::StatusOr<v1::SharedMemoryRegion> region =
+        client.RegisterSystemSharedMemory(name, object_.key(), 0, bytes_, {}, /*unlink_key=*/true);
+    if (region.ok()) object_.Unlink().IgnoreError();  // a server that could not, or an old one
+    return region;
   }
 
   SharedMemoryObject object_;

@@ -11,7 +11,8 @@ absl::StatusOr<RegisteredRegion> RegisteredRegion::RegisterSystem(ReducerClient&
   if (name.empty()) name = object.region_name();
   const absl::Time start = absl::Now();
   absl::StatusOr<v1::SharedMemoryRegion> region =
-      client.RegisterSystemSharedMemory(name, object.key(), 0, object.size(), options);
+      client.RegisterSystemSharedMemory(name, object.key(), 0, object.size(), options,
+                                        /*unlink_key=*/true);
   const absl::Duration took = absl::Now() - start;
   if (!region.ok()) return region.status();
   // The server echoes the name; keep ours should it not.

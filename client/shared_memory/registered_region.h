@@ -18,7 +18,9 @@ namespace gpureduce::client {
 class RegisteredRegion {
  public:
   // Registers the whole of `object` (offset 0, object.size() bytes) under `name`, by default
-  // the object's region_name(). The server's errors come back as they are.
+  // the object's region_name(), and has the server remove the object's name from /dev/shm once
+  // it has mapped it (the object then lives as long as the two mappings). The server's errors
+  // come back as they are.
   static absl::StatusOr<RegisteredRegion> RegisterSystem(ReducerClient& client,
                                                          const SharedMemoryObject& object,
                                                          const CallOptions& options = {},

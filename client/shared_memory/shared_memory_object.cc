@@ -122,7 +122,8 @@ absl::StatusOr<SharedMemoryObject> SharedMemoryObject::Create(uint64_t bytes) {
 SharedMemoryObject::SharedMemoryObject(SharedMemoryObject&& other) noexcept
     : key_(std::exchange(other.key_, std::string())),
       data_(std::exchange(other.data_, nullptr)),
-      size_(std::exchange(other.size_, 0)) {}
+      size_(std::exchange(other.size_, 0)),
+      linked_(std::exchange(other.linked_, false)) {}
 
 SharedMemoryObject& SharedMemoryObject::operator=(SharedMemoryObject&& other) noexcept {
   if (this != &other) {
@@ -130,8 +131,18 @@ SharedMemoryObject& SharedMemoryObject::operator=(SharedMemoryObject&& other) no
     key_ = std::exchange(other.key_, std::string());
     data_ = std::exchange(other.data_, nullptr);
     size_ = std::exchange(other.size_, 0);
+    linked_ = std::exchange(other.linked_, false);
   }
   return *this;
+}
+
+absl::Status SharedMemoryObject::Unlink() {
+  if (key_.empty() || !linked_) return absl::OkStatus();
+  linked_ = false;
+  if (shm_unlink(key_.c_str()) != 0 && errno != ENOENT) {
+    return absl::ErrnoToStatus(errno, absl::StrCat("cannot unlink shared-memory object ", key_));
+  }
+  return absl::OkStatus();
 }
 
 absl::Status SharedMemoryObject::Close() {
@@ -140,9 +151,7 @@ absl::Status SharedMemoryObject::Close() {
   if (data_ != nullptr && munmap(data_, size_) != 0) {
     status = absl::ErrnoToStatus(errno, absl::StrCat("cannot unmap shared-memory object ", key_));
   }
-  if (shm_unlink(key_.c_str()) != 0 && errno != ENOENT && status.ok()) {
-    status = absl::ErrnoToStatus(errno, absl::StrCat("cannot unlink shared-memory object ", key_));
-  }
+  if (absl::Status unlinked = Unlink(); !unlinked.ok() && status.ok()) status = unlinked;
   key_.clear();
   data_ = nullptr;
   size_ = 0;

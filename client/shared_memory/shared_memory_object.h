@@ -4,7 +4,8 @@
 // the same host to map by name (RegisterSystemSharedMemory): the client writes floats into it
 // and reduces them by reference, with no copy over gRPC. Move-only; the destructor unmaps it and
 // unlinks its name, so nothing is left in /dev/shm (a server that mapped it keeps its pages until
-// it unmaps them).
+// it unmaps them). Once a server has mapped it, Unlink() removes the name at once: then not even
+// a process killed outright (SIGKILL) leaves it behind.
 
 #include <cstddef>
 #include <cstdint>
@@ -49,6 +50,11 @@ class SharedMemoryObject {
     return {static_cast<const float*>(data_), size_ / sizeof(float)};
   }
 
+  // Removes the object's name from /dev/shm now; the mapping (this process's, and a server's
+  // that registered it) stays. key() still names what it was. Safe to call twice.
+  absl::Status Unlink();
+  bool linked() const { return linked_; }
+
   // Unmaps the object and unlinks its name now (the destructor does the same); afterwards the
   // object is closed (is_open() false). An unlink the owner no longer needs (the name is already
   // gone) is not an error. Safe to call twice.
@@ -61,6 +67,7 @@ class SharedMemoryObject {
   std::string key_;  // empty: closed (or moved from)
   void* data_ = nullptr;
   uint64_t size_ = 0;
+  bool linked_ = true;  // the name is in /dev/shm
 };
 
 // "/gpureduce-<pid>-<16 hex digits>", a fresh random suffix each call.

@@ -77,7 +77,6 @@ class CallTracker final : public grpc::experimental::Interceptor {
   }
 
   void Cancelled() {
-    factory_.cancelled_calls_.fetch_add(1, std::memory_order_relaxed);
     const ConnectionLimits& limits = factory_.gate_.limits();
     if (limits.cancelled_calls_per_second <= 0 || connection_->evicted()) return;
     if (!connection_->TakeCancelToken(limits.cancelled_calls_per_second,

@@ -12,7 +12,6 @@
 // - evicts a connection whose client cancels calls faster than the stated rate (rapid reset at
 //   a pace the server keeps up with: no memory lost, but the server's CPU is).
 
-#include <atomic>
 #include <cstdint>
 
 #include "grpcpp/support/server_interceptor.h"
@@ -31,15 +30,10 @@ class CallTrackerFactory final : public grpc::experimental::ServerInterceptorFac
   grpc::experimental::Interceptor* CreateServerInterceptor(
       grpc::experimental::ServerRpcInfo* info) override;
 
-  // Calls cancelled by their clients so far, server-wide (the memory guard's cue to look at
-  // the streams of every connection).
-  uint64_t cancelled_calls() const { return cancelled_calls_.load(std::memory_order_relaxed); }
-
  private:
   friend class CallTracker;
 
   ConnectionGate& gate_;
-  std::atomic<uint64_t> cancelled_calls_{0};
 };
 
 }  // namespace gpureduce::server

@@ -31,16 +31,26 @@ int64_t Count(const nlohmann::json& object, const char* key) {
 
 }  // namespace
 
+bool ChannelzStreams::FindServer() {
+  if (server_id_ != 0) return true;
+  const nlohmann::json servers = Take(grpc_channelz_get_servers(0));
+  if (!servers.is_object() || !servers.contains("server") || servers["server"].empty()) {
+    return false;
+  }
+  server_id_ = Count(servers["server"][0].value("ref", nlohmann::json::object()), "serverId");
+  return server_id_ != 0;
+}
+
+int64_t ChannelzStreams::CallsStarted() {
+  if (!FindServer()) return -1;
+  const nlohmann::json server = Take(grpc_channelz_get_server(server_id_));
+  if (!server.is_object() || !server.contains("server")) return -1;
+  return Count(server["server"].value("data", nlohmann::json::object()), "callsStarted");
+}
+
 std::vector<ConnectionStreams> ChannelzStreams::Read() {
   std::vector<ConnectionStreams> result;
-  if (server_id_ == 0) {
-    const nlohmann::json servers = Take(grpc_channelz_get_servers(0));
-    if (!servers.is_object() || !servers.contains("server") || servers["server"].empty()) {
-      return result;
-    }
-    server_id_ = Count(servers["server"][0].value("ref", nlohmann::json::object()), "serverId");
-    if (server_id_ == 0) return result;
-  }
+  if (!FindServer()) return result;
   intptr_t start = 0;
   while (true) {
     const nlohmann::json page = Take(grpc_channelz_get_server_sockets(server_id_, start, 512));

@@ -24,7 +24,14 @@ class ChannelzStreams {
   // gpureduce-server runs one). Empty while there is none.
   std::vector<ConnectionStreams> Read();
 
+  // Calls the server has started, all connections together: counted, like the streams, as gRPC
+  // parses them. One small JSON, however many connections: cheap enough to read every few
+  // milliseconds and take a census (Read) when many calls came. -1 while there is no server.
+  int64_t CallsStarted();
+
  private:
+  bool FindServer();
+
   intptr_t server_id_ = 0;
 };
 

@@ -19,6 +19,7 @@ namespace {
 
 // epoll data of the two kinds of descriptor that are not connections.
 constexpr uint64_t kWake = uint64_t{1} << 32;
+constexpr uint64_t kRefused = uint64_t{3} << 32;
 constexpr uint64_t kListenerTag = uint64_t{2} << 32;
 
 }  // namespace
@@ -28,7 +29,7 @@ ConnectionGate::ConnectionGate(const ConnectionLimits& limits, ConnectionMetrics
     : limits_(limits), metrics_(metrics), failures_(failures) {}
 
 ConnectionGate::~ConnectionGate() {
-  StopAccepting();
+  if (wake_fd_ >= 0) StopAccepting();
   stopping_.store(true, std::memory_order_release);
   if (wake_fd_ >= 0) {
     const uint64_t one = 1;
@@ -54,6 +55,8 @@ absl::Status ConnectionGate::Start(
   event.events = EPOLLIN;
   event.data.u64 = kWake;
   epoll_ctl(epoll_fd_, EPOLL_CTL_ADD, wake_fd_, &event);
+  event.data.u64 = kRefused;
+  epoll_ctl(epoll_fd_, EPOLL_CTL_ADD, refused_.poll_fd(), &event);
   for (int fd : listener_.fds()) {
     event.data.u64 = kListenerTag | static_cast<uint32_t>(fd);
     epoll_ctl(epoll_fd_, EPOLL_CTL_ADD, fd, &event);
@@ -64,22 +67,28 @@ absl::Status ConnectionGate::Start(
 }
 
 void ConnectionGate::StopAccepting() {
-  // Under mu_, so no hand-off is under way once this returns (AcceptFrom hands over under it).
-  absl::MutexLock lock(&mu_);
+  // Under handoff_mu_, so no hand-off is under way once this returns.
+  absl::MutexLock handing(&handoff_mu_);
   if (!accepting_.exchange(false, std::memory_order_acq_rel)) return;
   for (int fd : listener_.fds()) epoll_ctl(epoll_fd_, EPOLL_CTL_DEL, fd, nullptr);
-  listener_ = Listener();
+  // The gate's thread closes the listening sockets: it may be accepting on one right now.
+  const uint64_t one = 1;
+  (void)!write(wake_fd_, &one, sizeof(one));
 }
 
 void ConnectionGate::Run() {
   epoll_event events[64];
   while (!stopping_.load(std::memory_order_acquire)) {
-    const int ready = epoll_wait(epoll_fd_, events, 64, -1);
+    if (!accepting_.load(std::memory_order_acquire)) listener_ = Listener();  // refuse from now
+    const int ready = epoll_wait(epoll_fd_, events, 64, refused_.NextTimeoutMs());
+    refused_.Poll();  // what they sent, or the end of their hold
     for (int i = 0; i < ready; ++i) {
       const uint64_t data = events[i].data.u64;
       if (data == kWake) {
         uint64_t count;
         (void)!read(wake_fd_, &count, sizeof(count));
+      } else if (data == kRefused) {
+        // Polled above.
       } else if ((data & kListenerTag) != 0) {
         AcceptFrom(static_cast<int>(data & 0xffffffff));
       } else if (events[i].events & (EPOLLHUP | EPOLLERR)) {
@@ -111,31 +120,42 @@ void ConnectionGate::AcceptFrom(int listener_fd) {
       continue;
     }
     ConnectionRefusal reason;
-    absl::ReleasableMutexLock lock(&mu_);
-    if (!accepting_.load(std::memory_order_acquire)) {
-      lock.Release();
-      close(fd);
-      return;
+    const char* why = nullptr;
+    int own = -1;
+    {
+      absl::MutexLock lock(&mu_);
+      why = Admit(*peer, &reason);
+      if (why == nullptr) {
+        own = fcntl(fd, F_DUPFD_CLOEXEC, 0);
+        if (own < 0) {
+          --per_address_[peer->WithoutPort()];
+        } else {
+          by_peer_[*peer] = std::make_shared<Connection>(*peer, own, plaintext_);
+          by_fd_[own] = *peer;
+          epoll_event event{};
+          event.events = EPOLLRDHUP | EPOLLET;  // HUP and ERR are always reported
+          event.data.u64 = static_cast<uint32_t>(own);
+          epoll_ctl(epoll_fd_, EPOLL_CTL_ADD, own, &event);
+        }
+      }
     }
-    if (const char* why = Admit(*peer, &reason); why != nullptr) {
-      lock.Release();
+    if (why != nullptr) {
       Refuse(fd, *peer, reason, why);
       continue;
     }
-    const int own = fcntl(fd, F_DUPFD_CLOEXEC, 0);
     if (own < 0) {
-      --per_address_[peer->WithoutPort()];
-      lock.Release();
       close(fd);
       continue;
     }
-    by_peer_[*peer] = std::make_shared<Connection>(*peer, own, plaintext_);
-    by_fd_[own] = *peer;
-    epoll_event event{};
-    event.events = EPOLLRDHUP | EPOLLET;  // HUP and ERR are always reported
-    event.data.u64 = static_cast<uint32_t>(own);
-    epoll_ctl(epoll_fd_, EPOLL_CTL_ADD, own, &event);
     metrics_.Opened();
+    // Not under mu_: gRPC may do a good deal of work inline here (the handshake, and parsing
+    // whatever the client sent already), and the guard must still find and evict connections.
+    absl::MutexLock handing(&handoff_mu_);
+    if (!accepting_.load(std::memory_order_acquire)) {
+      shutdown(fd, SHUT_RDWR);  // the server is shutting down; the gate's descriptor sees it
+      close(fd);
+      return;
+    }
     grpc::experimental::ExternalConnectionAcceptor::NewConnectionParameters handoff;
     handoff.listener_fd = listener_fd;
     handoff.fd = fd;
@@ -170,17 +190,7 @@ const char* ConnectionGate::Admit(const PeerAddress& peer, ConnectionRefusal* re
 void ConnectionGate::Refuse(int fd, const PeerAddress& peer, ConnectionRefusal reason,
                             const char* why) {
   metrics_.Refused(reason);
-  if (plaintext_) {
-    // Before the server's SETTINGS, so clients count the connection as failed and back off
-    // (gRPC's reports "Failed parsing HTTP/2"); an HTTP/2 client that reads the GOAWAY sees why.
-    const std::string frame = GoawayFrame(why);
-    (void)!send(fd, frame.data(), frame.size(), MSG_DONTWAIT | MSG_NOSIGNAL);
-  }
-  shutdown(fd, SHUT_WR);
-  char buffer[4096];
-  while (recv(fd, buffer, sizeof(buffer), MSG_DONTWAIT) > 0) {
-  }
-  close(fd);
+  refused_.Refuse(fd, why, plaintext_);
   failures_.Warn(peer.Host(), "connection refused", [&] {
     return fmt::format("connection from {} refused: {}", peer.ToString(), why);
   });
@@ -229,7 +239,9 @@ std::vector<std::shared_ptr<Connection>> ConnectionGate::Snapshot() const {
 void ConnectionGate::Evict(Connection& connection, Eviction reason, absl::string_view why) {
   if (!connection.Evict(why)) return;
   metrics_.Evicted(reason);
-  if (limits_.eviction_cooldown > absl::ZeroDuration()) {
+  // A client abusing its calls would only repeat it on a new connection; one that sent a message
+  // too long was sent away for that message alone.
+  if (limits_.eviction_cooldown > absl::ZeroDuration() && reason != Eviction::kUnaccountedBytes) {
     absl::MutexLock lock(&mu_);
     cooling_[connection.peer().WithoutPort()] = absl::Now() + limits_.eviction_cooldown;
   }

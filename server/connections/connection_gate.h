@@ -28,14 +28,15 @@
 #include "server/connections/connection.h"
 #include "server/connections/listener.h"
 #include "server/connections/peer_address.h"
+#include "server/connections/refused_connections.h"
 #include "server/failure_log.h"
 #include "server/metrics/connection_metrics.h"
 
 namespace gpureduce::server {
 
 struct ConnectionLimits {
-  uint32_t max_connections = 512;            // open at once; 0: no bound
-  uint32_t max_connections_per_client = 64;  // from one address; 0: no bound
+  uint32_t max_connections = 256;            // open at once; 0: no bound
+  uint32_t max_connections_per_client = 32;  // from one address; 0: no bound
   // An evicted connection's address gets no new connection for this long.
   absl::Duration eviction_cooldown = absl::Seconds(10);
   // A connection whose client cancels calls faster than this, for longer than the burst, is
@@ -96,6 +97,7 @@ class ConnectionGate {
   FailureLog& failures_;
   bool plaintext_ = true;
   Listener listener_;
+  RefusedConnections refused_;  // the gate's thread's
   std::unique_ptr<grpc::experimental::ExternalConnectionAcceptor> acceptor_;
   int epoll_fd_ = -1;
   int wake_fd_ = -1;
@@ -103,6 +105,7 @@ class ConnectionGate {
   std::atomic<bool> accepting_{false};
   std::thread thread_;
 
+  absl::Mutex handoff_mu_;  // held while a connection is handed to gRPC
   mutable absl::Mutex mu_;
   absl::flat_hash_map<PeerAddress, std::shared_ptr<Connection>> by_peer_ ABSL_GUARDED_BY(mu_);
   absl::flat_hash_map<int, PeerAddress> by_fd_ ABSL_GUARDED_BY(mu_);

@@ -27,12 +27,10 @@ uint64_t ResidentBytes() {
   return resident * static_cast<uint64_t>(page);
 }
 
-MemoryGuard::MemoryGuard(ConnectionGate& gate, const CallTrackerFactory& tracker)
-    : MemoryGuard(gate, tracker, Options()) {}
+MemoryGuard::MemoryGuard(ConnectionGate& gate) : MemoryGuard(gate, Options()) {}
 
-MemoryGuard::MemoryGuard(ConnectionGate& gate, const CallTrackerFactory& tracker,
-                         const Options& options)
-    : gate_(gate), tracker_(tracker), options_(options) {}
+MemoryGuard::MemoryGuard(ConnectionGate& gate, const Options& options)
+    : gate_(gate), options_(options) {}
 
 MemoryGuard::~MemoryGuard() {
   stopping_.Notify();
@@ -45,13 +43,14 @@ void MemoryGuard::Start() {
 
 void MemoryGuard::Run() {
   uint64_t trigger = ResidentBytes() + options_.growth_trigger_bytes;
-  uint64_t cancelled_at_census = tracker_.cancelled_calls();
+  int64_t started_at_census = channelz_.CallsStarted();
+  absl::Duration census_cost = absl::ZeroDuration();
   absl::Time next_account = absl::Now();
   absl::Time next_census = absl::Now();
+  absl::Time last_census = absl::InfinitePast();
   while (!stopping_.WaitForNotificationWithTimeout(options_.probe_period)) {
     const absl::Time now = absl::Now();
     const uint64_t resident = ResidentBytes();
-    const uint64_t cancelled = tracker_.cancelled_calls();
     const bool grew = resident >= trigger;
     if (grew) {
       trigger = resident + options_.growth_trigger_bytes;
@@ -63,11 +62,17 @@ void MemoryGuard::Run() {
       Account();
       next_account = now + options_.account_period;
     }
-    if (grew || now >= next_census ||
-        cancelled - cancelled_at_census >= options_.cancelled_calls_trigger) {
+    // Enough calls started that one connection may have passed its bound, and a census now
+    // keeps their cost within the budget.
+    const int64_t started = channelz_.CallsStarted();
+    const bool busy = started - started_at_census > gate_.limits().max_live_streams &&
+                      now - last_census >= census_cost / options_.census_budget;
+    if (grew || busy || now >= next_census) {
       Census();
+      census_cost = absl::Now() - now;
+      last_census = now;
       next_census = now + options_.census_period;
-      cancelled_at_census = cancelled;
+      started_at_census = started;
     }
   }
 }
@@ -101,9 +106,9 @@ void MemoryGuard::Account() {
       gate_.Evict(*connection, Eviction::kUnaccountedBytes,
                   absl::StrCat("this connection sent ", held,
                                " bytes of messages not yet complete, more than the ", allowed,
-                               " its calls may hold (the server's --max-request-bytes and "
-                               "--max-chunk-bytes per admitted call): a message longer than "
-                               "its limit"));
+                               " its calls may hold: a message far longer than the server "
+                               "accepts (--max-request-bytes, --max-chunk-bytes); stream large "
+                               "arrays in chunks"));
     }
   }
 }

@@ -17,8 +17,10 @@
 //   connection holding more than its admitted calls' limits and `slack_bytes` is evicted.
 // It looks at the bytes every `account_period` and at the streams every `census_period`, and at
 // both at once when the server's resident memory has grown by `growth_trigger_bytes` since its
-// last look (checked every `probe_period`), or when clients cancelled many calls: so an attack
-// is met within milliseconds while an idle server pays almost nothing.
+// last look (checked every `probe_period`); at the streams also when more calls started since
+// its last look than a connection may have in the server (channelz's count, read every probe),
+// as often as a census's cost allows (`census_budget` of a core). So an attack is met within
+// milliseconds while an idle server pays almost nothing.
 
 #include <atomic>
 #include <cstdint>
@@ -28,7 +30,7 @@
 
 #include "absl/synchronization/notification.h"
 #include "absl/time/time.h"
-#include "server/connections/call_tracker.h"
+#include "server/connections/call_tracker.h"  // kUnreadCallBytes
 #include "server/connections/channelz_streams.h"
 #include "server/connections/connection_gate.h"
 
@@ -41,11 +43,11 @@ class MemoryGuard {
     absl::Duration account_period = absl::Milliseconds(100);
     absl::Duration census_period = absl::Seconds(1);
     uint64_t growth_trigger_bytes = uint64_t{16} << 20;
-    uint64_t cancelled_calls_trigger = 64;
+    double census_budget = 0.02;  // of a core, for censuses the calls' pace asks for
   };
 
-  MemoryGuard(ConnectionGate& gate, const CallTrackerFactory& tracker);
-  MemoryGuard(ConnectionGate& gate, const CallTrackerFactory& tracker, const Options& options);
+  explicit MemoryGuard(ConnectionGate& gate);
+  MemoryGuard(ConnectionGate& gate, const Options& options);
   ~MemoryGuard();
   MemoryGuard(const MemoryGuard&) = delete;
   MemoryGuard& operator=(const MemoryGuard&) = delete;
@@ -61,7 +63,6 @@ class MemoryGuard {
   void Census();
 
   ConnectionGate& gate_;
-  const CallTrackerFactory& tracker_;
   const Options options_;
   ChannelzStreams channelz_;
   absl::Notification stopping_;

@@ -1,7 +1,8 @@
 #pragma once
 
 // Serves the metrics over HTTP on their own address (--metrics-listen), at /metrics, in the
-// Prometheus text format, with prometheus-cpp's exposer (civetweb threads, apart from gRPC's).
+// Prometheus text format, with prometheus-cpp's exposer (civetweb threads, apart from gRPC's),
+// sized and timed so that connections held open cannot keep a scrape waiting (the .cc says how).
 
 #include <memory>
 #include <vector>

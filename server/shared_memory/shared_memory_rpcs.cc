@@ -1,5 +1,9 @@
 #include "server/shared_memory/shared_memory_rpcs.h"
 
+#include <sys/mman.h>
+
+#include <cerrno>
+#include <cstring>
 #include <utility>
 
 #include "absl/strings/match.h"
@@ -53,9 +57,20 @@ absl::Status RegisterSystemSharedMemory(RegionRegistry& registry, runtime::Backe
   info.key = request.key();
   info.offset = request.offset();
   info.byte_size = request.byte_size();
-  ASSIGN_OR_RETURN(std::shared_ptr<const Region> region,
-                   registry.Register(info.name, info.byte_size,
-                                     [&] { return Region::OpenSystem(info, backend); }));
+  ASSIGN_OR_RETURN(
+      std::shared_ptr<const Region> region, registry.Register(info.name, info.byte_size, [&] {
+        absl::StatusOr<std::shared_ptr<Region>> opened = Region::OpenSystem(info, backend);
+        // Mapped, and registered from here on (the registry reserved the name):
+        // the key is no longer needed, so a client that dies now leaves nothing
+        // in /dev/shm. Before the region is listed, so anyone who sees it sees
+        // the key gone.
+        if (opened.ok() && request.unlink_key() && shm_unlink(info.key.c_str()) != 0 &&
+            errno != ENOENT) {
+          spdlog::warn("region {}: could not unlink {} as asked: {}", info.name, info.key,
+                       std::strerror(errno));
+        }
+        return opened;
+      }));
   LogRegistered(*region);
   ToProto(*region, response->mutable_region());
   return absl::OkStatus();

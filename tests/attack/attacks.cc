@@ -24,7 +24,7 @@ void Record(const H2Client& client, std::mutex& mu, ConnectionOutcomes& outcomes
   std::lock_guard<std::mutex> lock(mu);
   ++outcomes.connections;
   if (client.goaway()) {
-    ++outcomes.goaways;
+    ++(client.refused() ? outcomes.refused : outcomes.goaways);
     const std::string reason = client.goaway_debug().empty() ? std::to_string(client.goaway_error())
                                                              : client.goaway_debug();
     if (std::find(outcomes.goaway_reasons.begin(), outcomes.goaway_reasons.end(), reason) ==
@@ -32,7 +32,7 @@ void Record(const H2Client& client, std::mutex& mu, ConnectionOutcomes& outcomes
       outcomes.goaway_reasons.push_back(reason);
     }
   } else if (!client.open()) {
-    ++(client.settings_received() ? outcomes.closed : outcomes.refused);
+    ++outcomes.closed;
   }
 }
 
@@ -61,14 +61,16 @@ RapidResetResult RapidReset(const RapidResetOptions& options) {
             H2Client::Connect(options.target, options.source);
         if (!client.ok()) {
           std::lock_guard<std::mutex> lock(mu);
-          ++result.outcomes.refused;
+          ++result.outcomes.failed;
           std::this_thread::sleep_for(std::chrono::milliseconds(10));
           continue;
         }
+        // What the server sends is read after each stream, so that a GOAWAY is seen before
+        // the server's close can reset the connection under it.
         while (mine < options.streams && (*client)->OpenAndReset(options.method)) {
-          if (++mine % 64 == 0) {
-            if (!(*client)->Pump(absl::ZeroDuration()) || absl::Now() > until) break;
-          }
+          ++mine;
+          if (!(*client)->Pump(absl::ZeroDuration())) break;
+          if (mine % 256 == 0 && absl::Now() > until) break;
         }
         // What the server says once the burst is over: a GOAWAY, a close, or nothing.
         const absl::Time settle = absl::Now() + absl::Milliseconds(200);
@@ -95,7 +97,7 @@ SlowUploadResult SlowUpload(const SlowUploadOptions& options) {
           H2Client::Connect(options.target, options.source);
       if (!connected.ok()) {
         std::lock_guard<std::mutex> lock(mu);
-        ++result.outcomes.refused;
+        ++result.outcomes.failed;
         return;
       }
       H2Client& client = **connected;

@@ -17,10 +17,11 @@ inline constexpr char kReduceStreamMethod[] = "/gpureduce.v1.Reducer/ReduceStrea
 
 // How the server treated the connections of an attack.
 struct ConnectionOutcomes {
-  int64_t connections = 0;                  // opened (the TCP handshake completed)
-  int64_t refused = 0;                      // closed by the server before any call was answered
-  int64_t goaways = 0;                      // ended by the server with GOAWAY
-  int64_t closed = 0;                       // closed by the server without GOAWAY
+  int64_t connections = 0;  // opened (the TCP handshake completed)
+  int64_t refused = 0;      // refused at once: a GOAWAY before the server's SETTINGS
+  int64_t goaways = 0;      // sent away later: a GOAWAY after the server's SETTINGS
+  int64_t closed = 0;       // closed by the server without a GOAWAY
+  int64_t failed = 0;       // no TCP connection at all
   std::vector<std::string> goaway_reasons;  // the debug data of each distinct GOAWAY
 };
 

@@ -163,25 +163,55 @@ int H2Client::grpc_status(int32_t stream) const {
 bool H2Client::Pump(absl::Duration wait) {
   if (closed_) return false;
   if (nghttp2_session_send(session_) != 0) closed_ = true;
-  pollfd poller{fd_, POLLIN, 0};
-  if (nghttp2_session_want_write(session_)) poller.events |= POLLOUT;
-  if (!closed_ && poll(&poller, 1, static_cast<int>(absl::ToInt64Milliseconds(wait))) > 0) {
-    if (poller.revents & (POLLIN | POLLHUP | POLLERR)) {
-      uint8_t buffer[65536];
-      while (!closed_) {
-        const ssize_t got = recv(fd_, buffer, sizeof(buffer), 0);
-        if (got > 0) {
-          if (nghttp2_session_mem_recv(session_, buffer, got) < 0) closed_ = true;
-        } else if (got == 0 || (errno != EAGAIN && errno != EINTR)) {
-          closed_ = true;
-        } else {
-          break;
-        }
+  // Without a wait, what has arrived is read at once (one syscall); else the socket is polled.
+  bool readable = wait == absl::ZeroDuration();
+  if (!readable && !closed_) {
+    pollfd poller{fd_, POLLIN, 0};
+    if (nghttp2_session_want_write(session_)) poller.events |= POLLOUT;
+    readable = poll(&poller, 1, static_cast<int>(absl::ToInt64Milliseconds(wait))) > 0;
+  }
+  if (readable) {
+    uint8_t buffer[65536];
+    while (!closed_) {
+      const ssize_t got = recv(fd_, buffer, sizeof(buffer), MSG_DONTWAIT);
+      if (got > 0) {
+        Received(buffer, static_cast<size_t>(got));
+      } else if (got == 0 || (errno != EAGAIN && errno != EINTR)) {
+        closed_ = true;
+      } else {
+        break;
       }
     }
     if (!closed_ && nghttp2_session_send(session_) != 0) closed_ = true;
   }
   return !closed_;
+}
+
+void H2Client::Received(const uint8_t* data, size_t length) {
+  if (!first_frame_seen_) {
+    first_bytes_.append(reinterpret_cast<const char*>(data), length);
+    if (first_bytes_.size() < 9) return;
+    const auto* header = reinterpret_cast<const uint8_t*>(first_bytes_.data());
+    const size_t frame_length = (size_t{header[0]} << 16) | (size_t{header[1]} << 8) | header[2];
+    if (header[3] == NGHTTP2_GOAWAY) {
+      if (first_bytes_.size() < 9 + frame_length) return;
+      const uint8_t* payload = header + 9;
+      goaway_ = true;
+      goaway_error_ = (uint32_t{payload[4]} << 24) | (uint32_t{payload[5]} << 16) |
+                      (uint32_t{payload[6]} << 8) | payload[7];
+      goaway_debug_.assign(reinterpret_cast<const char*>(payload + 8), frame_length - 8);
+      closed_ = true;
+      return;
+    }
+    first_frame_seen_ = true;
+    const std::string pending = std::move(first_bytes_);
+    if (nghttp2_session_mem_recv(session_, reinterpret_cast<const uint8_t*>(pending.data()),
+                                 pending.size()) < 0) {
+      closed_ = true;
+    }
+    return;
+  }
+  if (nghttp2_session_mem_recv(session_, data, length) < 0) closed_ = true;
 }
 
 bool H2Client::Flush(absl::Duration limit) {

@@ -54,6 +54,8 @@ class H2Client {
   bool goaway() const { return goaway_; }
   uint32_t goaway_error() const { return goaway_error_; }
   const std::string& goaway_debug() const { return goaway_debug_; }
+  // Whether the server sent its GOAWAY before its SETTINGS: it refused the connection at once.
+  bool refused() const { return goaway_ && !settings_received_; }
   // Streams the server reset or ended (with trailers) so far.
   int64_t streams_ended_by_server() const { return streams_ended_by_server_; }
   // The body bytes of `stream` still queued (not yet sent).
@@ -88,9 +90,14 @@ class H2Client {
   int fd_ = -1;
   nghttp2_session* session_ = nullptr;
   void Queue(int32_t stream, Piece piece, bool end);
+  // Feeds what arrived to nghttp2, but first reads a GOAWAY that comes before the server's
+  // SETTINGS (a connection refused at once), which nghttp2 would only call a protocol error.
+  void Received(const uint8_t* data, size_t length);
 
   bool closed_ = false;
   bool settings_received_ = false;
+  bool first_frame_seen_ = false;
+  std::string first_bytes_;  // of the server's first frame, until it is known
   bool goaway_ = false;
   uint32_t goaway_error_ = 0;
   std::string goaway_debug_;

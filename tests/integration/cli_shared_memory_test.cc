@@ -1,7 +1,7 @@
 // `gpureduce reduce --shared-memory` and `gpureduce shared-memory` as a user runs them against
 // the real server on this host: every op by reference against the float64 reference, the
-// registration report, nothing left registered or in /dev/shm afterwards (also after Ctrl-C),
-// and a server without --allow-shared-memory refusing.
+// registration report, nothing left registered or in /dev/shm afterwards, and a server without
+// --allow-shared-memory refusing (signals: cli_shared_memory_kill_test.cc).
 
 #include <dirent.h>
 #include <fcntl.h>
@@ -27,6 +27,7 @@
 #include "gtest/gtest.h"
 #include "nlohmann/json.hpp"
 #include "tests/integration/server_process.h"
+#include "tests/integration/test_files.h"
 #include "tests/support/npy_bytes.h"
 #include "tests/support/random_data.h"
 #include "tests/support/reference.h"
@@ -56,13 +57,6 @@ std::string ScratchPath(const std::string& name) {
   return absl::StrCat(::testing::TempDir(), "/gpureduce-cli-shm-", getpid(), "-", name);
 }
 
-std::string Slurp(const std::string& path) {
-  std::ifstream in(path);
-  std::stringstream text;
-  text << in.rdbuf();
-  return text.str();
-}
-
 // Runs `gpureduce <args> --target=<target>` through the shell (so `args` may redirect stdin).
 CliRun RunCli(const std::string& args, const std::string& target) {
   const std::string out = ScratchPath("out"), err = ScratchPath("err"), pid = ScratchPath("pid");
@@ -71,23 +65,10 @@ CliRun RunCli(const std::string& args, const std::string& target) {
       absl::StrCat("echo $$ >", pid, "; exec ", CliBinary(), " ", args,
                    target.empty() ? "" : " --target=" + target, " >", out, " 2>", err);
   const int status = std::system(command.c_str());
-  CliRun run{WIFEXITED(status) ? WEXITSTATUS(status) : -1, Slurp(out), Slurp(err),
-             static_cast<pid_t>(std::atoi(Slurp(pid).c_str()))};
+  CliRun run{WIFEXITED(status) ? WEXITSTATUS(status) : -1, ReadWholeFile(out), ReadWholeFile(err),
+             static_cast<pid_t>(std::atoi(ReadWholeFile(pid).c_str()))};
   for (const std::string& path : {out, err, pid}) std::remove(path.c_str());
   return run;
-}
-
-// What a process left in /dev/shm under the CLI's names ("gpureduce-<pid>-<hex>").
-std::vector<std::string> ObjectsOf(pid_t pid) {
-  std::vector<std::string> names;
-  DIR* dir = opendir("/dev/shm");
-  if (dir == nullptr) return names;
-  const std::string prefix = absl::StrCat("gpureduce-", pid, "-");
-  while (dirent* entry = readdir(dir)) {
-    if (absl::StartsWith(entry->d_name, prefix)) names.push_back(entry->d_name);
-  }
-  closedir(dir);
-  return names;
 }
 
 std::string WriteNpy(const std::vector<float>& data) {
@@ -159,7 +140,7 @@ class CliSharedMemoryTest : public ::testing::Test {
       EXPECT_GT(shm["register_us"].get<double>(), 0);
       EXPECT_GT(shm["client_register_us"].get<double>(), 0);
     }
-    EXPECT_THAT(ObjectsOf(run.pid), IsEmpty());
+    EXPECT_THAT(ShmObjectsOf(run.pid), IsEmpty());
   }
 
   static SharedServer shared_;
@@ -200,7 +181,7 @@ TEST_F(CliSharedMemoryTest, TextReportsRegistrationOnceAndEachOpByReference) {
   EXPECT_EQ(std::vector<std::string>(absl::StrSplit(run.out, ": OK")).size(), 3u) << run.out;
   EXPECT_EQ(std::count(run.out.begin(), run.out.end(), '\n'), 1 + 2 * 5) << run.out;
   // Unregistered and removed on the way out.
-  EXPECT_THAT(ObjectsOf(run.pid), IsEmpty());
+  EXPECT_THAT(ShmObjectsOf(run.pid), IsEmpty());
   absl::StatusOr<v1::ListSharedMemoryResponse> list = server_->Connect()->ListSharedMemory();
   ASSERT_TRUE(list.ok()) << list.status();
   EXPECT_EQ(list->regions_size(), 0) << list->DebugString();
@@ -293,42 +274,6 @@ TEST_F(CliSharedMemoryTest, UsageErrorsExitTwoAndHelpExplains) {
   EXPECT_THAT(help.out, HasSubstr("--allow-shared-memory"));
 }
 
-// Ctrl-C after the region is registered: the CLI unregisters it, removes its object and exits
-// 130. The input is large enough that loading it lasts well beyond the signal.
-TEST_F(CliSharedMemoryTest, InterruptUnregistersAndRemovesTheObject) {
-  const std::string target = absl::StrCat("--target=", server_->target());
-  const std::string binary = CliBinary();
-  std::vector<std::string> args = {
-      binary, "reduce", "--shared-memory", "--random", "268435456", "--op", "sum", target};
-  std::vector<char*> argv;
-  for (std::string& arg : args) argv.push_back(arg.data());
-  argv.push_back(nullptr);
-  posix_spawn_file_actions_t actions;
-  posix_spawn_file_actions_init(&actions);
-  posix_spawn_file_actions_addopen(&actions, STDOUT_FILENO, "/dev/null", O_WRONLY, 0);
-  pid_t pid = -1;
-  ASSERT_EQ(posix_spawn(&pid, binary.c_str(), &actions, nullptr, argv.data(), environ), 0);
-  posix_spawn_file_actions_destroy(&actions);
-
-  std::unique_ptr<client::ReducerClient> reducer = server_->Connect();
-  bool registered = false;
-  for (int i = 0; i < 30000 && !registered; ++i) {
-    absl::StatusOr<v1::ListSharedMemoryResponse> list = reducer->ListSharedMemory();
-    registered = list.ok() && list->regions_size() > 0;
-    if (!registered) usleep(1000);
-  }
-  ASSERT_EQ(kill(pid, SIGINT), 0);
-  int status = 0;
-  ASSERT_EQ(waitpid(pid, &status, 0), pid);
-  ASSERT_TRUE(registered) << "the CLI never registered its region";
-  ASSERT_TRUE(WIFEXITED(status)) << "killed by signal " << WTERMSIG(status);
-  EXPECT_EQ(WEXITSTATUS(status), 130);
-  absl::StatusOr<v1::ListSharedMemoryResponse> list = reducer->ListSharedMemory();
-  ASSERT_TRUE(list.ok()) << list.status();
-  EXPECT_EQ(list->regions_size(), 0) << list->DebugString();
-  EXPECT_THAT(ObjectsOf(pid), IsEmpty());
-}
-
 // A server without --allow-shared-memory refuses at registration, before any input is loaded.
 TEST(CliSharedMemoryOffTest, ServerWithoutTheFlagRefusesWithPermissionDenied) {
   absl::StatusOr<std::unique_ptr<ServerProcess>> server = ServerProcess::Start({});
@@ -340,7 +285,7 @@ TEST(CliSharedMemoryOffTest, ServerWithoutTheFlagRefusesWithPermissionDenied) {
   EXPECT_THAT(run.err, HasSubstr("gpureduce reduce: the server refused: PERMISSION_DENIED: "));
   EXPECT_THAT(run.err, HasSubstr("--allow-shared-memory"));
   EXPECT_THAT(run.out, IsEmpty());
-  EXPECT_THAT(ObjectsOf(run.pid), IsEmpty());
+  EXPECT_THAT(ShmObjectsOf(run.pid), IsEmpty());
 
   const CliRun list = RunCli("shared-memory list", (*server)->target());
   EXPECT_EQ(list.exit_code, 1);

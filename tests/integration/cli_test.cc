@@ -14,6 +14,7 @@
 #include "gmock/gmock.h"
 #include "gtest/gtest.h"
 #include "tests/integration/server_process.h"
+#include "tests/integration/test_files.h"
 #include "tests/support/npy_bytes.h"
 #include "tests/support/random_data.h"
 #include "tests/support/reference.h"
@@ -34,13 +35,6 @@ std::string ScratchPath(const std::string& name) {
   return absl::StrCat(::testing::TempDir(), "/gpureduce-cli-", getpid(), "-", name);
 }
 
-std::string Slurp(const std::string& path) {
-  std::ifstream in(path);
-  std::stringstream text;
-  text << in.rdbuf();
-  return text.str();
-}
-
 class CliTest : public ::testing::Test {
  protected:
   static void SetUpTestSuite() { shared_.Start({}); }
@@ -57,7 +51,8 @@ class CliTest : public ::testing::Test {
         absl::StrCat(CliBinary(), " ", args, with_target ? " --target=" + server_->target() : "",
                      " >", out, " 2>", err);
     const int status = std::system(command.c_str());
-    CliRun run{WIFEXITED(status) ? WEXITSTATUS(status) : -1, Slurp(out), Slurp(err)};
+    CliRun run{WIFEXITED(status) ? WEXITSTATUS(status) : -1, ReadWholeFile(out),
+               ReadWholeFile(err)};
     std::remove(out.c_str());
     std::remove(err.c_str());
     return run;

@@ -20,6 +20,7 @@
 #include "grpcpp/client_context.h"
 #include "gtest/gtest.h"
 #include "tests/integration/http_get.h"
+#include "tests/integration/metrics_scrape.h"
 #include "tests/integration/server_process.h"
 #include "tests/support/random_data.h"
 #include "tests/support/wire.h"
@@ -28,50 +29,6 @@ namespace gpureduce::testing {
 namespace {
 
 using ::testing::HasSubstr;
-using Labels = std::map<std::string, std::string>;
-
-// A server with its metrics on a free port, and the port.
-struct MetricsServer {
-  std::unique_ptr<ServerProcess> server;
-  int metrics_port = 0;
-  absl::Status status;
-};
-
-MetricsServer StartWithMetrics(std::vector<std::string> flags) {
-  char dir[] = "/tmp/gpureduce-metrics-XXXXXX";
-  MetricsServer out;
-  if (mkdtemp(dir) == nullptr) {
-    out.status = absl::InternalError("mkdtemp failed");
-    return out;
-  }
-  const std::string port_file = std::string(dir) + "/metrics-port";
-  flags.push_back("--metrics-listen=127.0.0.1:0");
-  flags.push_back("--metrics-port-file=" + port_file);
-  absl::StatusOr<std::unique_ptr<ServerProcess>> server = ServerProcess::Start(flags);
-  out.status = server.status();
-  if (!server.ok()) return out;
-  out.server = std::move(*server);
-  std::ifstream(port_file) >> out.metrics_port;
-  std::remove(port_file.c_str());
-  rmdir(dir);
-  return out;
-}
-
-// The value of one series in a scrape, -1 when it is absent. prometheus-cpp writes labels in
-// name order, as std::map keeps them.
-double Value(const std::string& scrape, const std::string& name, const Labels& labels = {}) {
-  std::vector<std::string> parts;
-  for (const auto& [key, value] : labels) parts.push_back(absl::StrCat(key, "=\"", value, "\""));
-  const std::string series =
-      labels.empty() ? name : absl::StrCat(name, "{", absl::StrJoin(parts, ","), "}");
-  for (absl::string_view line : absl::StrSplit(scrape, '\n')) {
-    if (line.size() > series.size() && line.substr(0, series.size()) == series &&
-        line[series.size()] == ' ') {
-      return std::stod(std::string(line.substr(series.size() + 1)));
-    }
-  }
-  return -1;
-}
 
 // promtool's verdict on a scrape, or a skip reason when promtool is not installed.
 std::string Promtool(const std::string& scrape, bool* ran) {

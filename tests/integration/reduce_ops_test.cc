@@ -32,7 +32,8 @@ std::vector<float> DataFor(Op op, size_t n, uint64_t seed) {
 
 class ReduceOpsTest : public ::testing::TestWithParam<Op> {
  protected:
-  static void SetUpTestSuite() { shared_.Start({}); }
+  // Unary requests of up to 2^24 floats (64 MiB), beyond the default unary limit.
+  static void SetUpTestSuite() { shared_.Start({"--max-request-bytes=64MiB"}); }
   static void TearDownTestSuite() { shared_.Stop(); }
   void SetUp() override {
     REQUIRE_SHARED_SERVER(shared_);

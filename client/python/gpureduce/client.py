@@ -230,14 +230,17 @@ class Client:
 
     def register_system_shared_memory(self, name: str, key: str, offset: int = 0,
                                       byte_size: Optional[int] = None, *,
-                                      timeout: Optional[float] = None) -> Region:
+                                      timeout: Optional[float] = None,
+                                      unlink_key: bool = False) -> Region:
         """Registers POSIX shared-memory object `key` ("/" and its name, as shm_open takes it;
         for a SharedMemory `shm`, "/" + shm.name) as region `name`: `byte_size` bytes from
-        `offset` (both multiples of 4), by default the whole floats from `offset` to its end."""
+        `offset` (both multiples of 4), by default the whole floats from `offset` to its end.
+        `unlink_key`: the server removes the name from /dev/shm once it has mapped the object
+        (for an object made only to lend it; the memory lives on while registered)."""
         if byte_size is None:
             byte_size = max(_object_bytes(key) - offset, 0) // 4 * 4
         request = reduce_pb2.RegisterSystemSharedMemoryRequest(
-            name=name, key=key, offset=offset, byte_size=byte_size)
+            name=name, key=key, offset=offset, byte_size=byte_size, unlink_key=unlink_key)
         return Region.from_message(
             self._call(self._stub.RegisterSystemSharedMemory, request, timeout).region)
 

@@ -4,6 +4,7 @@ block (system shared memory for NumPy arrays, CUDA IPC for CUDA arrays)."""
 from __future__ import annotations
 
 import errno
+import functools
 import os
 import secrets
 import time
@@ -62,18 +63,26 @@ def _reserve(segment: _shm.SharedMemory, size: int) -> None:
         # EINVAL, EOPNOTSUPP: a file system without fallocate; the copy will tell.
 
 
-def _discard(segment: _shm.SharedMemory) -> None:
-    """Unmaps (unless views of it live on) and unlinks a segment this process created."""
-    try:
-        segment.close()
-    except BufferError:
-        pass  # a view of it lives on (the caller kept `region.array`): the mapping goes with it
+def _unlink(segment: _shm.SharedMemory) -> None:
+    """Removes a segment's name from /dev/shm (the mappings stay) and the resource tracker's
+    note of it."""
     try:
         segment.unlink()
     except FileNotFoundError:
         # Unlinked by someone else: then the resource tracker must not try again at exit.
         # pylint: disable-next=protected-access
         resource_tracker.unregister(segment._name, "shared_memory")
+
+
+def _discard(segment: _shm.SharedMemory, linked: bool) -> None:
+    """Unmaps (unless views of it live on) and, if its name is still `linked`, unlinks a segment
+    this process created."""
+    try:
+        segment.close()
+    except BufferError:
+        pass  # a view of it lives on (the caller kept `region.array`): the mapping goes with it
+    if linked:
+        _unlink(segment)
 
 
 class SharedRegion:
@@ -87,8 +96,9 @@ class SharedRegion:
     "" for CUDA), `region` the server's description (a Region). For system memory, `array` is a
     float32 NumPy view of the region: writing to it changes what the next `reduce` sees. On
     leaving the block the region is unregistered (also when the block raised) and a segment made
-    here is closed and unlinked; a registration that failed without a clear answer (a deadline,
-    a lost connection) is unregistered too, in case the server made it.
+    here is closed; its name leaves /dev/shm as soon as the server has mapped it, so that even a
+    process killed outright leaves nothing there. A registration that failed without a clear
+    answer (a deadline, a lost connection) is unregistered too, in case the server made it.
     """
 
     def __init__(self, client, source, *, offset: int = 0, byte_size: Optional[int] = None,
@@ -107,6 +117,7 @@ class SharedRegion:
         self.region = None     # the server's description (gpureduce.Region) once registered
         self._segment = None   # the SharedMemory read: ours (created) or the caller's
         self._owned = False    # whether this object created the segment (and unlinks it)
+        self._linked = False   # a segment made here still has its name in /dev/shm
         self._array = None
         self._maybe_registered = False  # a registration was sent and may have happened
         self._region_offset = 0  # where the region starts in the segment
@@ -161,7 +172,7 @@ class SharedRegion:
         finally:
             self._array = self._source = None
             if self._owned and self._segment is not None:
-                _discard(self._segment)
+                _discard(self._segment, self._linked)
             self._segment = None
 
     # -- use ------------------------------------------------------------------------------------
@@ -207,15 +218,18 @@ class SharedRegion:
         self.nbytes = flat.nbytes
         size = max(flat.nbytes, 4)  # a segment cannot be empty; the region then holds 0 floats
         self._segment = _Segment(create=True, size=size)
-        self._owned = True
+        self._owned = self._linked = True
         _reserve(self._segment, size)
+        self._region_offset = 0
+        # Registered first: once the server has it mapped, its name can leave /dev/shm.
+        self._register_system(size)
+        _unlink(self._segment)
+        self._linked = False
         start = time.perf_counter()
         view = numpy.ndarray(flat.shape, numpy.float32, buffer=self._segment.buf)
         view[...] = flat
         del view  # no view of the mapping but `array` outlives this
         self.copy_us = (time.perf_counter() - start) * 1e6
-        self._region_offset = 0
-        self._register_system(size)
 
     def _open_existing(self, segment: _shm.SharedMemory) -> None:
         self._segment = segment
@@ -227,8 +241,10 @@ class SharedRegion:
 
     def _register_system(self, byte_size: int) -> None:
         self.key = "/" + self._segment.name
-        self._register(self._client.register_system_shared_memory, self.key,
-                       self._region_offset, byte_size)
+        # A segment made here is only lent: the server removes its name once it has mapped it.
+        self._register(functools.partial(self._client.register_system_shared_memory,
+                                         unlink_key=self._owned),
+                       self.key, self._region_offset, byte_size)
 
     def _register(self, call, *args) -> None:
         self._maybe_registered = True

@@ -123,7 +123,8 @@ def test_the_server_reads_the_region_in_place(shm_server):
             assert region.reduce("sum", offset=4, byte_size=8).value == 4
 
 
-def test_leaving_the_block_unregisters_and_unlinks(shm_server, rng):
+def test_leaving_the_block_unregisters_and_the_name_goes_once_the_server_mapped_it(shm_server,
+                                                                                  rng):
     x = mixed_sign(4099, rng)
     with gpureduce.Client(shm_server.target) as client:
         with client.shared_memory(x) as region:
@@ -132,7 +133,11 @@ def test_leaving_the_block_unregisters_and_unlinks(shm_server, rng):
             assert listed[0].kind == "system" and listed[0].key == region.key
             assert listed[0].byte_size == x.nbytes and listed[0].device_id == -1
             assert listed.total_bytes == x.nbytes and listed.max_regions >= 1
-            assert shm_exists(region.key)
+            # Mapped by the server: nothing is left in /dev/shm whatever becomes of this process.
+            assert not shm_exists(region.key)
+            exact = x.astype(numpy.float64)
+            assert region.reduce("sum").value == pytest.approx(
+                float(exact.sum()), abs=1e-9 * float(numpy.abs(exact).sum()))
         assert client.list_shared_memory() == []
         assert not shm_exists(region.key)
         with pytest.raises(ValueError, match="not open"):
@@ -246,8 +251,9 @@ class RefusingClient:
     def __init__(self, code):
         self.code, self.unregistered = code, []
 
-    def register_system_shared_memory(self, name, key, offset, byte_size):
-        assert os.path.exists("/dev/shm" + key) and byte_size == 40
+    def register_system_shared_memory(self, name, key, offset, byte_size, unlink_key=False):
+        # The segment is made here only to lend it: the server is asked to unlink it.
+        assert os.path.exists("/dev/shm" + key) and byte_size == 40 and unlink_key
         raise gpureduce.Error(self.code, "refused")
 
     def unregister_shared_memory(self, name):

@@ -1,0 +1,26 @@
+#include "server/memory_bound.h"
+
+#include <algorithm>
+
+namespace gpureduce::server {
+namespace {
+
+constexpr uint64_t kKiB = 1024;
+constexpr uint64_t kStreamWindowBytes = 64 * kKiB;  // gRPC's initial stream window
+constexpr uint64_t kStreamStateBytes = 16 * kKiB;   // a stream's call, measured at 5-10 KiB
+
+}  // namespace
+
+MemoryBound WorstCaseMemory(const ServiceLimits& limits, const ConnectionLimits& connections,
+                            uint32_t streams_per_connection) {
+  MemoryBound bound;
+  bound.admitted = 3 * uint64_t{limits.max_concurrent_requests} *
+                   std::max(limits.max_request_bytes, 2 * limits.max_chunk_bytes);
+  const uint64_t per_stream = kStreamWindowBytes + 2 * kStreamStateBytes;
+  bound.connections = uint64_t{connections.max_connections} *
+                      (connections.slack_bytes + streams_per_connection * per_stream);
+  bound.guard = uint64_t{16} << 20;
+  return bound;
+}
+
+}  // namespace gpureduce::server
