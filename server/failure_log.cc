@@ -12,7 +12,7 @@ FailureLog::FailureLog() : FailureLog(Options()) {}
 FailureLog::FailureLog(const Options& options)
     : options_(options), global_tokens_(options.global_burst), global_refilled_(absl::Now()) {
   reporter_ = std::thread([this] {
-    while (!stopping_.WaitForNotificationWithTimeout(options_.period)) {
+    while (!stopping_.WaitForNotificationWithTimeout(options_.report_every)) {
       absl::MutexLock lock(&mu_);
       Report();
     }

@@ -1,10 +1,10 @@
 #pragma once
 
 // The server's warnings about what clients did wrong, at a rate no client can turn into a
-// flooded disk: each (client address, kind) gets a burst of lines and then one per period, and
-// every line that was left out is counted and reported (with the key's next line, or in a
-// summary line once a period). Counting in the metrics is not affected: every refusal is still
-// counted there.
+// flooded disk: each (client address, kind) gets a burst of lines and then one per period, all
+// together a burst and then a few a second, and every line that was left out is counted and
+// reported (with the key's next line, or in a summary line at most once a second). Counting in
+// the metrics is not affected: every refusal is still counted there.
 
 #include <cstdint>
 #include <string>
@@ -22,11 +22,12 @@ namespace gpureduce::server {
 class FailureLog {
  public:
   struct Options {
-    int burst = 10;                             // lines a key may write at once
-    absl::Duration period = absl::Seconds(10);  // then one line per key this often
-    int global_burst = 100;                     // lines all keys together may write at once
-    double global_per_second = 10;              // then this many a second
-    size_t max_keys = 4096;                     // keys remembered; beyond, all share one
+    int burst = 10;                                  // lines a key may write at once
+    absl::Duration period = absl::Seconds(10);       // then one line per key this often
+    int global_burst = 100;                          // lines all keys together may write at once
+    double global_per_second = 10;                   // then this many a second
+    size_t max_keys = 4096;                          // keys remembered; beyond, all share one
+    absl::Duration report_every = absl::Seconds(1);  // the summary of lines left out
   };
 
   FailureLog();

@@ -78,8 +78,8 @@ int main(int argc, char** argv) {
                   &config.connection_limits.cancelled_calls_per_second,
                   "a connection whose client cancels calls faster than this, for longer than a "
                   "burst of 5 seconds' worth (at least 1000), is closed with a GOAWAY (rapid "
-                  "reset); 0: any rate. A connection with more calls in the server than twice "
-                  "--max-streams-per-connection is closed the same way, at any rate");
+                  "reset); 0: any rate. A connection with more calls in the server than four times "
+                  "--max-streams-per-connection and 64 is closed the same way, at any rate");
   flags.AddDuration("eviction-cooldown", &config.connection_limits.eviction_cooldown,
                     "after a connection is closed for abuse, new connections from its address "
                     "are refused this long; 0: none");
@@ -179,13 +179,15 @@ int main(int argc, char** argv) {
                  "buffers at least 4KiB)\n");
     return 2;
   }
-  const absl::Duration idle = config.limits.stream_idle_timeout;
-  if (idle != absl::ZeroDuration() && idle < absl::Milliseconds(100)) {
-    std::fprintf(stderr,
-                 "gpureduce-server: --stream-idle-timeout must be 0 (never) or at least 100ms, "
-                 "not %s\n",
-                 absl::FormatDuration(idle).c_str());
-    return 2;
+  for (const auto& [flag, idle] :
+       {std::pair{"--stream-idle-timeout", config.limits.stream_idle_timeout},
+        std::pair{"--stream-idle-timeout-when-full",
+                  config.limits.stream_idle_timeout_when_full}}) {
+    if (idle != absl::ZeroDuration() && idle < absl::Milliseconds(100)) {
+      std::fprintf(stderr, "gpureduce-server: %s must be 0 or at least 100ms, not %s\n", flag,
+                   absl::FormatDuration(idle).c_str());
+      return 2;
+    }
   }
   if (config.limits.max_requests_per_client > config.limits.max_concurrent_requests) {
     std::fprintf(stderr,

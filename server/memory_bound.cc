@@ -1,7 +1,5 @@
 #include "server/memory_bound.h"
 
-#include <algorithm>
-
 namespace gpureduce::server {
 namespace {
 
@@ -14,11 +12,14 @@ constexpr uint64_t kStreamStateBytes = 16 * kKiB;   // a stream's call, measured
 MemoryBound WorstCaseMemory(const ServiceLimits& limits, const ConnectionLimits& connections,
                             uint32_t streams_per_connection) {
   MemoryBound bound;
-  bound.admitted = 3 * uint64_t{limits.max_concurrent_requests} *
-                   std::max(limits.max_request_bytes, 2 * limits.max_chunk_bytes);
-  const uint64_t per_stream = kStreamWindowBytes + 2 * kStreamStateBytes;
+  bound.admitted = 3 * uint64_t{limits.max_concurrent_requests} * limits.TransportLimit();
+  const uint64_t live_streams =
+      connections.max_live_streams > 0
+          ? uint64_t(connections.max_live_streams)
+          : uint64_t(ConnectionLimits::LiveStreamsFor(streams_per_connection));
   bound.connections = uint64_t{connections.max_connections} *
-                      (connections.slack_bytes + streams_per_connection * per_stream);
+                      (connections.slack_bytes + streams_per_connection * kStreamWindowBytes +
+                       live_streams * kStreamStateBytes);
   bound.guard = uint64_t{16} << 20;
   return bound;
 }

@@ -34,6 +34,10 @@ ReduceCall::~ReduceCall() { Release(); }
 void ReduceCall::Release() {
   slot_.reset();
   if (connection_ != nullptr && allowed_bytes_ != 0) {
+    // A message still arriving is dropped by gRPC: what it held so far was never delivered.
+    if (reading_.exchange(false, std::memory_order_relaxed)) {
+      connection_->CreditDropped(allowed_bytes_, state_.limits.TransportLimit());
+    }
     connection_->allowed_bytes.fetch_sub(allowed_bytes_, std::memory_order_relaxed);
     allowed_bytes_ = 0;
   }
@@ -55,12 +59,11 @@ absl::Status ReduceCall::Admit() {
     return slot.status();
   }
   slot_ = std::move(*slot);
-  // An admitted call's message may arrive now: its connection may hold that much of it.
+  // An admitted call's message may arrive now: its connection may hold as much of it as gRPC
+  // receives before refusing it (a message over the payload limit but within that is refused
+  // with a precise message; beyond it, the memory guard evicts the connection).
   if (connection_ != nullptr) {
-    allowed_bytes_ =
-        kMessageOverheadBytes + static_cast<int64_t>(method_ == Method::kReduce
-                                                         ? state_.limits.max_request_bytes
-                                                         : state_.limits.max_chunk_bytes);
+    allowed_bytes_ = kMessageOverheadBytes + static_cast<int64_t>(state_.limits.TransportLimit());
     connection_->allowed_bytes.fetch_add(allowed_bytes_, std::memory_order_relaxed);
   }
   return absl::OkStatus();
@@ -114,6 +117,7 @@ absl::StatusOr<runtime::FloatPieces> ReduceCall::Payload(
 }
 
 void ReduceCall::Received(uint64_t bytes) {
+  reading_.store(false, std::memory_order_relaxed);
   // The gRPC length prefix and DATA frame headers, and TLS records, generously.
   if (connection_ != nullptr) {
     connection_->credited_bytes.fetch_add(bytes + bytes / 64 + 64, std::memory_order_relaxed);

@@ -44,6 +44,10 @@ class ReduceCall {
                                                const google::protobuf::RepeatedField<float>& values,
                                                uint64_t max_bytes, const char* too_big);
 
+  // A read of the call's next message was started. Until Received, what arrived of it is held
+  // by gRPC; a call that ends meanwhile (or whose read fails) had gRPC drop it, and credits
+  // its connection for it (Connection::CreditDropped).
+  void ReadStarted() { reading_.store(true, std::memory_order_relaxed); }
   // A message of `bytes` arrived whole: its connection has accounted for them (memory_guard.h).
   void Received(uint64_t bytes);
 
@@ -91,6 +95,7 @@ class ReduceCall {
   std::shared_ptr<Connection> connection_;
   int64_t allowed_bytes_ = 0;
   std::atomic<bool> cancelled_by_client_{false};
+  std::atomic<bool> reading_{false};  // a message was arriving
   std::optional<runtime::RequestSpec> spec_;
   std::unique_ptr<runtime::ReduceSession> session_;
   std::mutex session_mu_;      // Cancel may race with Open

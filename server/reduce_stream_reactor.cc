@@ -40,6 +40,7 @@ ReduceStreamReactor::ReduceStreamReactor(ServiceState& state, grpc::CallbackServ
 void ReduceStreamReactor::Read(int buffer) {
   chunks_[buffer].Release();  // the bytes the backend is done with go back before the next come
   WaitingForMessage();        // before StartRead: the read may complete at once on another thread
+  call_.ReadStarted();
   StartRead(chunks_[buffer].buffer());
 }
 

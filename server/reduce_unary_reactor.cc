@@ -29,6 +29,7 @@ ReduceUnaryReactor::ReduceUnaryReactor(ServiceState& state, grpc::CallbackServer
   }
   idle_watch_.Add(this);
   WaitingForMessage();  // before StartRead: the read may complete at once on another thread
+  call_.ReadStarted();
   StartRead(request_.buffer());
 }
 

@@ -163,7 +163,8 @@ int RunServer(const ServerConfig& config) {
   }
   ConnectionLimits connection_limits = config.connection_limits;
   if (connection_limits.max_live_streams == 0) {
-    connection_limits.max_live_streams = 2 * int64_t{connections.max_streams_per_connection};
+    connection_limits.max_live_streams =
+        ConnectionLimits::LiveStreamsFor(connections.max_streams_per_connection);
   }
   ConnectionMetrics connection_metrics(*state.metrics.registry());
   ConnectionGate gate(connection_limits, connection_metrics, state.failures);

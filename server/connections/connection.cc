@@ -79,4 +79,22 @@ bool Connection::TakeCancelToken(double per_second, double burst) {
   return true;
 }
 
+void Connection::CreditDropped(uint64_t bytes, uint64_t per_second) {
+  uint64_t granted = 0;
+  {
+    absl::MutexLock lock(&cancel_mu_);
+    const absl::Time now = absl::Now();
+    const double capacity = 2.0 * double(per_second);
+    drop_tokens_ =
+        drop_tokens_ < 0
+            ? capacity
+            : std::min(capacity, drop_tokens_ + double(per_second) *
+                                                    absl::ToDoubleSeconds(now - drop_refilled_));
+    drop_refilled_ = now;
+    granted = static_cast<uint64_t>(std::min(drop_tokens_, double(bytes)));
+    drop_tokens_ -= double(granted);
+  }
+  credited_bytes.fetch_add(granted, std::memory_order_relaxed);
+}
+
 }  // namespace gpureduce::server

@@ -51,6 +51,11 @@ class Connection {
   // `burst` tokens refilled at `per_second`); false when none is left.
   bool TakeCancelToken(double per_second, double burst);
 
+  // Credits the connection with what a call that ended while its message was still arriving
+  // may have received (gRPC drops it unseen): `bytes`, as far as a budget of twice `per_second`
+  // refilled at `per_second` allows, so that ending calls cannot cover for bytes held by others.
+  void CreditDropped(uint64_t bytes, uint64_t per_second);
+
   // The memory guard's running account (its thread only): TCP bytes received and credits at
   // its last look, and the bytes received since that nothing accounts for yet.
   uint64_t seen_received = 0;
@@ -65,6 +70,8 @@ class Connection {
   absl::Mutex cancel_mu_;
   double cancel_tokens_ ABSL_GUARDED_BY(cancel_mu_) = -1;  // -1: full, not yet used
   absl::Time cancel_refilled_ ABSL_GUARDED_BY(cancel_mu_);
+  double drop_tokens_ ABSL_GUARDED_BY(cancel_mu_) = -1;  // bytes; -1: full, not yet used
+  absl::Time drop_refilled_ ABSL_GUARDED_BY(cancel_mu_);
 };
 
 // The frame a server sends to end a connection at once: a GOAWAY with ENHANCE_YOUR_CALM, last

@@ -120,12 +120,13 @@ void MemoryGuard::Census() {
     if (streams.live <= limits.max_live_streams) continue;
     std::shared_ptr<Connection> connection = gate_.Find(streams.peer);
     if (connection == nullptr || connection->evicted()) continue;
-    gate_.Evict(*connection, Eviction::kLiveStreams,
-                absl::StrCat("rapid reset: ", streams.live,
-                             " streams of this connection are in the server, more than the ",
-                             limits.max_live_streams,
-                             " it may have (twice --max-streams-per-connection): calls opened "
-                             "and cancelled faster than the server ends them"));
+    gate_.Evict(
+        *connection, Eviction::kLiveStreams,
+        absl::StrCat("rapid reset: ", streams.live,
+                     " streams of this connection are in the server, more than the ",
+                     limits.max_live_streams,
+                     " it may have (four times --max-streams-per-connection, and 64): calls opened "
+                     "and cancelled faster than the server ends them"));
   }
 }
 

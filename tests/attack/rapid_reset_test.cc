@@ -1,11 +1,7 @@
-// Hostile clients against the real server, each attack on loopback against a server the test
-// starts, bounded in count and time (docs/reliability.md, "Hostile clients"): rapid reset,
-// uploads that never end, messages longer than their limit, too many connections, a held
-// metrics port, and a flood of bad requests. Each checks what the server promises: the
-// attacker's connections refused or sent away, memory within its bound, everyone else served,
-// a log no client can flood and metrics that count every refusal.
-
-#include "tests/attack/attacks.h"
+// HTTP/2 rapid reset against the real server on loopback (docs/reliability.md, "Hostile
+// clients"; the other attacks are slow_upload_test.cc and held_resources_test.cc): streams
+// opened and reset at once get their connection sent away with a GOAWAY, its address refused a
+// moment, memory stays bounded and a client beside it is served throughout.
 
 #include <algorithm>
 #include <atomic>
@@ -16,15 +12,12 @@
 #include <vector>
 
 #include "absl/strings/str_cat.h"
-#include "absl/strings/str_join.h"
-#include "absl/strings/str_split.h"
 #include "gmock/gmock.h"
 #include "grpc/health/v1/health.grpc.pb.h"
 #include "grpcpp/create_channel.h"
 #include "gtest/gtest.h"
-#include "server/memory_bound.h"
-#include "tests/integration/http_get.h"
-#include "tests/integration/metrics_scrape.h"
+#include "tests/attack/attack_expectations.h"
+#include "tests/attack/attacks.h"
 #include "tests/integration/server_process.h"
 #include "tests/support/random_data.h"
 #include "tests/support/reference.h"
@@ -36,29 +29,6 @@ namespace {
 using ::testing::Contains;
 using ::testing::HasSubstr;
 using Clock = std::chrono::steady_clock;
-
-// ASan's allocator and quarantine make every allocation dearer and keep freed memory a while.
-#if defined(GPUREDUCE_SANITIZED)
-constexpr uint64_t kMemoryScale = 4;
-#else
-constexpr uint64_t kMemoryScale = 1;
-#endif
-
-constexpr char kAttacker[] = "127.0.0.2";  // the attacks' source address; clients use 127.0.0.1
-
-int LineCount(const std::string& text) {
-  return static_cast<int>(std::count(text.begin(), text.end(), '\n'));
-}
-
-std::string Port(const ServerProcess& server) {
-  return server.target().substr(server.target().rfind(':') + 1);
-}
-
-std::string Describe(const ConnectionOutcomes& o) {
-  return absl::StrCat(o.connections, " connections: ", o.refused, " refused, ", o.goaways,
-                      " sent away (", absl::StrJoin(o.goaway_reasons, "; "), "), ", o.closed,
-                      " closed without a GOAWAY, ", o.failed, " not connected");
-}
 
 // A well-behaved client on its own connection: a health check and a 1024-float Reduce in a
 // loop until stopped, every answer checked, every latency kept.
@@ -157,7 +127,7 @@ TEST(RapidResetTest, ResetStreamsGetTheirConnectionsSentAwayAndMemoryStaysBounde
     const uint64_t peak = *(*server)->PeakResidentBytes();
     std::printf("round %d: server VmRSS %.1f MiB (before the attack %.1f), VmHWM %.1f MiB\n", round,
                 rss / 1048576.0, rss_before / 1048576.0, peak / 1048576.0);
-    EXPECT_LT(peak, rss_before + kMemoryScale * (uint64_t{128} << 20));
+    EXPECT_LT(peak, rss_before + kSanitizerScale * (uint64_t{128} << 20));
     std::this_thread::sleep_for(std::chrono::milliseconds(1500));  // past the cooldown
   }
   client.Stop();
@@ -166,7 +136,7 @@ TEST(RapidResetTest, ResetStreamsGetTheirConnectionsSentAwayAndMemoryStaysBounde
               client.answered(), client.failed(), client.P99Millis(), lines);
   EXPECT_GT(client.answered(), 20);
   EXPECT_EQ(client.failed(), 0) << client.first_failure();
-  EXPECT_LT(client.P99Millis(), 100.0 * kMemoryScale);
+  EXPECT_LT(client.P99Millis(), 100.0 * kSanitizerScale);
   EXPECT_LE(lines, 300) << (*server)->Log().substr(0, 4000);
 }
 
