@@ -7,18 +7,25 @@
 #           cannot run)
 set -euo pipefail
 cd "$(dirname "$0")/.."
-scripts/setup.sh
+began=$SECONDS
+# Each step's wall time, so that CI's budget can be watched (.ci/run).
+timed() {
+  local name=$1 start=$SECONDS
+  shift
+  echo "=== $name"
+  "$@"
+  echo "=== $name: $((SECONDS - start)) s"
+}
+timed setup scripts/setup.sh
 stages=("$@")
 [ ${#stages[@]} -eq 0 ] && stages=(release)
 for stage in "${stages[@]}"; do
   if [ "$stage" = deploy ]; then
-    echo "=== deploy"
-    tests/deploy/k8s_check.sh
-    tests/deploy/run.sh image source compose
+    timed "deploy: Kubernetes manifests" tests/deploy/k8s_check.sh
+    timed "deploy: image, in-Docker build, Compose" tests/deploy/run.sh image source compose
     continue
   fi
-  echo "=== build ($stage)"
-  scripts/build.sh "$stage"
-  echo "=== test ($stage)"
-  ctest --preset "$stage" --timeout 1200
+  timed "build ($stage)" scripts/build.sh "$stage"
+  timed "test ($stage)" ctest --preset "$stage" --timeout 1200
 done
+echo "=== all stages: $((SECONDS - began)) s"

@@ -79,7 +79,10 @@ void ConnectionGate::StopAccepting() {
 void ConnectionGate::Run() {
   epoll_event events[64];
   while (!stopping_.load(std::memory_order_acquire)) {
-    if (!accepting_.load(std::memory_order_acquire)) listener_ = Listener();  // refuse from now
+    if (!accepting_.load(std::memory_order_acquire)) {
+      absl::MutexLock handing(&handoff_mu_);
+      listener_ = Listener();  // the kernel refuses new connections from now
+    }
     const int ready = epoll_wait(epoll_fd_, events, 64, refused_.NextTimeoutMs());
     refused_.Poll();  // what they sent, or the end of their hold
     for (int i = 0; i < ready; ++i) {

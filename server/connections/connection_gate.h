@@ -111,7 +111,9 @@ class ConnectionGate {
   std::atomic<bool> accepting_{false};
   std::thread thread_;
 
-  absl::Mutex handoff_mu_;  // held while a connection is handed to gRPC
+  // Held while a connection is handed to gRPC, and while listener_ is closed or read outside the
+  // gate's thread.
+  absl::Mutex handoff_mu_;
   mutable absl::Mutex mu_;
   absl::flat_hash_map<PeerAddress, std::shared_ptr<Connection>> by_peer_ ABSL_GUARDED_BY(mu_);
   absl::flat_hash_map<int, PeerAddress> by_fd_ ABSL_GUARDED_BY(mu_);

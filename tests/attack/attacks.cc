@@ -109,19 +109,14 @@ SlowUploadResult SlowUpload(const SlowUploadOptions& options) {
         client.SendZeros(call, options.sent_bytes);
         calls.push_back(call);
       }
-      const uint64_t queued = calls.size() * (5 + options.sent_bytes);
       const absl::Time start = absl::Now();
       absl::Time next_trickle = start + options.trickle_every;
-      uint64_t trickled = 0;
       while (client.Pump(absl::Milliseconds(50)) && absl::Now() - start < options.hold) {
         if (absl::Now() >= next_trickle) {
           for (int32_t call : calls) client.Send(call, std::string(4, '\0'));
-          trickled += 4 * calls.size();
           next_trickle += options.trickle_every;
         }
       }
-      uint64_t unsent = 0;
-      for (int32_t call : calls) unsent += client.queued(call);
       std::vector<int> codes;
       for (int32_t call : calls) {
         if (client.grpc_status(call) >= 0) codes.push_back(client.grpc_status(call));
@@ -133,7 +128,7 @@ SlowUploadResult SlowUpload(const SlowUploadOptions& options) {
       result.calls += calls.size();
       result.calls_ended_by_server += codes.size();
       result.codes.insert(result.codes.end(), codes.begin(), codes.end());
-      result.bytes_sent += queued + trickled - std::min(unsent, queued + trickled);
+      result.bytes_sent += client.body_bytes_sent();
     });
   }
   for (std::thread& attacker : attackers) attacker.join();

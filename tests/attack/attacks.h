@@ -62,7 +62,7 @@ struct SlowUploadResult {
   int64_t calls = 0;                  // opened
   int64_t calls_ended_by_server = 0;  // refused or ended while the attack held them
   std::vector<int> codes;             // the grpc-status of each call the server ended
-  uint64_t bytes_sent = 0;
+  uint64_t bytes_sent = 0;            // message bytes handed to the sockets
 };
 
 // Opens calls that declare a large message, send part of it and then trickle, holding what the

@@ -292,6 +292,7 @@ ssize_t H2Client::ReadBody(nghttp2_session*, int32_t stream, uint8_t* buffer, si
       body.offset = 0;
     }
   }
+  client->body_bytes_sent_ += copied;
   if (body.pieces.empty() && body.end) {
     *flags |= NGHTTP2_DATA_FLAG_EOF;
   } else if (copied == 0) {

@@ -58,6 +58,8 @@ class H2Client {
   bool refused() const { return goaway_ && !settings_received_; }
   // Streams the server reset or ended (with trailers) so far.
   int64_t streams_ended_by_server() const { return streams_ended_by_server_; }
+  // Body bytes handed to the socket so far, all streams together.
+  uint64_t body_bytes_sent() const { return body_bytes_sent_; }
   // The body bytes of `stream` still queued (not yet sent).
   uint64_t queued(int32_t stream) const;
   // The grpc-status the server ended `stream` with, or -1.
@@ -102,6 +104,7 @@ class H2Client {
   uint32_t goaway_error_ = 0;
   std::string goaway_debug_;
   int64_t streams_ended_by_server_ = 0;
+  uint64_t body_bytes_sent_ = 0;
   absl::flat_hash_map<int32_t, Body> bodies_;
   absl::flat_hash_map<int32_t, int> statuses_;
 };

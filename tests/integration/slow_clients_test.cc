@@ -239,9 +239,10 @@ TEST(SlowClientsTest, IdleConnectionsCostBoundedMemoryAndAreClosed) {
       (unsigned long long)files_before, rss_before / 1048576.0, (unsigned long long)files_open,
       rss_open / 1048576.0, kConnections, per_connection / 1024);
   EXPECT_GE(files_open, files_before + 2 * kConnections);
-  // About 20 KiB each in a release build; ASan's allocator multiplies that by ten.
+  // About 20 KiB each in a release build; ASan's allocator multiplies that by ten to twenty
+  // (190 KiB at d837745, 325 KiB since the server accepts its own connections).
 #if defined(GPUREDUCE_SANITIZED)
-  constexpr double kBound = 320 * 1024;
+  constexpr double kBound = 512 * 1024;
 #else
   constexpr double kBound = 64 * 1024;
 #endif

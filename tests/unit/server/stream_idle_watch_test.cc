@@ -25,12 +25,14 @@ class FakeStream final : public StreamIdleWatch::Stream {
 
   std::atomic<int> told{0};
   absl::Duration told_limit;
+  bool told_full = false;
   absl::Notification told_once;
   std::atomic<bool>* deleted = nullptr;
 
   void Release() { Unref(); }  // the owner's reference (gRPC's, for a reactor)
-  void OnIdle(absl::Duration limit, int64_t since, bool /*full*/) override {
+  void OnIdle(absl::Duration limit, int64_t since, bool full) override {
     told_limit = limit;
+    told_full = full;
     still_waiting = StillWaitingSince(since);
     if (told.fetch_add(1) == 0) told_once.Notify();
   }
@@ -138,6 +140,34 @@ TEST(StreamIdleWatchTest, ZeroTurnsTheWatchOff) {
   FakeStream* stream = FakeStream::WaitingIn(watch, nullptr);
   std::this_thread::sleep_for(std::chrono::milliseconds(100));
   EXPECT_EQ(stream->told.load(), 0);
+  watch.Remove(stream);
+  stream->Release();
+}
+
+TEST(StreamIdleWatchTest, WhileTheServerIsFullTheShorterLimitApplies) {
+  StreamIdleWatch watch(absl::Seconds(30), absl::Milliseconds(200));
+  std::atomic<bool> deleted{false};
+  FakeStream* stream = FakeStream::WaitingIn(watch, &deleted);
+  // Not full: 30 s to go.
+  EXPECT_FALSE(stream->told_once.WaitForNotificationWithTimeout(absl::Milliseconds(500)));
+  const auto full = std::chrono::steady_clock::now();
+  watch.ServerFull();
+  ASSERT_TRUE(stream->told_once.WaitForNotificationWithTimeout(absl::Seconds(5)));
+  // Waiting longer than 200 ms already: told at the next look, a quarter of the limit away.
+  EXPECT_LT(std::chrono::steady_clock::now() - full, std::chrono::milliseconds(400));
+  EXPECT_EQ(stream->told_limit, absl::Milliseconds(200));
+  EXPECT_TRUE(stream->told_full);
+  watch.Remove(stream);
+  stream->Release();
+}
+
+TEST(StreamIdleWatchTest, TheShorterLimitLastsTwoOfItAfterTheLastRefusal) {
+  StreamIdleWatch watch(absl::Seconds(30), absl::Milliseconds(100));
+  watch.ServerFull();
+  std::this_thread::sleep_for(std::chrono::milliseconds(400));  // past two of the limit
+  std::atomic<bool> deleted{false};
+  FakeStream* stream = FakeStream::WaitingIn(watch, &deleted);
+  EXPECT_FALSE(stream->told_once.WaitForNotificationWithTimeout(absl::Milliseconds(500)));
   watch.Remove(stream);
   stream->Release();
 }
