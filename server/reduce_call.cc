@@ -20,25 +20,29 @@ constexpr int64_t kMessageOverheadBytes = 64 << 10;
 
 }  // namespace
 
-ReduceCall::ReduceCall(ServiceState& state, Method method, std::string peer)
+ReduceCall::ReduceCall(ServiceState& state, Method method, std::string peer,
+                       uint64_t metadata_bytes)
     : state_(state),
       method_(method),
       peer_(std::move(peer)),
       start_(std::chrono::steady_clock::now()) {
   state_.metrics.CallStarted(method_);
-  if (state_.gate != nullptr) connection_ = state_.gate->Find(peer_);
+  if (state_.gate == nullptr) return;
+  if (std::shared_ptr<Connection> connection = state_.gate->Find(peer_); connection != nullptr) {
+    account_.emplace(*state_.gate, std::move(connection), metadata_bytes);
+  }
 }
 
 ReduceCall::~ReduceCall() { Release(); }
 
 void ReduceCall::Release() {
   slot_.reset();
-  if (connection_ != nullptr && allowed_bytes_ != 0) {
+  if (account_.has_value() && allowed_bytes_ != 0) {
     // A message still arriving is dropped by gRPC: what it held so far was never delivered.
     if (reading_.exchange(false, std::memory_order_relaxed)) {
-      connection_->CreditDropped(allowed_bytes_, state_.limits.TransportLimit());
+      account_->connection().CreditDropped(allowed_bytes_, state_.limits.TransportLimit());
     }
-    connection_->allowed_bytes.fetch_sub(allowed_bytes_, std::memory_order_relaxed);
+    account_->connection().allowed_bytes.fetch_sub(allowed_bytes_, std::memory_order_relaxed);
     allowed_bytes_ = 0;
   }
 }
@@ -62,9 +66,9 @@ absl::Status ReduceCall::Admit() {
   // An admitted call's message may arrive now: its connection may hold as much of it as gRPC
   // receives before refusing it (a message over the payload limit but within that is refused
   // with a precise message; beyond it, the memory guard evicts the connection).
-  if (connection_ != nullptr) {
+  if (account_.has_value()) {
     allowed_bytes_ = kMessageOverheadBytes + static_cast<int64_t>(state_.limits.TransportLimit());
-    connection_->allowed_bytes.fetch_add(allowed_bytes_, std::memory_order_relaxed);
+    account_->connection().allowed_bytes.fetch_add(allowed_bytes_, std::memory_order_relaxed);
   }
   return absl::OkStatus();
 }
@@ -119,9 +123,16 @@ absl::StatusOr<runtime::FloatPieces> ReduceCall::Payload(
 void ReduceCall::Received(uint64_t bytes) {
   reading_.store(false, std::memory_order_relaxed);
   // The gRPC length prefix and DATA frame headers, and TLS records, generously.
-  if (connection_ != nullptr) {
-    connection_->credited_bytes.fetch_add(bytes + bytes / 64 + 64, std::memory_order_relaxed);
+  if (account_.has_value()) {
+    account_->MessageReceived();
+    account_->connection().credited_bytes.fetch_add(bytes + bytes / 64 + 64,
+                                                    std::memory_order_relaxed);
   }
+}
+
+void ReduceCall::CancelledByClient() {
+  cancelled_by_client_.store(true, std::memory_order_relaxed);
+  if (account_.has_value()) account_->Cancelled();
 }
 
 void ReduceCall::Consume(runtime::FloatPieces data, runtime::ConsumeDone done) {

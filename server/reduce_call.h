@@ -18,6 +18,7 @@
 #include "kernels/reduce.h"
 #include "runtime/backend.h"
 #include "server/admission.h"
+#include "server/connections/call_account.h"
 #include "server/payload.h"
 #include "server/service_state.h"
 
@@ -25,7 +26,8 @@ namespace gpureduce::server {
 
 class ReduceCall {
  public:
-  ReduceCall(ServiceState& state, Method method, std::string peer);
+  // `metadata_bytes`: what the call's headers took (MetadataBytes; tests have none).
+  ReduceCall(ServiceState& state, Method method, std::string peer, uint64_t metadata_bytes = 0);
   ~ReduceCall();
   ReduceCall(const ReduceCall&) = delete;
   ReduceCall& operator=(const ReduceCall&) = delete;
@@ -50,6 +52,10 @@ class ReduceCall {
   void ReadStarted() { reading_.store(true, std::memory_order_relaxed); }
   // A message of `bytes` arrived whole: its connection has accounted for them (memory_guard.h).
   void Received(uint64_t bytes);
+  // The call's time (server_us, the metrics) counts from now: a Reduce's from its message's
+  // arrival, so that a client's upload pace does not count as the server's time (a stream's
+  // counts from its start, its chunks' arrival included).
+  void RestartClock() { start_ = std::chrono::steady_clock::now(); }
 
   // Hands the payload to the backend session (see ReduceSession::ConsumePieces).
   void Consume(runtime::FloatPieces data, runtime::ConsumeDone done);
@@ -67,7 +73,8 @@ class ReduceCall {
   // Wakes a Consume that waits for backend resources (see ReduceSession::Cancel).
   void Cancel();
   // The client cancelled the call (or its deadline passed): its end is not logged as a failure.
-  void CancelledByClient() { cancelled_by_client_.store(true, std::memory_order_relaxed); }
+  // Counts against the connection's budget of cancelled calls (call_account.h).
+  void CancelledByClient();
 
   // Messages that carried a payload so far.
   uint64_t chunks() const { return chunks_; }
@@ -88,11 +95,12 @@ class ReduceCall {
   ServiceState& state_;
   const Method method_;
   std::string peer_;
-  const std::chrono::steady_clock::time_point start_;
+  std::chrono::steady_clock::time_point start_;
   std::optional<Admission::Slot> slot_;
-  // The call's connection (null when the server did not accept it itself) and the message bytes
-  // its admission lets that connection hold (memory_guard.h).
-  std::shared_ptr<Connection> connection_;
+  // The call's place in its connection's accounts (none when the server did not accept the
+  // connection itself) and the message bytes its admission lets that connection hold
+  // (memory_guard.h).
+  std::optional<CallAccount> account_;
   int64_t allowed_bytes_ = 0;
   std::atomic<bool> cancelled_by_client_{false};
   std::atomic<bool> reading_{false};  // a message was arriving

@@ -10,7 +10,8 @@ namespace gpureduce::server {
 
 ReduceStreamReactor::ReduceStreamReactor(ServiceState& state, grpc::CallbackServerContext* context,
                                          grpc::ByteBuffer* response)
-    : call_(state, Method::kReduceStream, context->peer()),
+    : call_(state, Method::kReduceStream, context->peer(),
+            MetadataBytes(context->client_metadata())),
       idle_watch_(state.idle_watch),
       metrics_(state.metrics),
       context_(context),

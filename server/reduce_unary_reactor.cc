@@ -9,7 +9,7 @@
 namespace gpureduce::server {
 
 ReduceUnaryReactor::ReduceUnaryReactor(ServiceState& state, grpc::CallbackServerContext* context)
-    : call_(state, Method::kReduce, context->peer()),
+    : call_(state, Method::kReduce, context->peer(), MetadataBytes(context->client_metadata())),
       context_(context),
       idle_watch_(state.idle_watch) {
   // A call its client has already cancelled (rapid reset) costs nothing more: no admission,
@@ -54,6 +54,7 @@ void ReduceUnaryReactor::OnReadDone(bool ok) {
     return;
   }
   call_.Received(request_.buffer()->Length());
+  call_.RestartClock();
   if (absl::Status started = Start(); !started.ok()) Conclude(std::move(started));
 }
 

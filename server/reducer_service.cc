@@ -4,6 +4,7 @@
 
 #include "gpureduce/version.h"
 #include "kernels/work_bound.h"
+#include "server/admitted_unary_handler.h"
 #include "server/auth/authorization.h"
 #include "server/grpc_status.h"
 #include "server/reduce_stream_reactor.h"
@@ -45,10 +46,9 @@ ReducerService::ReducerService(ServiceState& state) : state_(state) {
   // server asks. Registered as a stream (gRPC's own "streamed unary"), a Reduce is admitted or
   // refused before any of its message is read; clients see the same unary call.
   MarkMethodStreamed(kReduceMethodIndex,
-                     new grpc::internal::CallbackBidiHandler<grpc::ByteBuffer, grpc::ByteBuffer>(
-                         [this](grpc::CallbackServerContext* context) {
-                           return new ReduceUnaryReactor(state_, context);
-                         }));
+                     new AdmittedUnaryHandler([this](grpc::CallbackServerContext* context) {
+                       return new ReduceUnaryReactor(state_, context);
+                     }));
 }
 
 grpc::ServerReadReactor<grpc::ByteBuffer>* ReducerService::ReduceStream(

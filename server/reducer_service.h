@@ -5,7 +5,8 @@
 // messages arrive as gRPC's buffers and their payloads are read where they were received
 // (received_message.h); the other methods are typed. Reduce is also registered as a stream of
 // one message each way: on the wire it is the same unary call, but gRPC then hands the call to
-// the server before reading its message, so admission comes first (reduce_unary_reactor.h).
+// the server before reading its message, so admission comes first (reduce_unary_reactor.h),
+// through a handler that keeps the unary call's cost (admitted_unary_handler.h).
 
 #include "gpureduce/v1/reduce.grpc.pb.h"
 #include "server/service_state.h"

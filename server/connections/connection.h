@@ -35,7 +35,7 @@ class Connection {
   bool Evict(absl::string_view why);
   bool evicted() const { return evicted_.load(std::memory_order_acquire); }
 
-  // What the calls of this connection account for (call_tracker.h, reduce_call.h):
+  // What the calls of this connection account for (call_account.h, reduce_call.h):
   // Calls gRPC has handed to the application that have not ended.
   std::atomic<int64_t> live_calls{0};
   // Those of them that have received no message yet: each may hold what its client sent before

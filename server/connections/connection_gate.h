@@ -40,7 +40,7 @@ struct ConnectionLimits {
   // An evicted connection's address gets no new connection for this long.
   absl::Duration eviction_cooldown = absl::Seconds(10);
   // A connection whose client cancels calls faster than this, for longer than the burst, is
-  // evicted (call_tracker.h); 0: no bound.
+  // evicted (call_account.h); 0: no bound.
   double cancelled_calls_per_second = 200;
   // A connection with more HTTP/2 streams in the server than this is evicted (memory_guard.h);
   // 0: LiveStreamsFor(the streams a connection may have open).

@@ -69,6 +69,7 @@ RapidResetResult RapidReset(const RapidResetOptions& options) {
         // the server's close can reset the connection under it.
         while (mine < options.streams && (*client)->OpenAndReset(options.method)) {
           ++mine;
+          if (options.pause > absl::ZeroDuration()) absl::SleepFor(options.pause);
           if (!(*client)->Pump(absl::ZeroDuration())) break;
           if (mine % 256 == 0 && absl::Now() > until) break;
         }

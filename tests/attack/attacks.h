@@ -34,6 +34,8 @@ struct RapidResetOptions {
   // forces on it (it reconnects after each close).
   int64_t streams = 30000;
   absl::Duration limit = absl::Seconds(60);
+  // Between one reset stream and the next, per thread: a pace the server keeps up with.
+  absl::Duration pause = absl::ZeroDuration();
 };
 
 struct RapidResetResult {

@@ -140,5 +140,39 @@ TEST(RapidResetTest, ResetStreamsGetTheirConnectionsSentAwayAndMemoryStaysBounde
   EXPECT_LE(lines, 300) << (*server)->Log().substr(0, 4000);
 }
 
+// A reset pace the server keeps up with holds no memory, but takes its CPU: a connection whose
+// calls are cancelled faster than --max-cancelled-calls-per-second, beyond its burst (1000 at
+// this rate), is sent away saying so. The Reducer's calls count themselves (ReduceCall), the
+// other methods' through the server's interceptor: one of each.
+class PacedResetTest : public ::testing::TestWithParam<const char*> {};
+
+TEST_P(PacedResetTest, CallsCancelledFasterThanTheRateGetTheirConnectionSentAway) {
+  absl::StatusOr<std::unique_ptr<ServerProcess>> server = ServerProcess::Start(
+      {"--log-level=info", "--max-cancelled-calls-per-second=100", "--eviction-cooldown=1s"});
+  SKIP_IF_BACKEND_UNAVAILABLE(server.status());
+  ASSERT_TRUE(server.ok()) << server.status();
+  RapidResetOptions attack;
+  attack.target = (*server)->target();
+  attack.source = kAttacker;
+  attack.method = GetParam();
+  attack.connections = 1;
+  attack.streams = 2500;  // about 900 a second: evicted after some 1,100-1,300
+  attack.pause = absl::Milliseconds(1);
+  attack.limit = absl::Seconds(20);
+  const RapidResetResult result = RapidReset(attack);
+  std::printf("%lld streams reset in %s over %s\n", static_cast<long long>(result.streams),
+              absl::FormatDuration(result.took).c_str(), Describe(result.outcomes).c_str());
+  EXPECT_THAT(result.outcomes.goaway_reasons,
+              Contains(HasSubstr("cancelled faster than 100 a second")))
+      << Describe(result.outcomes);
+  EXPECT_EQ(result.outcomes.closed, 0) << Describe(result.outcomes);
+}
+
+INSTANTIATE_TEST_SUITE_P(Methods, PacedResetTest,
+                         ::testing::Values(kReduceMethod, "/grpc.health.v1.Health/Check"),
+                         [](const ::testing::TestParamInfo<const char*>& info) {
+                           return std::string(info.index == 0 ? "Reduce" : "HealthCheck");
+                         });
+
 }  // namespace
 }  // namespace gpureduce::testing
