@@ -113,8 +113,10 @@ TEST(GpuServerTest, RequestsWaitForAStagingBufferAndAllGetRightAnswers) {
 }
 
 TEST(GpuServerTest, CancelWhileTheGpuIsBusyThenServeTheNextRequest) {
-  auto server =
-      ServerProcess::Start({"--staging-buffers=2", "--staging-buffer-bytes=64KiB"}, true, "cuda");
+  // 16 MiB chunks, four times the default limit: each keeps the GPU busy on 64 KiB pieces.
+  auto server = ServerProcess::Start(
+      {"--staging-buffers=2", "--staging-buffer-bytes=64KiB", "--max-chunk-bytes=16MiB"}, true,
+      "cuda");
   SKIP_IF_BACKEND_UNAVAILABLE(server.status());
   ASSERT_TRUE(server.ok()) << server.status();
   auto reducer = (*server)->Connect();
@@ -123,7 +125,7 @@ TEST(GpuServerTest, CancelWhileTheGpuIsBusyThenServeTheNextRequest) {
   auto writer = reducer->stub().ReduceStream(&context, &response);
   v1::ReduceChunk chunk;
   chunk.mutable_spec()->set_op(v1::SUM);
-  const std::vector<float> block = MixedSignData(1 << 22, FreshSeed());  // 64 pieces each
+  const std::vector<float> block = MixedSignData(1 << 22, FreshSeed());
   chunk.set_data(std::string(reinterpret_cast<const char*>(block.data()), block.size() * 4));
   ASSERT_TRUE(writer->Write(chunk));
   chunk.clear_spec();
