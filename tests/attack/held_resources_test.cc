@@ -4,6 +4,7 @@
 // bound the server states: a newcomer is served within the grace of a full server, a scrape
 // answers within a second, the log stays short while the metrics count every refusal.
 
+#include <algorithm>
 #include <chrono>
 #include <memory>
 #include <string>
@@ -24,18 +25,16 @@
 namespace gpureduce::testing {
 namespace {
 
-using ::testing::Each;
-using ::testing::Eq;
 using Clock = std::chrono::steady_clock;
 
 double SecondsSince(Clock::time_point start) {
   return std::chrono::duration<double>(Clock::now() - start).count();
 }
 
-// 24 stalled streams from one address and 8 from another take all 32 slots (d837745 then
-// refused a third address until the 30 s idle timeout). Now a refusal for a full server makes
-// the idle limit --stream-idle-timeout-when-full (1 s): a newcomer is answered within that and
-// a tick of the watch (a quarter of it) of being first refused.
+// 24 stalled streams from each of two addresses: 32 take all the slots, 16 are refused
+// (d837745 then refused a third address until the 30 s idle timeout). Now a refusal for a full
+// server makes the idle limit --stream-idle-timeout-when-full (1 s): a newcomer is answered
+// within that and a tick of the watch (a quarter of it) of being first refused.
 TEST(FairAdmissionTest, StalledStreamsFromTwoAddressesGiveWayToAThirdWithinTheGrace) {
   absl::StatusOr<std::unique_ptr<ServerProcess>> server =
       ServerProcess::Start({"--log-level=info"});
@@ -57,7 +56,7 @@ TEST(FairAdmissionTest, StalledStreamsFromTwoAddressesGiveWayToAThirdWithinTheGr
   };
   SlowUploadResult first, second;
   std::thread first_address([&] { first = stall(kAttacker, 3); });
-  std::thread second_address([&] { second = stall(kSecondAttacker, 1); });
+  std::thread second_address([&] { second = stall(kSecondAttacker, 3); });
 
   // A newcomer from a third address (127.0.0.1) asks until it is answered.
   std::unique_ptr<client::ReducerClient> newcomer = (*server)->Connect();
@@ -84,10 +83,15 @@ TEST(FairAdmissionTest, StalledStreamsFromTwoAddressesGiveWayToAThirdWithinTheGr
   ASSERT_GE(first_refused, 0) << "the stalled streams never filled the server";
   ASSERT_GE(answered, 0) << "the newcomer was never answered";
   EXPECT_LE(answered - first_refused, 1.25 + 0.75 * kSanitizerScale);
-  // Every stalled stream was ended by the server (CANCELLED), none by the attack's end.
-  EXPECT_EQ(first.calls_ended_by_server + second.calls_ended_by_server, 32);
-  EXPECT_THAT(first.codes, Each(Eq(1)));
-  EXPECT_THAT(second.codes, Each(Eq(1)));
+  // Every call was ended by the server, none by the attack's end: 32 stalled ones CANCELLED,
+  // 16 refused at once (RESOURCE_EXHAUSTED), however the two addresses shared the slots.
+  std::vector<int> codes = first.codes;
+  codes.insert(codes.end(), second.codes.begin(), second.codes.end());
+  EXPECT_EQ(first.calls_ended_by_server + second.calls_ended_by_server, 48);
+  EXPECT_EQ(std::count(codes.begin(), codes.end(), 1), 32);
+  EXPECT_EQ(std::count(codes.begin(), codes.end(), 8), 16);
+  EXPECT_LE(std::count(first.codes.begin(), first.codes.end(), 1), 24);
+  EXPECT_LE(std::count(second.codes.begin(), second.codes.end(), 1), 24);
 }
 
 // 64 connections held open on the metrics port, idle or with half a request line, and opened
