@@ -92,6 +92,9 @@ absl::Status ReduceCall::Open(const v1::ReduceSpec& spec, uint64_t size_hint, in
   max_elements_ = kernels::GetWorkBound(spec_->kernel, spec_->op).max_elements;
   std::lock_guard<std::mutex> lock(session_mu_);
   session_ = std::move(*session);
+  // The call was cancelled while it opened (its message had just arrived): what it starts next
+  // gives up at once instead of waiting for backend resources.
+  if (cancelled_) session_->Cancel();
   return absl::OkStatus();
 }
 
@@ -157,6 +160,7 @@ void ReduceCall::Complete(absl::Status status, v1::ReduceResponse* response,
 
 void ReduceCall::Cancel() {
   std::lock_guard<std::mutex> lock(session_mu_);
+  cancelled_ = true;
   if (session_ != nullptr) session_->Cancel();
 }
 

@@ -70,7 +70,8 @@ class ReduceCall {
   void Complete(absl::Status status, v1::ReduceResponse* response,
                 absl::AnyInvocable<void(grpc::Status) &&> finish);
 
-  // Wakes a Consume that waits for backend resources (see ReduceSession::Cancel).
+  // Wakes a Consume that waits for backend resources (see ReduceSession::Cancel); before Open
+  // has made the session, the session is cancelled as Open makes it.
   void Cancel();
   // The client cancelled the call (or its deadline passed): its end is not logged as a failure.
   // Counts against the connection's budget of cancelled calls (call_account.h).
@@ -106,6 +107,7 @@ class ReduceCall {
   std::atomic<bool> reading_{false};  // a message was arriving
   std::optional<runtime::RequestSpec> spec_;
   std::unique_ptr<runtime::ReduceSession> session_;
+  bool cancelled_ = false;     // under session_mu_
   std::mutex session_mu_;      // Cancel may race with Open
   uint64_t max_elements_ = 0;  // the kernel's bound for the op (kernels/work_bound.h); 0: none
   uint64_t elements_ = 0;

@@ -177,6 +177,11 @@ int RunServer(const ServerConfig& config) {
       builder.experimental().AddExternalConnectionAcceptor(
           grpc::ServerBuilder::experimental_type::ExternalConnectionType::FROM_FD, *credentials);
   builder.SetMaxReceiveMessageSize(static_cast<int>(config.limits.TransportLimit()));
+  // No compressed requests: the memory guard credits each message at the size gRPC hands over,
+  // which for a compressed one is far more than it took on the wire (and float arrays hardly
+  // compress). gRPC refuses such a call (UNIMPLEMENTED) before reading its message.
+  builder.SetCompressionAlgorithmSupportStatus(GRPC_COMPRESS_DEFLATE, false);
+  builder.SetCompressionAlgorithmSupportStatus(GRPC_COMPRESS_GZIP, false);
   builder.AddChannelArgument(GRPC_ARG_HTTP2_BDP_PROBE, config.bdp_probe ? 1 : 0);
   ApplyConnectionPolicy(connections, builder);
   std::vector<std::unique_ptr<grpc::experimental::ServerInterceptorFactoryInterface>> creators;
@@ -254,7 +259,16 @@ int RunServer(const ServerConfig& config) {
       "for admitted calls, {} MiB for connections, {} MiB for the guard's reaction, and what "
       "the network delivers in 10 ms; docs/reliability.md)",
       bound.total() >> 20, bound.admitted >> 20, bound.connections >> 20, bound.guard >> 20);
-  spdlog::info("gRPC BDP probe {}", config.bdp_probe ? "on (--bdp-probe)" : "off");
+  if (config.bdp_probe) {
+    // The bound's connections term and the guard's allowance for calls not yet reading assume
+    // gRPC's 64 KiB initial window, which the probe grows toward its estimate (up to 1 GiB).
+    spdlog::warn(
+        "gRPC BDP probe on (--bdp-probe): streams' initial windows follow its estimate, so the "
+        "memory bound above does not hold, and the memory guard may send away a busy client "
+        "whose calls wait for admission");
+  } else {
+    spdlog::info("gRPC BDP probe off");
+  }
   spdlog::info("transport {}; {}", DescribeTransport(config.tls),
                tokens != nullptr
                    ? fmt::format("Reducer calls need a bearer token ({} accepted; health and "

@@ -72,8 +72,8 @@ void StreamIdleWatch::Run() {
           ? full_limit_
           : (full_limit_ == absl::ZeroDuration() ? limit_ : std::min(limit_, full_limit_));
   const absl::Duration tick = std::max(shortest / 4, absl::Milliseconds(10));
-  const int64_t full_hold_ns = 2 * absl::ToInt64Nanoseconds(full_limit_);
-  std::vector<std::pair<Stream*, int64_t>> idle;  // and the wait each is told about
+  const absl::Duration full_hold = 2 * full_limit_;  // saturates, where int64 would overflow
+  std::vector<std::pair<Stream*, int64_t>> idle;     // and the wait each is told about
   while (true) {
     absl::Duration limit = limit_;
     bool full = false;
@@ -83,7 +83,7 @@ void StreamIdleWatch::Run() {
       if (mu_.AwaitWithTimeout(absl::Condition(&stopping), tick)) return;
       const int64_t now = NowNanos();
       const int64_t full_since = full_since_ns_.load(std::memory_order_relaxed);
-      if (full_since != 0 && now - full_since <= full_hold_ns &&
+      if (full_since != 0 && absl::Nanoseconds(now - full_since) <= full_hold &&
           (limit == absl::ZeroDuration() || full_limit_ < limit)) {
         limit = full_limit_;
         full = true;

@@ -1,5 +1,6 @@
 #include "server/connections/connection.h"
 
+#include <poll.h>
 #include <sys/socket.h>
 #include <unistd.h>
 
@@ -62,6 +63,11 @@ bool Connection::Evict(absl::string_view why) {
     drained += static_cast<size_t>(got);
   }
   return true;
+}
+
+bool Connection::Ended() const {
+  pollfd socket{fd_, POLLRDHUP, 0};
+  return poll(&socket, 1, 0) == 1 && (socket.revents & (POLLRDHUP | POLLHUP | POLLERR)) != 0;
 }
 
 bool Connection::TakeCancelToken(double per_second, double burst) {

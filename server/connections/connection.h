@@ -34,6 +34,9 @@ class Connection {
   // returns true; later ones do nothing.
   bool Evict(absl::string_view why);
   bool evicted() const { return evicted_.load(std::memory_order_acquire); }
+  // Whether the socket has seen its end (the client's FIN or reset, or an eviction), though the
+  // gate may not have handled it yet.
+  bool Ended() const;
 
   // What the calls of this connection account for (call_account.h, reduce_call.h):
   // Calls gRPC has handed to the application that have not ended.

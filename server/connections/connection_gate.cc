@@ -99,6 +99,7 @@ void ConnectionGate::Run() {
         Forget(static_cast<int>(data));
       }
     }
+    ended_in_batch_.clear();
   }
 }
 
@@ -131,7 +132,9 @@ void ConnectionGate::AcceptFrom(int listener_fd) {
       if (why == nullptr) {
         own = fcntl(fd, F_DUPFD_CLOEXEC, 0);
         if (own < 0) {
-          --per_address_[peer->WithoutPort()];
+          if (auto count = per_address_.find(peer->WithoutPort()); --count->second == 0) {
+            per_address_.erase(count);
+          }
         } else {
           by_peer_[*peer] = std::make_shared<Connection>(*peer, own, plaintext_);
           by_fd_[own] = *peer;
@@ -167,6 +170,20 @@ void ConnectionGate::AcceptFrom(int listener_fd) {
 }
 
 const char* ConnectionGate::Admit(const PeerAddress& peer, ConnectionRefusal* reason) {
+  // gRPC names a call's connection by its peer's address and port only, so two connections
+  // open at once from one (a client that binds its port twice, to two of the server's
+  // addresses) could not be told apart: the second waits for the first to close. One that
+  // reconnects from its port before the gate has handled the old close (loopback reuses ports
+  // at once) finds the old connection ended, and the gate forgets it now.
+  if (auto open = by_peer_.find(peer); open != by_peer_.end()) {
+    if (!open->second->Ended()) {
+      *reason = ConnectionRefusal::kSamePeer;
+      return "a connection from this address and port is still open; connect from another port";
+    }
+    // Held to the end of the gate's batch of events, which may still hold one for its
+    // descriptor: closed now, its number could go to the new connection and be forgotten.
+    ended_in_batch_.push_back(ForgetLocked(open->second->fd()));
+  }
   const PeerAddress address = peer.WithoutPort();
   if (auto cooling = cooling_.find(address); cooling != cooling_.end()) {
     if (absl::Now() < cooling->second) {
@@ -203,21 +220,28 @@ void ConnectionGate::Forget(int fd) {
   std::shared_ptr<Connection> gone;
   {
     absl::MutexLock lock(&mu_);
-    auto it = by_fd_.find(fd);
-    if (it == by_fd_.end()) return;
-    epoll_ctl(epoll_fd_, EPOLL_CTL_DEL, fd, nullptr);
-    const PeerAddress address = it->second.WithoutPort();
-    if (auto count = per_address_.find(address);
-        count != per_address_.end() && --count->second == 0) {
-      per_address_.erase(count);
-    }
-    auto connection = by_peer_.find(it->second);
+    gone = ForgetLocked(fd);
+  }
+  // The descriptor closes when the last call holding the connection lets go of it.
+}
+
+std::shared_ptr<Connection> ConnectionGate::ForgetLocked(int fd) {
+  auto it = by_fd_.find(fd);
+  if (it == by_fd_.end()) return nullptr;
+  epoll_ctl(epoll_fd_, EPOLL_CTL_DEL, fd, nullptr);
+  if (auto count = per_address_.find(it->second.WithoutPort());
+      count != per_address_.end() && --count->second == 0) {
+    per_address_.erase(count);
+  }
+  std::shared_ptr<Connection> gone;
+  if (auto connection = by_peer_.find(it->second);
+      connection != by_peer_.end() && connection->second->fd() == fd) {
     gone = std::move(connection->second);
     by_peer_.erase(connection);
-    by_fd_.erase(it);
   }
+  by_fd_.erase(it);
   metrics_.Closed();
-  // The descriptor closes when the last call holding the connection lets go of it.
+  return gone;
 }
 
 std::shared_ptr<Connection> ConnectionGate::Find(absl::string_view grpc_peer) const {

@@ -97,6 +97,9 @@ class ConnectionGate {
       ABSL_EXCLUSIVE_LOCKS_REQUIRED(mu_);
   void Refuse(int fd, const PeerAddress& peer, ConnectionRefusal reason, const char* why);
   void Forget(int fd);
+  // Forgets the connection of the gate's descriptor `fd` (counted out, no longer watched);
+  // returns it, if the gate still held it, for the caller to let go of.
+  std::shared_ptr<Connection> ForgetLocked(int fd) ABSL_EXCLUSIVE_LOCKS_REQUIRED(mu_);
 
   const ConnectionLimits limits_;
   ConnectionMetrics& metrics_;
@@ -104,6 +107,9 @@ class ConnectionGate {
   bool plaintext_ = true;
   Listener listener_;
   RefusedConnections refused_;  // the gate's thread's
+  // Connections forgotten at an accept (ended, the gate not yet told), kept to the end of the
+  // gate's batch of events (the gate's thread's).
+  std::vector<std::shared_ptr<Connection>> ended_in_batch_;
   std::unique_ptr<grpc::experimental::ExternalConnectionAcceptor> acceptor_;
   int epoll_fd_ = -1;
   int wake_fd_ = -1;

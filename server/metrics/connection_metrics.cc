@@ -12,7 +12,9 @@ ConnectionMetrics::ConnectionMetrics(prometheus::Registry& registry)
                           .Name("gpureduce_connections_refused_total")
                           .Help("Connections closed at accept: server_full (--max-connections), "
                                 "client_full (--max-connections-per-client), cooling_down (the "
-                                "address had a connection evicted within --eviction-cooldown)")
+                                "address had a connection evicted within --eviction-cooldown), "
+                                "same_peer (a connection from the same address and port is "
+                                "still open)")
                           .Register(registry)),
       evicted_family_(prometheus::BuildCounter()
                           .Name("gpureduce_connections_evicted_total")
@@ -25,7 +27,8 @@ ConnectionMetrics::ConnectionMetrics(prometheus::Registry& registry)
                           .Register(registry)),
       refused_{&refused_family_.Add({{"reason", "server_full"}}),
                &refused_family_.Add({{"reason", "client_full"}}),
-               &refused_family_.Add({{"reason", "cooling_down"}})},
+               &refused_family_.Add({{"reason", "cooling_down"}}),
+               &refused_family_.Add({{"reason", "same_peer"}})},
       evicted_{&evicted_family_.Add({{"reason", "cancelled_calls"}}),
                &evicted_family_.Add({{"reason", "live_streams"}}),
                &evicted_family_.Add({{"reason", "unaccounted_bytes"}})} {}

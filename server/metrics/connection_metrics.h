@@ -12,7 +12,7 @@
 
 namespace gpureduce::server {
 
-enum class ConnectionRefusal { kServerFull = 0, kClientFull = 1, kCoolingDown = 2 };
+enum class ConnectionRefusal { kServerFull = 0, kClientFull = 1, kCoolingDown = 2, kSamePeer = 3 };
 enum class Eviction { kCancelledCalls = 0, kLiveStreams = 1, kUnaccountedBytes = 2 };
 
 class ConnectionMetrics {
@@ -30,7 +30,7 @@ class ConnectionMetrics {
   prometheus::Gauge& open_;
   prometheus::Family<prometheus::Counter>& refused_family_;
   prometheus::Family<prometheus::Counter>& evicted_family_;
-  prometheus::Counter* refused_[3];
+  prometheus::Counter* refused_[4];
   prometheus::Counter* evicted_[3];
 };
 

@@ -48,7 +48,8 @@ nghttp2_nv Header(absl::string_view name, absl::string_view value) {
 }  // namespace
 
 absl::StatusOr<std::unique_ptr<H2Client>> H2Client::Connect(absl::string_view target,
-                                                            absl::string_view source) {
+                                                            absl::string_view source,
+                                                            int source_port) {
   const size_t colon = target.rfind(':');
   int port = 0;
   if (colon == absl::string_view::npos || !absl::SimpleAtoi(target.substr(colon + 1), &port)) {
@@ -62,8 +63,13 @@ absl::StatusOr<std::unique_ptr<H2Client>> H2Client::Connect(absl::string_view ta
   if (client->fd_ < 0) return absl::InternalError(absl::StrCat("socket: ", strerror(errno)));
   if (!source.empty()) {
     socklen_t source_length = 0;
-    absl::StatusOr<sockaddr_storage> local = Resolve(source, 0, &source_length);
+    absl::StatusOr<sockaddr_storage> local = Resolve(source, source_port, &source_length);
     if (!local.ok()) return local.status();
+    if (source_port != 0) {
+      const int one = 1;
+      setsockopt(client->fd_, SOL_SOCKET, SO_REUSEADDR, &one, sizeof(one));
+      setsockopt(client->fd_, SOL_SOCKET, SO_REUSEPORT, &one, sizeof(one));
+    }
     if (bind(client->fd_, reinterpret_cast<sockaddr*>(&*local), source_length) != 0) {
       return absl::InternalError(absl::StrCat("bind ", source, ": ", strerror(errno)));
     }
@@ -158,6 +164,14 @@ uint64_t H2Client::queued(int32_t stream) const {
 int H2Client::grpc_status(int32_t stream) const {
   auto it = statuses_.find(stream);
   return it == statuses_.end() ? -1 : it->second;
+}
+
+int H2Client::local_port() const {
+  sockaddr_storage local{};
+  socklen_t length = sizeof(local);
+  if (getsockname(fd_, reinterpret_cast<sockaddr*>(&local), &length) != 0) return 0;
+  return ntohs(local.ss_family == AF_INET6 ? reinterpret_cast<sockaddr_in6*>(&local)->sin6_port
+                                           : reinterpret_cast<sockaddr_in*>(&local)->sin_port);
 }
 
 bool H2Client::Pump(absl::Duration wait) {

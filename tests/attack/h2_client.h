@@ -23,9 +23,11 @@ namespace gpureduce::testing {
 class H2Client {
  public:
   // Connects to `target` ("HOST:PORT", numeric host) from `source` (a local address to bind to;
-  // empty: any) and sends the connection preface.
+  // empty: any) and `source_port` (0: any; else bound with SO_REUSEADDR and SO_REUSEPORT, so
+  // that two clients may share it) and sends the connection preface.
   static absl::StatusOr<std::unique_ptr<H2Client>> Connect(absl::string_view target,
-                                                           absl::string_view source = "");
+                                                           absl::string_view source = "",
+                                                           int source_port = 0);
   ~H2Client();
   H2Client(const H2Client&) = delete;
   H2Client& operator=(const H2Client&) = delete;
@@ -50,6 +52,8 @@ class H2Client {
   bool Flush(absl::Duration limit);
 
   bool open() const { return !closed_; }
+  // The local port of the connection.
+  int local_port() const;
   bool settings_received() const { return settings_received_; }
   bool goaway() const { return goaway_; }
   uint32_t goaway_error() const { return goaway_error_; }

@@ -1,8 +1,13 @@
 // Clients that hold what others need, against the real server on loopback (docs/reliability.md,
 // "Hostile clients"): stalled streams from several addresses filling every slot, connections
-// held open on the metrics port, and a flood of bad requests aimed at the log. Each gets a
-// bound the server states: a newcomer is served within the grace of a full server, a scrape
-// answers within a second, the log stays short while the metrics count every refusal.
+// held open on the metrics port, a flood of bad requests aimed at the log, and two connections
+// from one address and port. Each gets a bound the server states: a newcomer is served within
+// the grace of a full server, a scrape answers within a second, the log stays short while the
+// metrics count every refusal, the second connection waits for the first.
+
+#include <netinet/in.h>
+#include <sys/socket.h>
+#include <unistd.h>
 
 #include <algorithm>
 #include <chrono>
@@ -16,6 +21,7 @@
 #include "gtest/gtest.h"
 #include "tests/attack/attack_expectations.h"
 #include "tests/attack/attacks.h"
+#include "tests/attack/h2_client.h"
 #include "tests/integration/http_get.h"
 #include "tests/integration/metrics_scrape.h"
 #include "tests/integration/server_process.h"
@@ -157,6 +163,71 @@ TEST(FailureLogTest, TenThousandBadRequestsWriteAFewLinesAndAreAllCounted) {
           {{"code", "INVALID_ARGUMENT"}, {"kernel", "none"}, {"method", "Reduce"}, {"op", "none"}}),
       kBadRequests)
       << *scrape;
+}
+
+// A port of 127.0.0.2 free for now (the kernel's choice, let go at once).
+int FreePortOfTheAttacker() {
+  const int fd = socket(AF_INET, SOCK_STREAM, 0);
+  sockaddr_in address{};
+  address.sin_family = AF_INET;
+  address.sin_addr.s_addr = htonl(0x7f000002);
+  socklen_t length = sizeof(address);
+  int port = 0;
+  if (bind(fd, reinterpret_cast<sockaddr*>(&address), length) == 0 &&
+      getsockname(fd, reinterpret_cast<sockaddr*>(&address), &length) == 0) {
+    port = ntohs(address.sin_port);
+  }
+  close(fd);
+  return port;
+}
+
+// Two connections open at once from one address and port: a client that binds its port twice
+// and connects to two of the server's addresses. gRPC names a call's connection by its peer's
+// address and port alone, so the server refuses the second until the first has closed. (The
+// gate kept one entry for both: the first close forgot the second, whose close then crashed
+// the server.)
+TEST(SamePeerTest, ASecondConnectionFromOneAddressAndPortWaitsForTheFirst) {
+  absl::StatusOr<std::unique_ptr<ServerProcess>> server =
+      ServerProcess::Start({"--listen=0.0.0.0:0", "--log-level=info"});
+  SKIP_IF_BACKEND_UNAVAILABLE(server.status());
+  ASSERT_TRUE(server.ok()) << server.status();
+  const std::string port = (*server)->target().substr((*server)->target().rfind(':'));
+  const int source_port = FreePortOfTheAttacker();
+  ASSERT_NE(source_port, 0);
+  auto connect = [&](const char* destination) {
+    return H2Client::Connect(absl::StrCat(destination, port), kAttacker, source_port);
+  };
+  auto pump = [](H2Client& client, bool until_settings) {
+    for (int i = 0; i < 200 && client.open() && !client.goaway(); ++i) {
+      client.Pump(absl::Milliseconds(10));
+      if (until_settings && client.settings_received()) return;
+    }
+  };
+
+  absl::StatusOr<std::unique_ptr<H2Client>> first = connect("127.0.0.1");
+  ASSERT_TRUE(first.ok()) << first.status();
+  pump(**first, /*until_settings=*/true);
+  EXPECT_TRUE((*first)->settings_received());
+
+  absl::StatusOr<std::unique_ptr<H2Client>> second = connect("127.0.0.4");
+  ASSERT_TRUE(second.ok()) << second.status();
+  pump(**second, /*until_settings=*/false);
+  EXPECT_TRUE((*second)->refused());
+  EXPECT_THAT((*second)->goaway_debug(), ::testing::HasSubstr("still open"));
+
+  first->reset();
+  second->reset();
+  std::this_thread::sleep_for(std::chrono::milliseconds(300));  // the gate sees both closes
+  // The port is free again (another destination: the old pairs wait out TIME_WAIT).
+  absl::StatusOr<std::unique_ptr<H2Client>> third = connect("127.0.0.5");
+  ASSERT_TRUE(third.ok()) << third.status();
+  pump(**third, /*until_settings=*/true);
+  EXPECT_TRUE((*third)->settings_received());
+  EXPECT_FALSE((*third)->goaway()) << (*third)->goaway_debug();
+
+  const std::vector<float> data = MixedSignData(1024, FreshSeed());
+  absl::StatusOr<v1::ReduceResponse> got = (*server)->Connect()->Reduce(Spec(v1::SUM), data);
+  ASSERT_TRUE(got.ok()) << got.status();
 }
 
 }  // namespace
