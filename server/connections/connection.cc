@@ -5,6 +5,7 @@
 #include <unistd.h>
 
 #include <algorithm>
+#include <cerrno>
 #include <string>
 
 #include "absl/time/clock.h"
@@ -53,7 +54,20 @@ bool Connection::Evict(absl::string_view why) {
     // gRPC may be writing to the socket too; its frames are small on a connection that only
     // opens and cancels calls, and the client is being sent away either way.
     const std::string frames = GoawayFrame(why);
-    (void)!send(fd_, frames.data(), frames.size(), MSG_DONTWAIT | MSG_NOSIGNAL);
+    // A full send buffer (a client that stopped reading) gets a few milliseconds to make room:
+    // evictions are rare (once per connection, then the address cools down).
+    size_t sent = 0;
+    for (int tries = 0; sent < frames.size() && tries < 4; ++tries) {
+      const ssize_t wrote =
+          send(fd_, frames.data() + sent, frames.size() - sent, MSG_DONTWAIT | MSG_NOSIGNAL);
+      if (wrote > 0) {
+        sent += static_cast<size_t>(wrote);
+        continue;
+      }
+      if (wrote < 0 && errno != EAGAIN && errno != EWOULDBLOCK && errno != EINTR) break;
+      pollfd writable{fd_, POLLOUT, 0};
+      poll(&writable, 1, /*timeout_ms=*/5);
+    }
   }
   shutdown(fd_, SHUT_RDWR);
   char buffer[65536];
