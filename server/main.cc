@@ -3,7 +3,8 @@
 #include <cstdio>
 #include <string>
 
-#include "common/crash_handler.h"
+#include "absl/debugging/failure_signal_handler.h"
+#include "absl/debugging/symbolize.h"
 #include "common/flags.h"
 #include "common/malloc_tuning.h"
 #include "common/mutex_tuning.h"
@@ -12,7 +13,11 @@
 #include "spdlog/spdlog.h"
 
 int main(int argc, char** argv) {
-  gpureduce::InstallCrashHandler("gpureduce-server");
+  // On a fatal signal: the signal and a symbolized stack trace on stderr, then the default
+  // action (the core dump or the exit status), so a crash in production leaves more than its
+  // exit code.
+  absl::InitializeSymbolizer(argv[0]);
+  absl::InstallFailureSignalHandler(absl::FailureSignalHandlerOptions());
   gpureduce::TuneMallocForLargeMessages();
   gpureduce::SkipMutexDeadlockDetection();
   gpureduce::server::ServerConfig config;
