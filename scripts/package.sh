@@ -58,7 +58,11 @@ for script in "${optional_scripts[@]}"; do
   if [ -f "$script" ]; then cp "$script" "$stage/scripts/"; fi
 done
 cp README.md "$stage/"
-cp -r docs "$stage/docs"
+# docs/ without docs/results: the raw runs the docs cite stay in the repository.
+mkdir -p "$stage/docs"
+for entry in docs/*; do
+  [ "$entry" = docs/results ] || cp -r "$entry" "$stage/docs/"
+done
 
 # lib/: the shipped libraries, by their sonames, from where this machine's linker finds them.
 mkdir -p "$stage/lib"
