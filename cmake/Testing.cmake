@@ -1,12 +1,16 @@
 include(GoogleTest)
-# gpureduce_add_test(<name> SOURCES ... LIBS ... [LABELS ...] [TIMEOUT s])
+# gpureduce_add_test(<name> SOURCES ... LIBS ... [LABELS ...] [TIMEOUT s] [SERIAL])
+#
+# CI runs CTest with two jobs (scripts/test.sh); SERIAL runs each of the suite's tests alone,
+# for those that time a server's answers or hold most of the machine (the attacks, overload,
+# open-loop load).
 #
 # Normally one executable per suite, registered with gtest_discover_tests. With
 # GPUREDUCE_STATIC_DEPS (the package) each executable would carry all of gRPC, so the sources and
 # libraries are collected instead, and gpureduce_add_combined_test() (called at the end of
 # tests/CMakeLists.txt) builds them into the one executable `gpureduce-tests`.
 function(gpureduce_add_test name)
-  cmake_parse_arguments(ARG "" "TIMEOUT" "SOURCES;LIBS;LABELS" ${ARGN})
+  cmake_parse_arguments(ARG "SERIAL" "TIMEOUT" "SOURCES;LIBS;LABELS" ${ARGN})
   if(NOT ARG_TIMEOUT)
     set(ARG_TIMEOUT 300)
   endif()
@@ -26,9 +30,13 @@ function(gpureduce_add_test name)
   add_executable(${name} ${ARG_SOURCES})
   target_link_libraries(${name} PRIVATE ${ARG_LIBS} gpureduce_options gpureduce_test_includes
                                         GTest::gmock GTest::gtest GTest::gtest_main)
+  set(serial FALSE)
+  if(ARG_SERIAL)
+    set(serial TRUE)
+  endif()
   gtest_discover_tests(${name}
     DISCOVERY_TIMEOUT 60
-    PROPERTIES TIMEOUT ${ARG_TIMEOUT} LABELS "${ARG_LABELS}")
+    PROPERTIES TIMEOUT ${ARG_TIMEOUT} LABELS "${ARG_LABELS}" RUN_SERIAL ${serial})
 endfunction()
 
 # The combined test executable of a GPUREDUCE_STATIC_DEPS build; does nothing otherwise.

@@ -26,6 +26,8 @@ for stage in "${stages[@]}"; do
     continue
   fi
   timed "build ($stage)" scripts/build.sh "$stage"
-  timed "test ($stage)" ctest --preset "$stage" --timeout 1200
+  # Two jobs (CI's two cores); suites that time the server under load run alone (SERIAL in
+  # cmake/Testing.cmake).
+  timed "test ($stage)" ctest --preset "$stage" --timeout 1200 --parallel "${GPUREDUCE_TEST_JOBS:-2}"
 done
 echo "=== all stages: $((SECONDS - began)) s"
