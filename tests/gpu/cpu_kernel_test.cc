@@ -25,21 +25,21 @@ v1::ReduceSpec CpuSpec(Op op) {
   return spec;
 }
 
+// A server of its own per test (--auto-cpu-below=0, ServerProcess's default for cuda): only a
+// request that names `cpu` reaches the CPU.
 class CpuKernelTest : public ::testing::Test {
  protected:
-  // --auto-cpu-below=0 (ServerProcess's default for cuda): only a named `cpu` reaches the CPU.
-  static void SetUpTestSuite() { shared_.Start({}, "cuda"); }
-  static void TearDownTestSuite() { shared_.Stop(); }
   void SetUp() override {
-    REQUIRE_SHARED_SERVER(shared_);
-    reducer_ = shared_.get()->Connect();
+    absl::StatusOr<std::unique_ptr<ServerProcess>> server = ServerProcess::Start({}, true, "cuda");
+    SKIP_IF_BACKEND_UNAVAILABLE(server.status());
+    ASSERT_TRUE(server.ok()) << server.status();
+    server_ = *std::move(server);
+    reducer_ = server_->Connect();
   }
 
-  static SharedServer shared_;
+  std::unique_ptr<ServerProcess> server_;
   std::unique_ptr<client::ReducerClient> reducer_;
 };
-
-SharedServer CpuKernelTest::shared_;
 
 TEST_F(CpuKernelTest, TheServerListsItAfterTheGpuKernels) {
   absl::StatusOr<v1::ListKernelsResponse> list = reducer_->ListKernels();
