@@ -5,11 +5,13 @@
 namespace gpureduce::runtime {
 
 std::vector<const kernels::KernelInfo*> Backend::Kernels() const {
-  std::vector<const kernels::KernelInfo*> kernels;
+  std::vector<const kernels::KernelInfo*> own;
+  std::vector<const kernels::KernelInfo*> others;
   for (const kernels::KernelInfo& kernel : kernels::AllKernels()) {
-    if (kernel.backend == kind()) kernels.push_back(&kernel);
+    if (Runs(kernel)) (kernel.backend == kind() ? own : others).push_back(&kernel);
   }
-  return kernels;
+  own.insert(own.end(), others.begin(), others.end());
+  return own;
 }
 
 absl::StatusOr<OpenedDeviceMemory> Backend::OpenIpcHandle(std::span<const std::byte> handle,

@@ -156,7 +156,10 @@ class Backend {
   // CPU). Thread-safe; cheap enough for a metrics scrape.
   virtual std::vector<DeviceUsage> Usage() const { return {}; }
 
-  // The catalogue entries this backend can run.
+  // Whether Open runs `kernel`: by default the kernels of kind().
+  virtual bool Runs(const kernels::KernelInfo& kernel) const { return kernel.backend == kind(); }
+  // The catalogue entries this backend runs: those of kind() first (the default among them), then
+  // any other backend's it also runs.
   std::vector<const kernels::KernelInfo*> Kernels() const;
 };
 

@@ -8,6 +8,7 @@
 #include "common/flags.h"
 #include "common/malloc_tuning.h"
 #include "common/mutex_tuning.h"
+#include "server/backend_flags.h"
 #include "server/server_app.h"
 #include "server/server_config.h"
 #include "spdlog/spdlog.h"
@@ -21,6 +22,7 @@ int main(int argc, char** argv) {
   gpureduce::TuneMallocForLargeMessages();
   gpureduce::SkipMutexDeadlockDetection();
   gpureduce::server::ServerConfig config;
+  gpureduce::server::BackendFlags backend_flags;
   std::string shared_memory_peers = "local";
   gpureduce::FlagSet flags(
       "gpureduce-server", "gpureduce-server [flags]",
@@ -28,33 +30,7 @@ int main(int argc, char** argv) {
       "server reflection). Stops on SIGINT or SIGTERM after in-flight requests finish.");
   flags.AddString("listen", &config.listen,
                   "address to listen on; port 0 picks a free port (see --port-file)", "HOST:PORT");
-  flags.AddChoice("backend", &config.runtime.kind, {"auto", "cpu", "cuda"},
-                  "compute backend: auto takes the GPU when there is one, else the CPU");
-  flags.AddUint32("worker-threads", &config.runtime.worker_threads,
-                  "CPU backend threads, and those of the CUDA backend's CPU path (see "
-                  "--auto-cpu-below); 0 means one per hardware thread");
-  flags.AddString("devices", &config.runtime.devices, "GPUs to own: all, or indices such as 0,1",
-                  "LIST");
-  flags.AddUint32("streams", &config.runtime.streams,
-                  "CUDA streams per GPU; 0 picks twice the copy engines (at least 4)");
-  flags.AddUint32("staging-buffers", &config.runtime.staging_buffers,
-                  "pinned staging buffers per GPU; requests beyond them wait for one");
-  flags.AddByteSize("staging-buffer-bytes", &config.runtime.staging_buffer_bytes,
-                    "size of each staging buffer (pinned host and device); larger chunks are "
-                    "sent in pieces");
-  flags.AddUint32("copy-threads", &config.runtime.copy_threads,
-                  "threads per GPU that copy chunks into pinned staging memory (a few GB/s "
-                  "each); 0 picks half the hardware threads, at least 4");
-  flags.AddByteSize("auto-cpu-below", &config.runtime.auto_cpu_below_bytes,
-                    "CUDA backend: `auto` requests smaller than this (unary, or streams that "
-                    "declare expected_count) are reduced on the CPU, where a copy and a launch "
-                    "cost more than the reduction; the response names the kernel that ran; 0: "
-                    "all on the GPU");
-  flags.AddByteSize("split-above", &config.runtime.split_above_bytes,
-                    "CUDA backend with several GPUs: a request known to carry at least this many "
-                    "bytes (unary, a stream that declares expected_count, a shared-memory "
-                    "region) and pinned to no GPU is reduced on every GPU at once, its partials "
-                    "combined in order; the response lists the devices; 0: one GPU per request");
+  backend_flags.Register(flags);
   flags.AddByteSize("max-request-bytes", &config.limits.max_request_bytes,
                     "largest payload of a unary Reduce; larger arrays must use ReduceStream");
   flags.AddByteSize("max-chunk-bytes", &config.limits.max_chunk_bytes,
@@ -176,9 +152,16 @@ int main(int argc, char** argv) {
                  flags.positional().front().c_str());
     return 2;
   }
+  absl::StatusOr<gpureduce::runtime::BackendOptions> backend = backend_flags.Options();
+  if (!backend.ok()) {
+    std::fprintf(stderr, "gpureduce-server: %s\nRun gpureduce-server --help for usage.\n",
+                 std::string(backend.status().message()).c_str());
+    return 2;
+  }
+  config.runtime = *std::move(backend);
   if (config.limits.max_concurrent_requests == 0 || config.limits.max_request_bytes == 0 ||
-      config.limits.max_chunk_bytes == 0 || config.runtime.staging_buffers == 0 ||
-      config.runtime.staging_buffer_bytes < 4096) {
+      config.limits.max_chunk_bytes == 0 || config.runtime.device.staging_buffers == 0 ||
+      config.runtime.device.staging_buffer_bytes < 4096) {
     std::fprintf(stderr,
                  "gpureduce-server: limits and staging buffers must be positive (staging "
                  "buffers at least 4KiB)\n");
@@ -202,5 +185,8 @@ int main(int argc, char** argv) {
     return 2;
   }
   spdlog::set_level(spdlog::level::from_str(config.log_level));
+  if (const std::string warning = backend_flags.DeprecationWarning(); !warning.empty()) {
+    spdlog::warn("{}", warning);
+  }
   return gpureduce::server::RunServer(config);
 }

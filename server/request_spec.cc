@@ -53,7 +53,7 @@ absl::StatusOr<runtime::RequestSpec> ResolveSpec(const v1::ReduceSpec& spec,
       return absl::InvalidArgumentError(absl::StrCat(
           "unknown kernel '", spec.kernel(), "'; this server runs: ", KernelChoices(backend)));
     }
-    if (kernel->backend != backend.kind()) {
+    if (!backend.Runs(*kernel)) {
       return absl::FailedPreconditionError(absl::StrCat(
           "kernel '", spec.kernel(), "' needs the ", kernels::BackendName(kernel->backend),
           " backend, but this server runs the ", kernels::BackendName(backend.kind()),

@@ -20,6 +20,7 @@
 #include "runtime/backend_factory.h"
 #include "server/auth/server_credentials.h"
 #include "server/auth/token_authenticator.h"
+#include "server/backend_flags.h"
 #include "server/connections/call_tracker.h"
 #include "server/connections/connection_gate.h"
 #include "server/connections/listener.h"
@@ -117,9 +118,9 @@ int RunServer(const ServerConfig& config) {
   const uint64_t file_limit = RaiseFileLimit();
 
   runtime::BackendOptions backend_options = config.runtime;
-  backend_options.sessions = config.limits.max_concurrent_requests;
+  backend_options.device.sessions = config.limits.max_concurrent_requests;
   absl::StatusOr<std::unique_ptr<runtime::Backend>> backend =
-      runtime::CreateBackend(backend_options);
+      CreateBackendFromFlags(backend_options);
   if (!backend.ok()) {
     spdlog::critical("cannot start: {}", backend.status().message());
     return 1;

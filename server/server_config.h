@@ -38,7 +38,9 @@ struct ConnectionPolicy {
 
 struct ServerConfig {
   std::string listen = "127.0.0.1:50051";
-  runtime::BackendOptions runtime;  // runtime.sessions follows limits.max_concurrent_requests
+  // From the backend flags (server/backend_flags.h); runtime.device.sessions follows
+  // limits.max_concurrent_requests.
+  runtime::BackendOptions runtime;
   ServiceLimits limits;
   RegionLimits shared_memory;  // off unless --allow-shared-memory
   ConnectionPolicy connections;

@@ -9,7 +9,6 @@
 #include "runtime/cuda/client_memory.h"
 #include "runtime/cuda/cuda_session.h"
 #include "runtime/cuda/cuda_status.h"
-#include "runtime/split_session.h"
 #include "spdlog/spdlog.h"
 
 namespace gpureduce::runtime {
@@ -51,15 +50,10 @@ absl::StatusOr<std::unique_ptr<CudaBackend>> CudaBackend::Create(
     std::iota(indices.begin(), indices.end(), 0);
   }
   std::unique_ptr<CudaBackend> backend(new CudaBackend());
-  backend->auto_cpu_below_ = options.auto_cpu_below;
-  backend->split_above_ = options.split_above;
-  if (options.auto_cpu_below > 0)
-    backend->host_ = std::make_unique<CpuBackend>(options.host_threads);
   for (int index : indices) {
     if (index < 0 || index >= visible) {
-      return absl::InvalidArgumentError(absl::StrCat("--devices: GPU ", index, " does not exist; ",
-                                                     visible, " are visible (0 to ", visible - 1,
-                                                     ")"));
+      return absl::InvalidArgumentError(absl::StrCat("GPU ", index, " does not exist; ", visible,
+                                                     " are visible (0 to ", visible - 1, ")"));
     }
     absl::StatusOr<std::unique_ptr<Device>> device = Device::Open(index, options.device);
     if (!device.ok()) {
@@ -84,7 +78,6 @@ uint32_t CudaBackend::workers() const {
 }
 
 absl::Status CudaBackend::SelfCheck() {
-  if (host_ != nullptr) RETURN_IF_ERROR(host_->SelfCheck());
   for (const auto& device : devices_) RETURN_IF_ERROR(CheckDevice(*device));
   return absl::OkStatus();
 }
@@ -132,8 +125,8 @@ absl::StatusOr<Device*> CudaBackend::OwnedDevice(int index) const {
       absl::StrCat("this server does not use GPU ", index, "; it uses GPU ", owned));
 }
 
-absl::StatusOr<std::unique_ptr<ReduceSession>> CudaBackend::OpenOn(Device& device,
-                                                                   const RequestSpec& spec) {
+absl::StatusOr<std::unique_ptr<ReduceSession>> CudaBackend::OpenOnDevice(Device& device,
+                                                                         const RequestSpec& spec) {
   ASSIGN_OR_RETURN(PartialSlot * slot, device.AcquirePartial());
   // A session that fails to start has already given its slot back.
   ASSIGN_OR_RETURN(std::unique_ptr<CudaSession> session, CudaSession::Start(device, spec, slot));
@@ -141,61 +134,19 @@ absl::StatusOr<std::unique_ptr<ReduceSession>> CudaBackend::OpenOn(Device& devic
 }
 
 absl::StatusOr<std::unique_ptr<ReduceSession>> CudaBackend::Open(const RequestSpec& spec) {
-  if (spec.device >= 0) {  // the data is on that GPU: neither the CPU nor another GPU can read it
-    ASSIGN_OR_RETURN(Device * device, OwnedDevice(spec.device));
-    return OpenOn(*device, spec);
-  }
-  if (host_ != nullptr && spec.auto_kernel && spec.size_hint > 0 &&
-      spec.size_hint < auto_cpu_below_) {
-    RequestSpec on_cpu = spec;
-    on_cpu.kernel = kernels::KernelId::kCpu;
-    return host_->Open(on_cpu);
-  }
-  if (split_above_ != 0 && spec.size_hint >= split_above_ && devices_.size() > 1) {
-    if (std::unique_ptr<ReduceSession> split = OpenSplit(spec); split != nullptr) return split;
-  }
-  // The usable device with the fewest bytes outstanding; ties in round-robin order, so that
-  // equal requests alternate between idle devices.
-  const size_t start = next_device_.fetch_add(1);
-  Device* least = nullptr;
-  for (size_t i = 0; i < devices_.size(); ++i) {
-    Device* device = devices_[(start + i) % devices_.size()].get();
-    if (device->lost()) continue;
-    if (least == nullptr || device->outstanding_bytes() < least->outstanding_bytes()) {
-      least = device;
-    }
-  }
-  if (least == nullptr) {
-    return absl::UnavailableError("every GPU of this server is lost; it reports NOT_SERVING");
-  }
-  absl::StatusOr<std::unique_ptr<ReduceSession>> session = OpenOn(*least, spec);
-  // Rarely, its request slots are all taken: any other usable device will do.
-  for (size_t i = 0; i < devices_.size() && absl::IsResourceExhausted(session.status()); ++i) {
-    Device& other = *devices_[(start + i) % devices_.size()];
-    if (&other != least && !other.lost()) session = OpenOn(other, spec);
-  }
-  return session;
+  if (spec.device < 0) return OpenOn(0, spec);
+  ASSIGN_OR_RETURN(Device * device, OwnedDevice(spec.device));
+  return OpenOnDevice(*device, spec);
 }
 
-std::unique_ptr<ReduceSession> CudaBackend::OpenSplit(const RequestSpec& spec) {
-  size_t usable = 0;
-  for (const auto& device : devices_) usable += device->lost() ? 0 : 1;
-  if (usable < 2) return nullptr;
-  RequestSpec part = spec;
-  part.size_hint = (spec.size_hint + usable - 1) / usable;  // each GPU's share of the load
-  std::vector<std::unique_ptr<ReduceSession>> parts;
-  for (const auto& device : devices_) {
-    if (device->lost()) continue;
-    // A GPU whose request slots are all taken is left out; the others share the request.
-    if (absl::StatusOr<std::unique_ptr<ReduceSession>> opened = OpenOn(*device, part);
-        opened.ok()) {
-      parts.push_back(std::move(*opened));
-    }
-  }
-  // With fewer than two the request goes the usual way, counting its whole size (a part counts
-  // only its share). With some GPUs left out, each part still counts one share of the usable.
-  if (parts.size() < 2) return nullptr;
-  return std::make_unique<SplitSession>(spec.op, std::move(parts));
+GpuLoad CudaBackend::Load(size_t position) const {
+  const Device& device = *devices_[position];
+  return {.lost = device.lost(), .outstanding_bytes = device.outstanding_bytes()};
+}
+
+absl::StatusOr<std::unique_ptr<ReduceSession>> CudaBackend::OpenOn(size_t position,
+                                                                   const RequestSpec& spec) {
+  return OpenOnDevice(*devices_[position], spec);
 }
 
 absl::StatusOr<std::unique_ptr<MemoryHold>> CudaBackend::PinHost(const void* base, size_t bytes) {

@@ -20,21 +20,10 @@
 #include "runtime/backend.h"
 #include "runtime/cuda/completion_thread.h"
 #include "runtime/cuda/cuda_resources.h"
+#include "runtime/device_options.h"
 #include "runtime/slot_pool.h"
 
 namespace gpureduce::runtime {
-
-struct DeviceOptions {
-  uint32_t streams = 0;  // 0: twice the copy engines, at least 4
-  // The teaching ladder's requests share these low-priority streams, so they can neither hold
-  // every stream nor delay the production kernels' blocks (which run on high-priority ones).
-  uint32_t ladder_streams = 2;
-  uint32_t staging_buffers = 16;
-  uint64_t staging_buffer_bytes = uint64_t{4} << 20;
-  uint32_t sessions = 32;     // requests in progress on this device at once
-  uint32_t copy_threads = 0;  // threads that copy chunks into pinned memory; 0: half the
-                              // hardware threads, at least 4
-};
 
 // A pinned host buffer, the device buffer it is copied to, and the events that time the copy
 // and the kernel. The staging pool's slots are the server's bound on staging memory, and its

@@ -62,7 +62,7 @@ constexpr double kRelativeTolerance = 1e-9;
 runtime::Backend& CpuBackend() {
   static runtime::Backend* const backend = [] {
     runtime::BackendOptions options;
-    options.kind = "cpu";
+    options.kind = runtime::BackendChoice::kCpu;
     options.worker_threads = 2;
     absl::StatusOr<std::unique_ptr<runtime::Backend>> created = runtime::CreateBackend(options);
     if (!created.ok()) Fail(created.status().ToString());

@@ -96,6 +96,14 @@ TEST_F(CliTest, RandomInputWithVerifyReportsAgreement) {
               HasSubstr(absl::StrCat("kernel ", TestDefaultKernel(), ", backend ", TestBackend())));
 }
 
+TEST_F(CliTest, TheCpuKernelIsAnsweredByEveryServer) {
+  // A CUDA server runs it too, on its CPU: the answer says so.
+  const CliRun run = Cli("reduce --random 1000003 --seed 5 --op sum --kernel cpu --verify");
+  ASSERT_EQ(run.exit_code, 0) << run.err;
+  EXPECT_THAT(run.out, HasSubstr(": OK"));
+  EXPECT_THAT(run.out, HasSubstr("kernel cpu, backend cpu"));
+}
+
 TEST_F(CliTest, TextOnStdinGoesInOneMessage) {
   const std::string path = ScratchPath("input.txt");
   std::ofstream(path) << "1.5, -2.5\n4e0  # comment\n";
@@ -107,9 +115,10 @@ TEST_F(CliTest, TextOnStdinGoesInOneMessage) {
 }
 
 TEST_F(CliTest, ServerRefusalExitsOneWithTheGrpcCode) {
-  const CliRun run = Cli("reduce --random 10 --kernel " + TestForeignKernel());
+  // A kernel no backend has: refused by every server.
+  const CliRun run = Cli("reduce --random 10 --kernel fastest");
   EXPECT_EQ(run.exit_code, 1);
-  EXPECT_THAT(run.err, HasSubstr("FAILED_PRECONDITION"));
+  EXPECT_THAT(run.err, HasSubstr("INVALID_ARGUMENT"));
 }
 
 TEST_F(CliTest, UsageErrorsExitTwo) {

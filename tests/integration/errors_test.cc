@@ -112,8 +112,8 @@ TEST_F(ErrorsTest, UnknownKernelIsInvalidArgumentAndNamesTheKernels) {
 
 TEST_F(ErrorsTest, KernelOfAnotherBackendIsFailedPrecondition) {
   const std::string foreign = TestForeignKernel();
-  const std::string needs =
-      TestBackend() == "cuda" ? "needs the cpu backend" : "needs the cuda backend";
+  if (foreign.empty()) GTEST_SKIP() << "the " << TestBackend() << " server runs every kernel";
+  const std::string needs = "needs the cuda backend";
   ExpectRefused(Unary(Request(Spec(v1::SUM, foreign), kFew)), grpc::StatusCode::FAILED_PRECONDITION,
                 needs);
   std::vector<v1::ReduceChunk> chunks = {Chunk(kFew, nullptr)};

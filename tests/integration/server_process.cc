@@ -58,7 +58,7 @@ std::string TestDevices() {
 }
 
 std::string TestDefaultKernel() { return TestBackend() == "cuda" ? "single_pass" : "cpu"; }
-std::string TestForeignKernel() { return TestBackend() == "cuda" ? "cpu" : "cub"; }
+std::string TestForeignKernel() { return TestBackend() == "cuda" ? "" : "cub"; }
 
 std::string ServerBinary() {
   return FindBinary("GPUREDUCE_SERVER_BINARY", "gpureduce-server", GPUREDUCE_SERVER_BINARY);

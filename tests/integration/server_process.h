@@ -19,7 +19,8 @@ namespace gpureduce::testing {
 std::string TestBackend();
 // The GPUs CUDA servers are started with (--devices): $GPUREDUCE_TEST_DEVICES, "all" by default.
 std::string TestDevices();
-// The kernel "auto" resolves to on the test backend, and a catalogue kernel it lacks.
+// The kernel "auto" resolves to on the test backend, and a catalogue kernel it lacks: empty for
+// the CUDA backend, whose server runs the cpu kernel too.
 std::string TestDefaultKernel();
 std::string TestForeignKernel();
 

@@ -1,10 +1,11 @@
 #pragma once
 
-// A backend that has only a kind: what resolving a spec needs, so the server's edge can be
+// A backend that has only a kind (or two): what resolving a spec needs, so the server's edge can be
 // tested for either backend on a machine without a GPU. It runs nothing.
 
 #include <cstdint>
 #include <memory>
+#include <optional>
 #include <vector>
 
 #include "absl/status/status.h"
@@ -15,8 +16,14 @@ namespace gpureduce::testing {
 
 class StandInBackend final : public runtime::Backend {
  public:
-  explicit StandInBackend(kernels::BackendKind kind) : kind_(kind) {}
+  // `also`: another backend whose kernels it runs too, as a server with GPUs runs the CPU's.
+  explicit StandInBackend(kernels::BackendKind kind,
+                          std::optional<kernels::BackendKind> also = std::nullopt)
+      : kind_(kind), also_(also) {}
   kernels::BackendKind kind() const override { return kind_; }
+  bool Runs(const kernels::KernelInfo& kernel) const override {
+    return kernel.backend == kind_ || kernel.backend == also_;
+  }
   std::vector<runtime::DeviceDescription> devices() const override { return {}; }
   uint32_t workers() const override { return 1; }
   absl::Status SelfCheck() override { return absl::OkStatus(); }
@@ -27,6 +34,7 @@ class StandInBackend final : public runtime::Backend {
 
  private:
   kernels::BackendKind kind_;
+  std::optional<kernels::BackendKind> also_;
 };
 
 }  // namespace gpureduce::testing

@@ -29,7 +29,7 @@ class SplitSessionTest : public ::testing::Test {
  protected:
   void SetUp() override {
     BackendOptions options;
-    options.kind = "cpu";
+    options.kind = BackendChoice::kCpu;
     options.worker_threads = 3;
     absl::StatusOr<std::unique_ptr<Backend>> backend = CreateBackend(options);
     ASSERT_TRUE(backend.ok()) << backend.status();

@@ -34,7 +34,7 @@ class ReduceCallTest : public ::testing::Test {
  protected:
   void SetUp() override {
     runtime::BackendOptions options;
-    options.kind = "cpu";
+    options.kind = runtime::BackendChoice::kCpu;
     options.worker_threads = 2;
     absl::StatusOr<std::unique_ptr<runtime::Backend>> backend = runtime::CreateBackend(options);
     ASSERT_TRUE(backend.ok()) << backend.status();

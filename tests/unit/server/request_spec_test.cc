@@ -4,6 +4,7 @@
 #include "server/request_spec.h"
 
 #include "absl/strings/ascii.h"
+#include "absl/strings/match.h"
 #include "gmock/gmock.h"
 #include "gtest/gtest.h"
 #include "tests/support/stand_in_backend.h"
@@ -82,6 +83,19 @@ TEST(ResolveSpecTest, AKernelOfTheOtherBackendIsAFailedPrecondition) {
   const absl::Status on_cuda = ResolveSpec(Spec(v1::SUM, "cpu"), kCuda).status();
   EXPECT_EQ(on_cuda.code(), absl::StatusCode::kFailedPrecondition);
   EXPECT_THAT(on_cuda.message(), HasSubstr("needs the cpu backend"));
+}
+
+TEST(ResolveSpecTest, AServerWithGpusRunsTheCpuKernelToo) {
+  const StandInBackend gpus_and_cpu(BackendKind::kCuda, BackendKind::kCpu);
+  const absl::StatusOr<runtime::RequestSpec> spec =
+      ResolveSpec(Spec(v1::ARGMIN, "cpu"), gpus_and_cpu);
+  ASSERT_TRUE(spec.ok()) << spec.status();
+  EXPECT_EQ(spec->kernel, KernelId::kCpu);
+  EXPECT_FALSE(spec->auto_kernel);
+  EXPECT_EQ(ResolveSpec(Spec(v1::SUM), gpus_and_cpu)->kernel, KernelId::kSinglePass);
+  const absl::Status unknown = ResolveSpec(Spec(v1::SUM, "fastest"), gpus_and_cpu).status();
+  EXPECT_THAT(unknown.message(), HasSubstr("this server runs: auto, single_pass, cub,"));
+  EXPECT_TRUE(absl::EndsWith(unknown.message(), ", cpu")) << unknown.message();
 }
 
 TEST(ResolveSpecTest, AnOpTheKernelLacksNamesTheKernelsThatHaveIt) {

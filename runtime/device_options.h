@@ -1,0 +1,22 @@
+#pragma once
+
+// How the CUDA backend sizes each GPU's resources: plain numbers, so that the server can set
+// them whether or not this build has the CUDA backend. Each default is written here only.
+
+#include <cstdint>
+
+namespace gpureduce::runtime {
+
+struct DeviceOptions {
+  uint32_t streams = 0;  // 0: twice the copy engines, at least 4
+  // The teaching ladder's requests share these low-priority streams, so they can neither hold
+  // every stream nor delay the production kernels' blocks (which run on high-priority ones).
+  uint32_t ladder_streams = 2;
+  uint32_t staging_buffers = 16;                      // requests beyond them wait for one
+  uint64_t staging_buffer_bytes = uint64_t{4} << 20;  // each; pinned host + device
+  uint32_t sessions = 32;                             // requests in progress on this device at once
+  uint32_t copy_threads = 0;  // threads that copy chunks into pinned memory; 0: half the
+                              // hardware threads, at least 4
+};
+
+}  // namespace gpureduce::runtime

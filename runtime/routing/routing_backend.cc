@@ -1,0 +1,105 @@
+#include "runtime/routing/routing_backend.h"
+
+#include <optional>
+#include <utility>
+
+#include "absl/strings/str_cat.h"
+#include "common/status_macros.h"
+#include "runtime/split_session.h"
+
+namespace gpureduce::runtime {
+
+RoutingBackend::RoutingBackend(std::unique_ptr<Backend> cpu, std::unique_ptr<GpuBackend> gpus,
+                               RoutingThresholds thresholds)
+    : cpu_(std::move(cpu)), gpus_(std::move(gpus)), thresholds_(thresholds) {}
+
+bool RoutingBackend::Runs(const kernels::KernelInfo& kernel) const {
+  return gpus_->Runs(kernel) || cpu_->Runs(kernel);
+}
+
+absl::Status RoutingBackend::SelfCheck() {
+  RETURN_IF_ERROR(cpu_->SelfCheck());
+  return gpus_->SelfCheck();
+}
+
+bool RoutingBackend::RunsOnCpu(const RequestSpec& spec) const {
+  return cpu_->Runs(kernels::GetKernel(spec.kernel));
+}
+
+absl::StatusOr<std::unique_ptr<ReduceSession>> RoutingBackend::Open(const RequestSpec& spec) {
+  if (spec.device >= 0) {  // the data is on that GPU: neither the CPU nor another GPU can read it
+    if (RunsOnCpu(spec)) {
+      return absl::FailedPreconditionError(
+          absl::StrCat("kernel '", kernels::GetKernel(spec.kernel).name,
+                       "' runs on the CPU, but the request pins GPU ", spec.device,
+                       "; leave the device unset, or name a GPU kernel or auto"));
+    }
+    return gpus_->Open(spec);
+  }
+  if (RunsOnCpu(spec)) return cpu_->Open(spec);
+  if (spec.auto_kernel && spec.size_hint > 0 && spec.size_hint < thresholds_.auto_cpu_below) {
+    RequestSpec on_cpu = spec;
+    on_cpu.kernel = cpu_->default_kernel();
+    return cpu_->Open(on_cpu);
+  }
+  if (thresholds_.split_above != 0 && spec.size_hint >= thresholds_.split_above &&
+      gpus_->gpu_count() > 1) {
+    if (std::unique_ptr<ReduceSession> split = OpenSplit(spec); split != nullptr) return split;
+  }
+  return OpenOnLeastLoaded(spec);
+}
+
+absl::StatusOr<std::unique_ptr<ReduceSession>> RoutingBackend::OpenOnLeastLoaded(
+    const RequestSpec& spec) {
+  // The usable GPU with the fewest bytes outstanding; ties in round-robin order, so that equal
+  // requests alternate between idle GPUs.
+  const size_t count = gpus_->gpu_count();
+  const size_t start = next_gpu_.fetch_add(1);
+  std::optional<size_t> least;
+  uint64_t least_bytes = 0;
+  for (size_t i = 0; i < count; ++i) {
+    const size_t position = (start + i) % count;
+    const GpuLoad load = gpus_->Load(position);
+    if (load.lost) continue;
+    if (!least.has_value() || load.outstanding_bytes < least_bytes) {
+      least = position;
+      least_bytes = load.outstanding_bytes;
+    }
+  }
+  if (!least.has_value()) {
+    return absl::UnavailableError("every GPU of this server is lost; it reports NOT_SERVING");
+  }
+  absl::StatusOr<std::unique_ptr<ReduceSession>> session = gpus_->OpenOn(*least, spec);
+  // Rarely, its request slots are all taken: any other usable GPU will do.
+  for (size_t i = 0; i < count && absl::IsResourceExhausted(session.status()); ++i) {
+    const size_t other = (start + i) % count;
+    if (other != *least && !gpus_->Load(other).lost) session = gpus_->OpenOn(other, spec);
+  }
+  return session;
+}
+
+std::unique_ptr<ReduceSession> RoutingBackend::OpenSplit(const RequestSpec& spec) {
+  const size_t count = gpus_->gpu_count();
+  size_t usable = 0;
+  for (size_t position = 0; position < count; ++position) {
+    usable += gpus_->Load(position).lost ? 0 : 1;
+  }
+  if (usable < 2) return nullptr;
+  RequestSpec part = spec;
+  part.size_hint = (spec.size_hint + usable - 1) / usable;  // each GPU's share of the load
+  std::vector<std::unique_ptr<ReduceSession>> parts;
+  for (size_t position = 0; position < count; ++position) {
+    if (gpus_->Load(position).lost) continue;
+    // A GPU whose request slots are all taken is left out; the others share the request.
+    if (absl::StatusOr<std::unique_ptr<ReduceSession>> opened = gpus_->OpenOn(position, part);
+        opened.ok()) {
+      parts.push_back(std::move(*opened));
+    }
+  }
+  // With fewer than two the request goes the usual way, counting its whole size (a part counts
+  // only its share). With some GPUs left out, each part still counts one share of the usable.
+  if (parts.size() < 2) return nullptr;
+  return std::make_unique<SplitSession>(spec.op, std::move(parts));
+}
+
+}  // namespace gpureduce::runtime

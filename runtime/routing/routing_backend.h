@@ -1,0 +1,67 @@
+#pragma once
+
+// The backend a server with GPUs runs: it composes the CPU backend and the GPUs' and decides
+// where each request runs. A request that names the `cpu` kernel, or an `auto` one known to be
+// small, runs on the CPU; one pinned to a GPU runs there; one known to be large is spread over
+// every GPU at once (SplitSession); any other on the GPU with the fewest bytes outstanding.
+
+#include <atomic>
+#include <cstdint>
+#include <memory>
+#include <vector>
+
+#include "runtime/backend.h"
+#include "runtime/routing/gpu_backend.h"
+
+namespace gpureduce::runtime {
+
+// Sizes in elements, as RequestSpec::size_hint counts them.
+struct RoutingThresholds {
+  // `auto` requests known to carry fewer elements than this run on the CPU, where a copy and a
+  // launch cost more than the reduction; 0: never.
+  uint64_t auto_cpu_below = 0;
+  // Requests known to carry at least this many elements, and pinned to no GPU, are spread over
+  // every usable GPU; 0: never.
+  uint64_t split_above = 0;
+};
+
+class RoutingBackend final : public Backend {
+ public:
+  RoutingBackend(std::unique_ptr<Backend> cpu, std::unique_ptr<GpuBackend> gpus,
+                 RoutingThresholds thresholds);
+
+  // The GPUs' kind, devices and workers: the CPU is their helper, not a device of the server.
+  kernels::BackendKind kind() const override { return gpus_->kind(); }
+  std::vector<DeviceDescription> devices() const override { return gpus_->devices(); }
+  uint32_t workers() const override { return gpus_->workers(); }
+  bool Runs(const kernels::KernelInfo& kernel) const override;
+
+  // The CPU's check, then the GPUs'.
+  absl::Status SelfCheck() override;
+  absl::StatusOr<std::unique_ptr<ReduceSession>> Open(const RequestSpec& spec) override;
+
+  absl::StatusOr<std::unique_ptr<MemoryHold>> PinHost(const void* base, size_t bytes) override {
+    return gpus_->PinHost(base, bytes);
+  }
+  absl::StatusOr<OpenedDeviceMemory> OpenIpcHandle(std::span<const std::byte> handle,
+                                                   int device) override {
+    return gpus_->OpenIpcHandle(handle, device);
+  }
+  void set_on_lost(std::function<void()> on_lost) override {
+    gpus_->set_on_lost(std::move(on_lost));
+  }
+  std::vector<DeviceUsage> Usage() const override { return gpus_->Usage(); }
+
+ private:
+  bool RunsOnCpu(const RequestSpec& spec) const;
+  // A session on every usable GPU that can take one, or null where fewer than two can.
+  std::unique_ptr<ReduceSession> OpenSplit(const RequestSpec& spec);
+  absl::StatusOr<std::unique_ptr<ReduceSession>> OpenOnLeastLoaded(const RequestSpec& spec);
+
+  const std::unique_ptr<Backend> cpu_;
+  const std::unique_ptr<GpuBackend> gpus_;
+  const RoutingThresholds thresholds_;
+  std::atomic<uint32_t> next_gpu_{0};
+};
+
+}  // namespace gpureduce::runtime

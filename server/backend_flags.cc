@@ -1,0 +1,146 @@
+#include "server/backend_flags.h"
+
+#include <algorithm>
+#include <cstdint>
+#include <utility>
+
+#include "absl/strings/numbers.h"
+#include "absl/strings/str_cat.h"
+#include "absl/strings/str_join.h"
+#include "absl/strings/str_split.h"
+#include "common/flag_values.h"
+
+namespace gpureduce::server {
+namespace {
+
+constexpr std::pair<runtime::BackendChoice, const char*> kKindNames[] = {
+    {runtime::BackendChoice::kAuto, "auto"},
+    {runtime::BackendChoice::kCpu, "cpu"},
+    {runtime::BackendChoice::kCuda, "cuda"}};
+
+const char* KindName(runtime::BackendChoice kind) {
+  for (const auto& [choice, name] : kKindNames) {
+    if (choice == kind) return name;
+  }
+  return "auto";
+}
+
+runtime::BackendChoice KindNamed(absl::string_view text) {
+  for (const auto& [choice, name] : kKindNames) {
+    if (text == name) return choice;
+  }
+  return runtime::BackendChoice::kAuto;  // FlagSet admits only the names above
+}
+
+std::string DevicesText(const std::vector<int>& devices) {
+  return devices.empty() ? "all" : absl::StrJoin(devices, ",");
+}
+
+}  // namespace
+
+void BackendFlags::Register(FlagSet& flags) {
+  kind_ = KindName(options_.kind);
+  devices_ = DevicesText(options_.devices);
+  flags.AddChoice("backend", &kind_, {"auto", "cpu", "cuda"},
+                  "compute backend: auto takes the GPU when there is one, else the CPU");
+  flags.AddUint32("worker-threads", &options_.worker_threads,
+                  "CPU backend threads, and those of the CUDA backend's CPU path (the cpu "
+                  "kernel, and small auto requests: see --auto-cpu-below); 0 means one per "
+                  "hardware thread");
+  flags.AddString("devices", &devices_, "GPUs to own: all, or indices such as 0,1", "LIST");
+  flags.AddUint32("cuda-streams", &options_.device.streams,
+                  "CUDA streams per GPU; 0 picks twice the copy engines (at least 4)");
+  flags.AddString("streams", &streams_,
+                  "deprecated: the old name of --cuda-streams (the CLI's --streams are gRPC "
+                  "streams)",
+                  "N");
+  flags.AddUint32("staging-buffers", &options_.device.staging_buffers,
+                  "pinned staging buffers per GPU; requests beyond them wait for one");
+  flags.AddByteSize("staging-buffer-bytes", &options_.device.staging_buffer_bytes,
+                    "size of each staging buffer (pinned host and device); larger chunks are "
+                    "sent in pieces");
+  flags.AddUint32("copy-threads", &options_.device.copy_threads,
+                  "threads per GPU that copy chunks into pinned staging memory (a few GB/s "
+                  "each); 0 picks half the hardware threads, at least 4");
+  flags.AddByteSize("auto-cpu-below", &options_.auto_cpu_below_bytes,
+                    "CUDA backend: `auto` requests smaller than this (unary, or streams that "
+                    "declare expected_count) are reduced on the CPU, where a copy and a launch "
+                    "cost more than the reduction; the response names the kernel that ran; 0: "
+                    "all on the GPU");
+  flags.AddByteSize("split-above", &options_.split_above_bytes,
+                    "CUDA backend with several GPUs: a request known to carry at least this many "
+                    "bytes (unary, a stream that declares expected_count, a shared-memory "
+                    "region) and pinned to no GPU is reduced on every GPU at once, its partials "
+                    "combined in order; the response lists the devices; 0: one GPU per request");
+}
+
+absl::StatusOr<runtime::BackendOptions> BackendFlags::Options() const {
+  runtime::BackendOptions options = options_;
+  options.kind = KindNamed(kind_);
+  absl::StatusOr<std::vector<int>> devices = ParseDeviceList(devices_);
+  if (!devices.ok()) {
+    return absl::InvalidArgumentError(
+        absl::StrCat("--devices=", devices_, ": ", devices.status().message()));
+  }
+  options.devices = *std::move(devices);
+  if (!streams_.empty()) {
+    uint32_t streams = 0;
+    if (absl::Status parsed = ParseFlagValue(streams_, &streams); !parsed.ok()) {
+      return absl::InvalidArgumentError(
+          absl::StrCat("--streams=", streams_, ": ", parsed.message()));
+    }
+    if (options.device.streams == 0) options.device.streams = streams;  // --cuda-streams wins
+  }
+  return options;
+}
+
+std::string BackendFlags::DeprecationWarning() const {
+  if (streams_.empty()) return "";
+  std::string warning =
+      absl::StrCat("--streams (", kEnvironmentPrefix,
+                   "STREAMS) is deprecated: use --cuda-streams (", kEnvironmentPrefix,
+                   "CUDA_STREAMS), CUDA streams per GPU; the CLI's --streams are gRPC "
+                   "streams");
+  if (options_.device.streams != 0) {
+    absl::StrAppend(&warning, "; --cuda-streams=", options_.device.streams,
+                    " is given too and wins over --streams=", streams_);
+  }
+  return warning;
+}
+
+absl::StatusOr<std::vector<int>> ParseDeviceList(absl::string_view text) {
+  std::vector<int> devices;
+  if (text == "all") return devices;
+  for (absl::string_view item : absl::StrSplit(text, ',')) {
+    int index = 0;
+    if (!absl::SimpleAtoi(item, &index) || index < 0) {
+      return absl::InvalidArgumentError(absl::StrCat(
+          "'", item, "' is not a GPU index; expected 'all' or GPU indices such as 0,1"));
+    }
+    if (std::find(devices.begin(), devices.end(), index) != devices.end()) {
+      return absl::InvalidArgumentError(
+          absl::StrCat("GPU ", index, " is listed twice; list each GPU once"));
+    }
+    devices.push_back(index);
+  }
+  return devices;
+}
+
+absl::StatusOr<std::unique_ptr<runtime::Backend>> CreateBackendFromFlags(
+    const runtime::BackendOptions& options) {
+  if (options.kind == runtime::BackendChoice::kCuda && !runtime::HasCudaBackend()) {
+    return absl::FailedPreconditionError(
+        "--backend=cuda: this build of gpureduce-server has no CUDA backend (it was built "
+        "without a CUDA compiler); use --backend=cpu or auto");
+  }
+  absl::StatusOr<std::unique_ptr<runtime::Backend>> backend = runtime::CreateBackend(options);
+  if (!backend.ok()) {
+    return absl::Status(backend.status().code(),
+                        absl::StrCat("--backend=", KindName(options.kind),
+                                     " --devices=", DevicesText(options.devices), ": ",
+                                     backend.status().message()));
+  }
+  return backend;
+}
+
+}  // namespace gpureduce::server

@@ -1,0 +1,302 @@
+// The routing backend's decisions, over a fake CPU and fake GPUs that only record what they were
+// asked to open: the CPU crossover by size, the `cpu` kernel on the CPU, a pinned GPU, the GPU
+// with the fewest bytes outstanding (lost and full ones passed over), the split over every GPU;
+// and a request routed to the real CPU backend answers as a float64 reference does.
+
+#include "runtime/routing/routing_backend.h"
+
+#include <future>
+#include <memory>
+#include <string>
+#include <utility>
+#include <vector>
+
+#include "absl/strings/str_cat.h"
+#include "gmock/gmock.h"
+#include "gtest/gtest.h"
+#include "runtime/cpu/cpu_backend.h"
+#include "tests/support/random_data.h"
+#include "tests/support/reference.h"
+
+namespace gpureduce::runtime {
+namespace {
+
+using kernels::BackendKind;
+using kernels::KernelId;
+using kernels::Op;
+using ::testing::ElementsAre;
+using ::testing::HasSubstr;
+
+// Says where it was opened; reduces nothing.
+class FakeSession final : public ReduceSession {
+ public:
+  FakeSession(KernelId kernel, int device) : kernel_(kernel), device_(device) {}
+  void ConsumePieces(FloatPieces, ConsumeDone done) override { std::move(done)(absl::OkStatus()); }
+  void ConsumeShared(const SharedSource&, ConsumeDone done) override {
+    std::move(done)(absl::OkStatus());
+  }
+  void Finish(FinishDone done) override { std::move(done)(kernels::Partial{}); }
+  BackendTiming timing() const override { return {}; }
+  std::string device_name() const override { return absl::StrCat("fake ", device_); }
+  std::vector<int> devices() const override { return {device_}; }
+  void StartAt(uint64_t) override {}
+  KernelId kernel() const override { return kernel_; }
+
+ private:
+  const KernelId kernel_;
+  const int device_;
+};
+
+class FakeCpu final : public Backend {
+ public:
+  BackendKind kind() const override { return BackendKind::kCpu; }
+  std::vector<DeviceDescription> devices() const override { return {{.name = "fake CPU"}}; }
+  uint32_t workers() const override { return 1; }
+  absl::Status SelfCheck() override { return self_check; }
+  absl::StatusOr<std::unique_ptr<ReduceSession>> Open(const RequestSpec& spec) override {
+    opened.push_back(spec);
+    return std::make_unique<FakeSession>(spec.kernel, -1);
+  }
+
+  absl::Status self_check;
+  std::vector<RequestSpec> opened;
+};
+
+struct FakeGpu {
+  GpuLoad load;
+  bool full = false;  // its request slots are all taken
+  std::vector<RequestSpec> opened;
+};
+
+class FakeGpus final : public GpuBackend {
+ public:
+  explicit FakeGpus(size_t count) : gpus(count) {}
+
+  BackendKind kind() const override { return BackendKind::kCuda; }
+  std::vector<DeviceDescription> devices() const override {
+    std::vector<DeviceDescription> out;
+    for (size_t i = 0; i < gpus.size(); ++i) out.push_back({.index = int(i), .name = "fake GPU"});
+    return out;
+  }
+  uint32_t workers() const override { return 4 * uint32_t(gpus.size()); }
+  absl::Status SelfCheck() override {
+    checked = true;
+    return absl::OkStatus();
+  }
+  // A pinned request: the CUDA backend's own lookup of the GPU.
+  absl::StatusOr<std::unique_ptr<ReduceSession>> Open(const RequestSpec& spec) override {
+    pinned.push_back(spec);
+    if (spec.device >= int(gpus.size())) return absl::FailedPreconditionError("no such GPU");
+    return std::make_unique<FakeSession>(spec.kernel, spec.device);
+  }
+  size_t gpu_count() const override { return gpus.size(); }
+  GpuLoad Load(size_t position) const override { return gpus[position].load; }
+  absl::StatusOr<std::unique_ptr<ReduceSession>> OpenOn(size_t position,
+                                                        const RequestSpec& spec) override {
+    FakeGpu& gpu = gpus[position];
+    if (gpu.full) return absl::ResourceExhaustedError("full");
+    gpu.opened.push_back(spec);
+    return std::make_unique<FakeSession>(spec.kernel, int(position));
+  }
+
+  std::vector<FakeGpu> gpus;
+  std::vector<RequestSpec> pinned;
+  bool checked = false;
+};
+
+RequestSpec Auto(uint64_t size_hint) {
+  RequestSpec spec{Op::kSum, KernelId::kSinglePass, 0, 0};
+  spec.auto_kernel = true;
+  spec.size_hint = size_hint;
+  return spec;
+}
+
+RequestSpec Named(KernelId kernel, uint64_t size_hint) {
+  RequestSpec spec{Op::kMax, kernel, 0, 0};
+  spec.size_hint = size_hint;
+  return spec;
+}
+
+class RoutingBackendTest : public ::testing::Test {
+ protected:
+  void Make(size_t gpus, RoutingThresholds thresholds) {
+    auto cpu = std::make_unique<FakeCpu>();
+    auto fakes = std::make_unique<FakeGpus>(gpus);
+    cpu_ = cpu.get();
+    gpus_ = fakes.get();
+    backend_ = std::make_unique<RoutingBackend>(std::move(cpu), std::move(fakes), thresholds);
+  }
+
+  // The devices the session opened for `spec` runs on (-1: the CPU), or the error.
+  std::string Route(const RequestSpec& spec) {
+    absl::StatusOr<std::unique_ptr<ReduceSession>> session = backend_->Open(spec);
+    if (!session.ok()) return session.status().ToString();
+    std::string devices;
+    for (int device : (*session)->devices())
+      absl::StrAppend(&devices, devices.empty() ? "" : ",", device);
+    return devices;
+  }
+
+  FakeCpu* cpu_ = nullptr;
+  FakeGpus* gpus_ = nullptr;
+  std::unique_ptr<RoutingBackend> backend_;
+};
+
+TEST_F(RoutingBackendTest, AutoRequestsKnownToBeSmallRunOnTheCpu) {
+  Make(1, {.auto_cpu_below = 1000});
+  EXPECT_EQ(Route(Auto(1)), "-1");
+  EXPECT_EQ(Route(Auto(999)), "-1");
+  ASSERT_EQ(cpu_->opened.size(), 2u);
+  EXPECT_EQ(cpu_->opened[1].kernel, KernelId::kCpu) << "the CPU runs its own kernel";
+  EXPECT_EQ(cpu_->opened[1].size_hint, 999u);
+  EXPECT_EQ(Route(Auto(1000)), "0") << "at the crossover: the GPU";
+  EXPECT_EQ(Route(Auto(0)), "0") << "size unknown: the GPU";
+  EXPECT_EQ(Route(Named(KernelId::kCub, 10)), "0") << "a named GPU kernel stays on the GPU";
+  EXPECT_EQ(cpu_->opened.size(), 2u);
+  EXPECT_EQ(gpus_->gpus[0].opened.back().kernel, KernelId::kCub);
+}
+
+TEST_F(RoutingBackendTest, WithoutACrossoverEveryAutoRequestRunsOnAGpu) {
+  Make(1, {});
+  EXPECT_EQ(Route(Auto(1)), "0");
+  EXPECT_TRUE(cpu_->opened.empty());
+}
+
+TEST_F(RoutingBackendTest, TheCpuKernelRunsOnTheCpuAtAnySize) {
+  Make(2, {.auto_cpu_below = 0, .split_above = 100});
+  EXPECT_EQ(Route(Named(KernelId::kCpu, 0)), "-1");
+  EXPECT_EQ(Route(Named(KernelId::kCpu, 1u << 30)), "-1") << "not split, not on a GPU";
+  ASSERT_EQ(cpu_->opened.size(), 2u);
+  EXPECT_EQ(cpu_->opened[1].op, Op::kMax);
+  EXPECT_TRUE(gpus_->gpus[0].opened.empty());
+  EXPECT_TRUE(gpus_->gpus[1].opened.empty());
+}
+
+TEST_F(RoutingBackendTest, APinnedRequestRunsOnItsGpuAndNeverOnTheCpu) {
+  Make(3, {.auto_cpu_below = 1000, .split_above = 2000});
+  RequestSpec small = Auto(10);
+  small.device = 2;
+  EXPECT_EQ(Route(small), "2") << "not on the CPU";
+  RequestSpec large = Auto(5000);
+  large.device = 1;
+  EXPECT_EQ(Route(large), "1") << "not split either";
+  ASSERT_EQ(gpus_->pinned.size(), 2u);
+  EXPECT_EQ(gpus_->pinned[1].size_hint, 5000u);
+  EXPECT_TRUE(cpu_->opened.empty());
+  large.device = 7;
+  EXPECT_THAT(Route(large), HasSubstr("FAILED_PRECONDITION: no such GPU"));
+}
+
+TEST_F(RoutingBackendTest, TheCpuKernelPinnedToAGpuIsRefusedAndOpensNothing) {
+  Make(2, {});
+  RequestSpec spec = Named(KernelId::kCpu, 10);
+  spec.device = 1;
+  const absl::Status status = backend_->Open(spec).status();
+  EXPECT_EQ(status.code(), absl::StatusCode::kFailedPrecondition);
+  EXPECT_THAT(status.message(),
+              HasSubstr("kernel 'cpu' runs on the CPU, but the request pins GPU 1"));
+  EXPECT_TRUE(cpu_->opened.empty());
+  EXPECT_TRUE(gpus_->pinned.empty());
+}
+
+TEST_F(RoutingBackendTest, TheGpuWithTheFewestBytesOutstandingTakesTheRequest) {
+  Make(3, {});
+  gpus_->gpus[0].load.outstanding_bytes = 500;
+  gpus_->gpus[1].load.outstanding_bytes = 100;
+  gpus_->gpus[2].load.outstanding_bytes = 300;
+  EXPECT_EQ(Route(Auto(0)), "1");
+  EXPECT_EQ(Route(Auto(0)), "1") << "whatever the rotation";
+  gpus_->gpus[1].load.lost = true;
+  EXPECT_EQ(Route(Auto(0)), "2") << "a lost GPU is out of rotation";
+}
+
+TEST_F(RoutingBackendTest, EqualLoadsTakeTurns) {
+  Make(3, {});
+  std::vector<std::string> order;
+  for (int i = 0; i < 4; ++i) order.push_back(Route(Auto(0)));
+  EXPECT_THAT(order, ElementsAre("0", "1", "2", "0"));
+}
+
+TEST_F(RoutingBackendTest, AFullGpuPassesTheRequestToAnotherAndAllFullIsResourceExhausted) {
+  Make(3, {});
+  gpus_->gpus[0].full = true;
+  gpus_->gpus[2].load.lost = true;
+  EXPECT_EQ(Route(Auto(0)), "1");
+  gpus_->gpus[1].full = true;
+  EXPECT_THAT(Route(Auto(0)), HasSubstr("RESOURCE_EXHAUSTED"));
+}
+
+TEST_F(RoutingBackendTest, EveryGpuLostIsUnavailable) {
+  Make(2, {});
+  gpus_->gpus[0].load.lost = gpus_->gpus[1].load.lost = true;
+  const absl::Status status = backend_->Open(Auto(0)).status();
+  EXPECT_EQ(status.code(), absl::StatusCode::kUnavailable);
+  EXPECT_THAT(status.message(), HasSubstr("every GPU of this server is lost"));
+}
+
+TEST_F(RoutingBackendTest, RequestsKnownToBeLargeAreSpreadOverEveryUsableGpu) {
+  Make(3, {.split_above = 1000});
+  EXPECT_EQ(Route(Auto(999)), "0") << "below the split: one GPU";
+  EXPECT_EQ(Route(Auto(1000)), "0,1,2");
+  EXPECT_EQ(gpus_->gpus[2].opened.back().size_hint, 334u) << "each part counts its share";
+  EXPECT_EQ(Route(Named(KernelId::kCub, 1u << 20)), "0,1,2") << "a named GPU kernel too";
+  gpus_->gpus[1].load.lost = true;
+  EXPECT_EQ(Route(Auto(1000)), "0,2");
+  EXPECT_EQ(gpus_->gpus[2].opened.back().size_hint, 500u);
+}
+
+TEST_F(RoutingBackendTest, ASplitThatFewerThanTwoGpusCanTakeGoesToOneWithItsWholeSize) {
+  Make(2, {.split_above = 1000});
+  gpus_->gpus[1].full = true;
+  EXPECT_EQ(Route(Auto(4000)), "0");
+  EXPECT_EQ(gpus_->gpus[0].opened.back().size_hint, 4000u);
+  Make(1, {.split_above = 1000});
+  EXPECT_EQ(Route(Auto(4000)), "0") << "one GPU: nothing to split";
+}
+
+TEST_F(RoutingBackendTest, ItRunsAndListsTheGpusKernelsThenTheCpusAndChecksBoth) {
+  Make(2, {});
+  EXPECT_EQ(backend_->kind(), BackendKind::kCuda);
+  EXPECT_EQ(backend_->default_kernel(), KernelId::kSinglePass);
+  EXPECT_EQ(backend_->devices().size(), 2u) << "the GPUs are the server's devices";
+  EXPECT_EQ(backend_->workers(), 8u);
+  const std::vector<const kernels::KernelInfo*> kernels = backend_->Kernels();
+  ASSERT_GE(kernels.size(), 3u);
+  EXPECT_EQ(kernels.front()->id, KernelId::kSinglePass);
+  EXPECT_EQ(kernels.back()->id, KernelId::kCpu);
+  EXPECT_EQ(kernels.size(), kernels::AllKernels().size()) << "every kernel of the catalogue";
+  EXPECT_TRUE(backend_->SelfCheck().ok());
+  EXPECT_TRUE(gpus_->checked);
+  cpu_->self_check = absl::InternalError("CPU self-check failed");
+  gpus_->checked = false;
+  EXPECT_EQ(backend_->SelfCheck().code(), absl::StatusCode::kInternal);
+  EXPECT_FALSE(gpus_->checked) << "the CPU is checked first";
+}
+
+TEST(RoutingToTheCpuBackendTest, TheCpuKernelAnswersAsTheReferenceDoes) {
+  RoutingBackend backend(std::make_unique<CpuBackend>(2), std::make_unique<FakeGpus>(1), {});
+  const uint64_t seed = testing::FreshSeed();
+  SCOPED_TRACE(testing::SeedTrace(seed));
+  const std::vector<float> data = testing::MixedSignData(100003, seed);
+  for (Op op : {Op::kSum, Op::kArgMin}) {
+    absl::StatusOr<std::unique_ptr<ReduceSession>> session =
+        backend.Open(RequestSpec{op, KernelId::kCpu, 0, 0});
+    ASSERT_TRUE(session.ok()) << session.status();
+    EXPECT_EQ((*session)->backend(), BackendKind::kCpu);
+    std::promise<absl::Status> consumed;
+    (*session)->Consume(data, [&](absl::Status status) { consumed.set_value(status); });
+    ASSERT_TRUE(consumed.get_future().get().ok());
+    std::promise<absl::StatusOr<kernels::Partial>> finished;
+    (*session)->Finish([&](absl::StatusOr<kernels::Partial> p) { finished.set_value(p); });
+    const absl::StatusOr<kernels::Partial> partial = finished.get_future().get();
+    ASSERT_TRUE(partial.ok()) << partial.status();
+    const absl::StatusOr<kernels::ReduceResult> result = kernels::Finalize(op, *partial);
+    ASSERT_TRUE(result.ok()) << result.status();
+    EXPECT_EQ(testing::CheckAgainstReference(op, testing::ComputeReference(op, data), result->value,
+                                             result->index, 1e-9),
+              "");
+  }
+}
+
+}  // namespace
+}  // namespace gpureduce::runtime
