@@ -1,0 +1,33 @@
+#pragma once
+
+// Certificates that openssl makes for one test run, in a fresh folder removed afterwards: a CA
+// ("ca"), a server certificate for 127.0.0.1 and localhost it signed ("server"), a client
+// certificate it signed ("client"), and a second CA with a client certificate of its own
+// ("stranger_ca", "stranger"). Each NAME has NAME.pem and NAME.key (PEM).
+
+#include <memory>
+#include <string>
+
+#include "absl/strings/string_view.h"
+
+namespace gpureduce::testing {
+
+class TestCertificates {
+ public:
+  // Null when openssl could not make them (is it installed?).
+  static std::unique_ptr<TestCertificates> Make();
+  ~TestCertificates();
+  TestCertificates(const TestCertificates&) = delete;
+  TestCertificates& operator=(const TestCertificates&) = delete;
+
+  // The folder, where a test may write files of its own.
+  const std::string& dir() const { return dir_; }
+  // A file in it: "ca.pem", "server.key", ...
+  std::string File(absl::string_view name) const;
+
+ private:
+  explicit TestCertificates(std::string dir) : dir_(std::move(dir)) {}
+  std::string dir_;
+};
+
+}  // namespace gpureduce::testing
