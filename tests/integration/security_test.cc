@@ -28,26 +28,16 @@ using ::testing::HasSubstr;
 constexpr char kToken[] = "s3cret-token-for-this-run";
 
 // The certificates of tests/support/test_certificates.h, and token files beside them.
-class SecurityTest : public ::testing::Test {
+class SecurityTest : public CertificatesTest {
  protected:
   static void SetUpTestSuite() {
-    certificates_ = TestCertificates::Make().release();
+    CertificatesTest::SetUpTestSuite();
     if (certificates_ == nullptr) return;
     std::ofstream(File("tokens")) << "# tokens of this run\n\n  other-token  \n" << kToken << "\n";
     std::ofstream(File("token")) << kToken << "\n";
     std::ofstream(File("wrong_token")) << "not-the-token\n";
   }
-  static void TearDownTestSuite() {
-    delete certificates_;
-    certificates_ = nullptr;
-  }
-  void SetUp() override {
-    if (certificates_ == nullptr) {
-      GTEST_SKIP() << "openssl could not make the test certificates (is it installed?)";
-    }
-  }
 
-  static std::string File(const char* name) { return certificates_->File(name); }
   static std::vector<std::string> TlsFlags() {
     return {"--tls-cert=" + File("server.pem"), "--tls-key=" + File("server.key")};
   }
@@ -71,11 +61,7 @@ class SecurityTest : public ::testing::Test {
         kernels::Op::kSum, ComputeReference(kernels::Op::kSum, data), got->value(), -1, 1e-9);
     return wrong.empty() ? absl::OkStatus() : absl::InternalError(wrong);
   }
-
-  static TestCertificates* certificates_;
 };
-
-TestCertificates* SecurityTest::certificates_ = nullptr;
 
 TEST_F(SecurityTest, TlsServesItsClientsAndRefusesPlaintextAndOtherCas) {
   absl::StatusOr<std::unique_ptr<ServerProcess>> server =

@@ -44,4 +44,19 @@ std::string TestCertificates::File(absl::string_view name) const {
   return absl::StrCat(dir_, "/", name);
 }
 
+TestCertificates* CertificatesTest::certificates_ = nullptr;
+
+void CertificatesTest::SetUpTestSuite() { certificates_ = TestCertificates::Make().release(); }
+
+void CertificatesTest::TearDownTestSuite() {
+  delete certificates_;
+  certificates_ = nullptr;
+}
+
+void CertificatesTest::SetUp() {
+  if (certificates_ == nullptr) {
+    GTEST_SKIP() << "openssl could not make the test certificates (is it installed?)";
+  }
+}
+
 }  // namespace gpureduce::testing

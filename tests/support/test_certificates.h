@@ -9,6 +9,7 @@
 #include <string>
 
 #include "absl/strings/string_view.h"
+#include "gtest/gtest.h"
 
 namespace gpureduce::testing {
 
@@ -28,6 +29,19 @@ class TestCertificates {
  private:
   explicit TestCertificates(std::string dir) : dir_(std::move(dir)) {}
   std::string dir_;
+};
+
+// A fixture whose tests share one TestCertificates, made before the suite's first test; each
+// test skips, saying why, where openssl could not make them.
+class CertificatesTest : public ::testing::Test {
+ protected:
+  static void SetUpTestSuite();
+  static void TearDownTestSuite();
+  void SetUp() override;
+
+  static std::string File(absl::string_view name) { return certificates_->File(name); }
+
+  static TestCertificates* certificates_;  // null where openssl failed
 };
 
 }  // namespace gpureduce::testing

@@ -32,7 +32,6 @@ class AuthorizationTest : public ::testing::Test {
     options.tokens = tokens_.get();
     options.regions.enabled = true;
     server_ = std::make_unique<testing::InProcessServer>(options);
-    stub_ = server_->Stub();
   }
 
   // Every Reducer method, called with `authorization` ("" sends none); their codes in order.
@@ -47,11 +46,11 @@ class AuthorizationTest : public ::testing::Test {
     *reduce.mutable_spec() = testing::Spec(v1::SUM);
     reduce.set_data(testing::Bytes(data_));
     v1::ReduceResponse reduced;
-    codes.push_back(stub_->Reduce(context().get(), reduce, &reduced).error_code());
+    codes.push_back(server_->stub().Reduce(context().get(), reduce, &reduced).error_code());
     {
       const std::unique_ptr<grpc::ClientContext> stream_context = context();
       std::unique_ptr<grpc::ClientWriter<v1::ReduceChunk>> writer =
-          stub_->ReduceStream(stream_context.get(), &reduced);
+          server_->stub().ReduceStream(stream_context.get(), &reduced);
       v1::ReduceChunk chunk;
       *chunk.mutable_spec() = testing::Spec(v1::SUM);
       chunk.set_data(testing::Bytes(data_));
@@ -60,33 +59,34 @@ class AuthorizationTest : public ::testing::Test {
       codes.push_back(writer->Finish().error_code());
     }
     v1::ListKernelsResponse kernels;
-    codes.push_back(stub_->ListKernels(context().get(), {}, &kernels).error_code());
+    codes.push_back(server_->stub().ListKernels(context().get(), {}, &kernels).error_code());
     v1::ServerInfo info;
-    codes.push_back(stub_->GetServerInfo(context().get(), {}, &info).error_code());
+    codes.push_back(server_->stub().GetServerInfo(context().get(), {}, &info).error_code());
     v1::ListSharedMemoryResponse regions;
-    codes.push_back(stub_->ListSharedMemory(context().get(), {}, &regions).error_code());
+    codes.push_back(server_->stub().ListSharedMemory(context().get(), {}, &regions).error_code());
     v1::RegisterSystemSharedMemoryRequest registration;
     registration.set_name("absent");
     registration.set_key("/gpureduce-authorization-test-absent");
     registration.set_byte_size(4);
     v1::RegisterSharedMemoryResponse registered;
-    codes.push_back(
-        stub_->RegisterSystemSharedMemory(context().get(), registration, &registered).error_code());
+    codes.push_back(server_->stub()
+                        .RegisterSystemSharedMemory(context().get(), registration, &registered)
+                        .error_code());
     v1::RegisterCudaSharedMemoryRequest cuda;
     codes.push_back(
-        stub_->RegisterCudaSharedMemory(context().get(), cuda, &registered).error_code());
+        server_->stub().RegisterCudaSharedMemory(context().get(), cuda, &registered).error_code());
     v1::UnregisterSharedMemoryRequest unregistration;
     unregistration.set_name("absent");
     v1::UnregisterSharedMemoryResponse unregistered;
-    codes.push_back(
-        stub_->UnregisterSharedMemory(context().get(), unregistration, &unregistered).error_code());
+    codes.push_back(server_->stub()
+                        .UnregisterSharedMemory(context().get(), unregistration, &unregistered)
+                        .error_code());
     return codes;
   }
 
   const std::vector<float> data_ = testing::MixedSignData(1001, testing::FreshSeed());
   std::unique_ptr<TokenAuthenticator> tokens_;
   std::unique_ptr<testing::InProcessServer> server_;
-  std::unique_ptr<v1::Reducer::Stub> stub_;
 };
 
 TEST_F(AuthorizationTest, EveryReducerMethodRefusesACallWithoutAnAcceptedToken) {
@@ -125,7 +125,7 @@ TEST_F(AuthorizationTest, ACallWithAnAcceptedTokenIsServed) {
   *request.mutable_spec() = testing::Spec(v1::SUM);
   request.set_data(testing::Bytes(data_));
   v1::ReduceResponse response;
-  ASSERT_TRUE(stub_->Reduce(&context, request, &response).ok());
+  ASSERT_TRUE(server_->stub().Reduce(&context, request, &response).ok());
   EXPECT_EQ(testing::CheckAgainstReference(kernels::Op::kSum,
                                            testing::ComputeReference(kernels::Op::kSum, data_),
                                            response.value(), -1, 1e-9),

@@ -2,6 +2,9 @@
 
 #include "server/metrics/connection_metrics.h"
 
+#include <string>
+#include <utility>
+
 #include "gtest/gtest.h"
 #include "tests/unit/server/metric_reading.h"
 
@@ -21,6 +24,20 @@ TEST(ConnectionMetricsTest, OpenConnectionsRiseAndFall) {
   EXPECT_EQ(SeriesValue(registry, "gpureduce_connections_open"), 2);
 }
 
+// Counts reason i of `reasons` i + 1 times with `count`, so that a reason counted under another's
+// label shows, and checks each series of `family`.
+template <typename Reason, size_t kReasons, typename Count>
+void ExpectCountedByReason(const prometheus::Registry& registry, const std::string& family,
+                           const std::pair<Reason, const char*> (&reasons)[kReasons], Count count) {
+  for (size_t i = 0; i < kReasons; ++i) {
+    for (size_t k = 0; k <= i; ++k) count(reasons[i].first);
+  }
+  for (size_t i = 0; i < kReasons; ++i) {
+    EXPECT_EQ(SeriesValue(registry, family, {{"reason", reasons[i].second}}), double(i + 1))
+        << family << " " << reasons[i].second;
+  }
+}
+
 TEST(ConnectionMetricsTest, RefusalsAndEvictionsCountUnderTheirOwnReason) {
   prometheus::Registry registry;
   ConnectionMetrics metrics(registry);
@@ -29,29 +46,14 @@ TEST(ConnectionMetricsTest, RefusalsAndEvictionsCountUnderTheirOwnReason) {
       {ConnectionRefusal::kClientFull, "client_full"},
       {ConnectionRefusal::kCoolingDown, "cooling_down"},
       {ConnectionRefusal::kSamePeer, "same_peer"}};
-  // Reason i is counted i + 1 times, so a reason counted under another's label shows.
-  for (size_t i = 0; i < std::size(refusals); ++i) {
-    for (size_t k = 0; k <= i; ++k) metrics.Refused(refusals[i].first);
-  }
-  for (size_t i = 0; i < std::size(refusals); ++i) {
-    EXPECT_EQ(SeriesValue(registry, "gpureduce_connections_refused_total",
-                          {{"reason", refusals[i].second}}),
-              double(i + 1))
-        << refusals[i].second;
-  }
+  ExpectCountedByReason(registry, "gpureduce_connections_refused_total", refusals,
+                        [&](ConnectionRefusal reason) { metrics.Refused(reason); });
   const std::pair<Eviction, const char*> evictions[] = {
       {Eviction::kCancelledCalls, "cancelled_calls"},
       {Eviction::kLiveStreams, "live_streams"},
       {Eviction::kUnaccountedBytes, "unaccounted_bytes"}};
-  for (size_t i = 0; i < std::size(evictions); ++i) {
-    for (size_t k = 0; k <= i; ++k) metrics.Evicted(evictions[i].first);
-  }
-  for (size_t i = 0; i < std::size(evictions); ++i) {
-    EXPECT_EQ(SeriesValue(registry, "gpureduce_connections_evicted_total",
-                          {{"reason", evictions[i].second}}),
-              double(i + 1))
-        << evictions[i].second;
-  }
+  ExpectCountedByReason(registry, "gpureduce_connections_evicted_total", evictions,
+                        [&](Eviction reason) { metrics.Evicted(reason); });
   EXPECT_EQ(SeriesValue(registry, "gpureduce_connections_open"), 0);
 }
 

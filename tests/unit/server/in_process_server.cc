@@ -23,6 +23,7 @@ InProcessServer::InProcessServer(const InProcessOptions& options)
   server_ = builder.BuildAndStart();
   EXPECT_NE(server_, nullptr) << "cannot start the in-process server";
   EXPECT_GT(port_, 0);
+  stub_ = v1::Reducer::NewStub(Channel(grpc::InsecureChannelCredentials()));
 }
 
 InProcessServer::~InProcessServer() {
@@ -35,10 +36,6 @@ std::shared_ptr<grpc::Channel> InProcessServer::Channel(
     const std::shared_ptr<grpc::ChannelCredentials>& credentials,
     const grpc::ChannelArguments& arguments) const {
   return grpc::CreateCustomChannel(address(), credentials, arguments);
-}
-
-std::unique_ptr<v1::Reducer::Stub> InProcessServer::Stub() const {
-  return v1::Reducer::NewStub(Channel(grpc::InsecureChannelCredentials()));
 }
 
 std::unique_ptr<grpc::ClientContext> BoundedContext() {

@@ -33,8 +33,8 @@ class InProcessServer {
   int port() const { return port_; }
   std::string address() const;
   server::ServiceState& state() { return *state_; }
-  // A plaintext channel's stub.
-  std::unique_ptr<v1::Reducer::Stub> Stub() const;
+  // A stub on a plaintext channel (thread-safe).
+  v1::Reducer::Stub& stub() const { return *stub_; }
   std::shared_ptr<grpc::Channel> Channel(
       const std::shared_ptr<grpc::ChannelCredentials>& credentials,
       const grpc::ChannelArguments& arguments = {}) const;
@@ -45,6 +45,7 @@ class InProcessServer {
   std::unique_ptr<server::ReducerService> service_;
   std::unique_ptr<grpc::Server> server_;
   int port_ = 0;
+  std::unique_ptr<v1::Reducer::Stub> stub_;
 };
 
 // A context whose call gives up after 30 s, so that a broken server fails a test, never hangs it.

@@ -46,7 +46,6 @@ std::vector<v1::ReduceChunk> Chunks(const v1::ReduceSpec& spec, const std::vecto
 
 TEST(ReduceStreamReactorTest, EveryOpMatchesTheReferenceInUnevenChunks) {
   testing::InProcessServer server;
-  const std::unique_ptr<v1::Reducer::Stub> stub = server.Stub();
   const uint64_t seed = testing::FreshSeed();
   SCOPED_TRACE(testing::SeedTrace(seed));
   for (size_t n : {size_t{1}, size_t{4097}, size_t{1000003}}) {
@@ -57,7 +56,7 @@ TEST(ReduceStreamReactorTest, EveryOpMatchesTheReferenceInUnevenChunks) {
       const bool values = n == 4097 && int(op) % 2 == 0;
       const std::vector<v1::ReduceChunk> chunks = Chunks(
           testing::Spec(static_cast<v1::Op>(op), "", 0, n), data, {1, 262147, 3, 99991}, values);
-      const Reduced got = testing::Stream(*stub, chunks);
+      const Reduced got = testing::Stream(server.stub(), chunks);
       const std::string what = absl::StrCat(kernels::OpName(op), " n=", n, " in ", chunks.size(),
                                             values ? " values chunks" : " chunks");
       ASSERT_TRUE(got.status.ok()) << what << ": " << got.status.error_message();
@@ -78,12 +77,11 @@ TEST(ReduceStreamReactorTest, EveryOpMatchesTheReferenceInUnevenChunks) {
 
 TEST(ReduceStreamReactorTest, TheSpecAloneIsAnEmptyArray) {
   testing::InProcessServer server;
-  const std::unique_ptr<v1::Reducer::Stub> stub = server.Stub();
-  const Reduced sum = testing::Stream(*stub, Chunks(testing::Spec(v1::SUM), {}, {1}));
+  const Reduced sum = testing::Stream(server.stub(), Chunks(testing::Spec(v1::SUM), {}, {1}));
   ASSERT_TRUE(sum.status.ok()) << sum.status.error_message();
   EXPECT_EQ(sum.response.value(), 0);
   EXPECT_EQ(sum.response.count(), 0u);
-  const Reduced max = testing::Stream(*stub, Chunks(testing::Spec(v1::MAX), {}, {1}));
+  const Reduced max = testing::Stream(server.stub(), Chunks(testing::Spec(v1::MAX), {}, {1}));
   EXPECT_EQ(max.status.error_code(), grpc::StatusCode::INVALID_ARGUMENT);
 }
 
@@ -91,7 +89,6 @@ TEST(ReduceStreamReactorTest, AStreamBrokenAgainstItsRulesIsRefusedPrecisely) {
   testing::InProcessOptions options;
   options.limits.max_chunk_bytes = 4096;
   testing::InProcessServer server(options);
-  const std::unique_ptr<v1::Reducer::Stub> stub = server.Stub();
   const std::vector<float> data = testing::MixedSignData(3000, testing::FreshSeed());
   const v1::ReduceSpec sum = testing::Spec(v1::SUM);
 
@@ -116,11 +113,11 @@ TEST(ReduceStreamReactorTest, AStreamBrokenAgainstItsRulesIsRefusedPrecisely) {
        "exceeds the limit of 4096 bytes"},
   };
   for (const Case& c : cases) {
-    const Reduced got = testing::Stream(*stub, c.chunks);
+    const Reduced got = testing::Stream(server.stub(), c.chunks);
     EXPECT_EQ(got.status.error_code(), c.code) << c.what << ": " << got.status.error_message();
     EXPECT_THAT(got.status.error_message(), HasSubstr(c.says)) << c.what;
   }
-  const Reduced fits = testing::Stream(*stub, Chunks(sum, data, {1024}));
+  const Reduced fits = testing::Stream(server.stub(), Chunks(sum, data, {1024}));
   ASSERT_TRUE(fits.status.ok()) << fits.status.error_message();
   EXPECT_EQ(testing::CheckAgainstReference(kernels::Op::kSum,
                                            testing::ComputeReference(kernels::Op::kSum, data),
@@ -133,11 +130,10 @@ TEST(ReduceStreamReactorTest, AStreamWhoseClientGoesQuietIsEndedAndCounted) {
   testing::InProcessOptions options;
   options.limits.stream_idle_timeout = absl::Milliseconds(300);
   testing::InProcessServer server(options);
-  const std::unique_ptr<v1::Reducer::Stub> stub = server.Stub();
   const std::unique_ptr<grpc::ClientContext> context = testing::BoundedContext();
   v1::ReduceResponse response;
   std::unique_ptr<grpc::ClientWriter<v1::ReduceChunk>> writer =
-      stub->ReduceStream(context.get(), &response);
+      server.stub().ReduceStream(context.get(), &response);
   const std::vector<v1::ReduceChunk> chunks =
       Chunks(testing::Spec(v1::SUM), testing::MixedSignData(100, 1), {100});
   ASSERT_TRUE(writer->Write(chunks[0]));
@@ -155,7 +151,6 @@ TEST(ReduceStreamReactorTest, AStreamItsClientCancelsGivesItsPlaceBack) {
   testing::InProcessOptions options;
   options.limits.max_concurrent_requests = 1;
   testing::InProcessServer server(options);
-  const std::unique_ptr<v1::Reducer::Stub> stub = server.Stub();
   const std::vector<float> data = testing::MixedSignData(10007, testing::FreshSeed());
   const prometheus::Registry& registry = *server.state().metrics.registry();
   const auto in_flight = [&] {
@@ -174,7 +169,7 @@ TEST(ReduceStreamReactorTest, AStreamItsClientCancelsGivesItsPlaceBack) {
     grpc::ClientContext context;
     v1::ReduceResponse response;
     std::unique_ptr<grpc::ClientWriter<v1::ReduceChunk>> writer =
-        stub->ReduceStream(&context, &response);
+        server.stub().ReduceStream(&context, &response);
     for (const v1::ReduceChunk& chunk : Chunks(testing::Spec(v1::SUM), data, {1000})) {
       ASSERT_TRUE(writer->Write(chunk));
     }
@@ -188,7 +183,7 @@ TEST(ReduceStreamReactorTest, AStreamItsClientCancelsGivesItsPlaceBack) {
   EXPECT_EQ(testing::SumOfSeries(registry, "gpureduce_requests_total",
                                  {{"method", "ReduceStream"}, {"code", "CANCELLED"}}),
             1);
-  const Reduced next = testing::Stream(*stub, Chunks(testing::Spec(v1::SUM), data, {4096}));
+  const Reduced next = testing::Stream(server.stub(), Chunks(testing::Spec(v1::SUM), data, {4096}));
   ASSERT_TRUE(next.status.ok()) << next.status.error_message();
   EXPECT_EQ(testing::CheckAgainstReference(kernels::Op::kSum,
                                            testing::ComputeReference(kernels::Op::kSum, data),

@@ -51,7 +51,6 @@ double RequestsCounted(const ServiceState& state, const std::string& op, const s
 
 TEST(ReduceUnaryReactorTest, EveryOpMatchesTheReferenceInEitherPayloadField) {
   testing::InProcessServer server;
-  const std::unique_ptr<v1::Reducer::Stub> stub = server.Stub();
   const uint64_t seed = testing::FreshSeed();
   SCOPED_TRACE(testing::SeedTrace(seed));
   for (size_t n : {size_t{1}, size_t{3}, size_t{1021}, size_t{1000003}}) {
@@ -63,7 +62,7 @@ TEST(ReduceUnaryReactorTest, EveryOpMatchesTheReferenceInEitherPayloadField) {
         request.clear_data();
         request.mutable_values()->Add(data.begin(), data.end());
       }
-      const Reduced got = testing::Unary(*stub, request);
+      const Reduced got = testing::Unary(server.stub(), request);
       const std::string what =
           absl::StrCat(kernels::OpName(op), " n=", n, in_values ? " values" : "");
       ASSERT_TRUE(got.status.ok()) << what << ": " << got.status.error_message();
@@ -81,15 +80,14 @@ TEST(ReduceUnaryReactorTest, EveryOpMatchesTheReferenceInEitherPayloadField) {
 
 TEST(ReduceUnaryReactorTest, AnEmptyArrayIsTheIdentityOrInvalid) {
   testing::InProcessServer server;
-  const std::unique_ptr<v1::Reducer::Stub> stub = server.Stub();
-  const Reduced sum = testing::Unary(*stub, Request(v1::SUM, {}));
+  const Reduced sum = testing::Unary(server.stub(), Request(v1::SUM, {}));
   ASSERT_TRUE(sum.status.ok()) << sum.status.error_message();
   EXPECT_EQ(sum.response.value(), 0);
   EXPECT_EQ(sum.response.count(), 0u);
-  const Reduced prod = testing::Unary(*stub, Request(v1::PROD, {}));
+  const Reduced prod = testing::Unary(server.stub(), Request(v1::PROD, {}));
   ASSERT_TRUE(prod.status.ok()) << prod.status.error_message();
   EXPECT_EQ(prod.response.value(), 1);
-  const Reduced min = testing::Unary(*stub, Request(v1::MIN, {}));
+  const Reduced min = testing::Unary(server.stub(), Request(v1::MIN, {}));
   EXPECT_EQ(min.status.error_code(), grpc::StatusCode::INVALID_ARGUMENT);
   EXPECT_EQ(RequestsCounted(server.state(), "min", "INVALID_ARGUMENT"), 1);
 }
@@ -98,7 +96,6 @@ TEST(ReduceUnaryReactorTest, BadRequestsAreRefusedWithTheirCodeAndCounted) {
   testing::InProcessOptions options;
   options.limits.max_request_bytes = 4096;
   testing::InProcessServer server(options);
-  const std::unique_ptr<v1::Reducer::Stub> stub = server.Stub();
   const std::vector<float> data = testing::MixedSignData(31, testing::FreshSeed());
 
   v1::ReduceRequest no_spec = Request(v1::SUM, data);
@@ -124,13 +121,13 @@ TEST(ReduceUnaryReactorTest, BadRequestsAreRefusedWithTheirCodeAndCounted) {
        grpc::StatusCode::RESOURCE_EXHAUSTED, "ReduceStream"},
   };
   for (const Case& c : cases) {
-    const Reduced got = testing::Unary(*stub, c.request);
+    const Reduced got = testing::Unary(server.stub(), c.request);
     EXPECT_EQ(got.status.error_code(), c.code) << c.what << ": " << got.status.error_message();
     EXPECT_THAT(got.status.error_message(), HasSubstr(c.says)) << c.what;
   }
   // The largest array that fits is served, and every call ended counted and out of flight.
   const std::vector<float> largest = testing::MixedSignData(1024, testing::FreshSeed());
-  const Reduced fits = testing::Unary(*stub, Request(v1::SUM, largest));
+  const Reduced fits = testing::Unary(server.stub(), Request(v1::SUM, largest));
   ASSERT_TRUE(fits.status.ok()) << fits.status.error_message();
   EXPECT_EQ(Mismatch(kernels::Op::kSum, largest, fits), "");
   const prometheus::Registry& registry = *server.state().metrics.registry();
@@ -144,23 +141,21 @@ TEST(ReduceUnaryReactorTest, BeforeTheSelfCheckEveryCallIsUnavailableAndCountedA
   testing::InProcessOptions options;
   options.ready = false;
   testing::InProcessServer server(options);
-  const std::unique_ptr<v1::Reducer::Stub> stub = server.Stub();
   for (int i = 0; i < 3; ++i) {
-    const Reduced got = testing::Unary(*stub, Request(v1::SUM, {1.0f, 2.0f}));
+    const Reduced got = testing::Unary(server.stub(), Request(v1::SUM, {1.0f, 2.0f}));
     EXPECT_EQ(got.status.error_code(), grpc::StatusCode::UNAVAILABLE);
   }
   EXPECT_EQ(testing::SeriesValue(*server.state().metrics.registry(),
                                  "gpureduce_admission_refusals_total", {{"reason", "not_ready"}}),
             3);
   server.state().ready = true;
-  EXPECT_TRUE(testing::Unary(*stub, Request(v1::SUM, {1.0f, 2.0f})).status.ok());
+  EXPECT_TRUE(testing::Unary(server.stub(), Request(v1::SUM, {1.0f, 2.0f})).status.ok());
 }
 
 TEST(ReduceUnaryReactorTest, ARegisteredRegionIsReducedByReference) {
   testing::InProcessOptions options;
   options.regions.enabled = true;
   testing::InProcessServer server(options);
-  const std::unique_ptr<v1::Reducer::Stub> stub = server.Stub();
   const uint64_t seed = testing::FreshSeed();
   SCOPED_TRACE(testing::SeedTrace(seed));
   const std::vector<float> data = testing::MixedSignData(100003, seed);
@@ -173,7 +168,8 @@ TEST(ReduceUnaryReactorTest, ARegisteredRegionIsReducedByReference) {
   registration.set_byte_size(data.size() * 4);
   v1::RegisterSharedMemoryResponse registered;
   ASSERT_TRUE(
-      stub->RegisterSystemSharedMemory(testing::BoundedContext().get(), registration, &registered)
+      server.stub()
+          .RegisterSystemSharedMemory(testing::BoundedContext().get(), registration, &registered)
           .ok());
   for (const auto& [first, count] :
        {std::pair<size_t, size_t>{0, data.size()}, {17, 4099}, {data.size() - 1, 1}}) {
@@ -183,7 +179,7 @@ TEST(ReduceUnaryReactorTest, ARegisteredRegionIsReducedByReference) {
       request.mutable_shared_memory()->set_region("floats");
       request.mutable_shared_memory()->set_offset(first * 4);
       request.mutable_shared_memory()->set_byte_size(count * 4);
-      const Reduced got = testing::Unary(*stub, request);
+      const Reduced got = testing::Unary(server.stub(), request);
       const std::string what = absl::StrCat(kernels::OpName(op), " of ", count, " from ", first);
       ASSERT_TRUE(got.status.ok()) << what << ": " << got.status.error_message();
       const std::vector<float> slice(data.begin() + first, data.begin() + first + count);
@@ -196,10 +192,11 @@ TEST(ReduceUnaryReactorTest, ARegisteredRegionIsReducedByReference) {
   past_end.mutable_shared_memory()->set_region("floats");
   past_end.mutable_shared_memory()->set_offset(4);
   past_end.mutable_shared_memory()->set_byte_size(data.size() * 4);
-  EXPECT_EQ(testing::Unary(*stub, past_end).status.error_code(),
+  EXPECT_EQ(testing::Unary(server.stub(), past_end).status.error_code(),
             grpc::StatusCode::INVALID_ARGUMENT);
   past_end.mutable_shared_memory()->set_region("absent");
-  EXPECT_EQ(testing::Unary(*stub, past_end).status.error_code(), grpc::StatusCode::NOT_FOUND);
+  EXPECT_EQ(testing::Unary(server.stub(), past_end).status.error_code(),
+            grpc::StatusCode::NOT_FOUND);
   EXPECT_EQ(server.state().regions.List().front()->requests_in_flight(), 0u)
       << "every finished call let go of the region";
 }
@@ -213,11 +210,10 @@ TEST(ReduceUnaryReactorTest, ConcurrentCallersEachGetTheirOwnAnswer) {
   std::vector<std::thread> callers;
   for (int caller = 0; caller < kCallers; ++caller) {
     callers.emplace_back([&, caller] {
-      const std::unique_ptr<v1::Reducer::Stub> stub = server.Stub();
       for (int call = 0; call < kCalls && failures[caller].empty(); ++call) {
         const size_t n = 1 + (seed + caller * 7919 + call * 104729) % 50000;
         const std::vector<float> data = testing::MixedSignData(n, seed + caller * 1000 + call);
-        const Reduced got = testing::Unary(*stub, Request(v1::SUM_SQUARES, data));
+        const Reduced got = testing::Unary(server.stub(), Request(v1::SUM_SQUARES, data));
         if (!got.status.ok()) {
           failures[caller] = got.status.error_message();
         } else if (got.response.count() != n) {
@@ -236,28 +232,30 @@ TEST(ReduceUnaryReactorTest, ConcurrentCallersEachGetTheirOwnAnswer) {
   EXPECT_EQ(server.state().admission.in_use(), 0u);
 }
 
-TEST(ReduceUnaryReactorTest, ACallWithoutItsMessageIsRefusedOrEndedWhenIdle) {
+TEST(ReduceUnaryReactorTest, ACallThatEndsWithoutItsMessageIsInvalid) {
+  testing::InProcessServer server;
+  const std::shared_ptr<grpc::Channel> channel = server.Channel(grpc::InsecureChannelCredentials());
+  const std::unique_ptr<grpc::ClientContext> context = testing::BoundedContext();
+  auto call = testing::RawReduce(*channel, *context);
+  call->WritesDone();
+  const grpc::Status status = call->Finish();
+  EXPECT_EQ(status.error_code(), grpc::StatusCode::INVALID_ARGUMENT);
+  EXPECT_THAT(status.error_message(), HasSubstr("without a request message"));
+  EXPECT_EQ(server.state().admission.in_use(), 0u);
+}
+
+TEST(ReduceUnaryReactorTest, ACallWhoseMessageNeverComesIsEndedWhenIdle) {
   testing::InProcessOptions options;
   options.limits.stream_idle_timeout = absl::Milliseconds(300);
   testing::InProcessServer server(options);
   const std::shared_ptr<grpc::Channel> channel = server.Channel(grpc::InsecureChannelCredentials());
-  {
-    const std::unique_ptr<grpc::ClientContext> context = testing::BoundedContext();
-    auto call = testing::RawReduce(*channel, *context);
-    call->WritesDone();
-    const grpc::Status status = call->Finish();
-    EXPECT_EQ(status.error_code(), grpc::StatusCode::INVALID_ARGUMENT);
-    EXPECT_THAT(status.error_message(), HasSubstr("without a request message"));
-  }
-  {
-    const std::unique_ptr<grpc::ClientContext> context = testing::BoundedContext();
-    auto call = testing::RawReduce(*channel, *context);
-    v1::ReduceResponse response;
-    EXPECT_FALSE(call->Read(&response)) << "the server answers nothing but its status";
-    const grpc::Status status = call->Finish();
-    EXPECT_EQ(status.error_code(), grpc::StatusCode::CANCELLED) << status.error_message();
-    EXPECT_THAT(status.error_message(), HasSubstr("did not arrive in full within 300ms"));
-  }
+  const std::unique_ptr<grpc::ClientContext> context = testing::BoundedContext();
+  auto call = testing::RawReduce(*channel, *context);
+  v1::ReduceResponse response;
+  EXPECT_FALSE(call->Read(&response)) << "the server answers nothing but its status";
+  const grpc::Status status = call->Finish();
+  EXPECT_EQ(status.error_code(), grpc::StatusCode::CANCELLED) << status.error_message();
+  EXPECT_THAT(status.error_message(), HasSubstr("did not arrive in full within 300ms"));
   EXPECT_EQ(server.state().admission.in_use(), 0u);
 }
 

@@ -27,28 +27,15 @@ std::string ReadFile(const std::string& path) {
   return std::string(std::istreambuf_iterator<char>(in), {});
 }
 
-class ServerCredentialsTest : public ::testing::Test {
+class ServerCredentialsTest : public testing::CertificatesTest {
  protected:
-  static void SetUpTestSuite() { certificates_ = testing::TestCertificates::Make().release(); }
-  static void TearDownTestSuite() {
-    delete certificates_;
-    certificates_ = nullptr;
-  }
-  void SetUp() override {
-    if (certificates_ == nullptr) {
-      GTEST_SKIP() << "openssl could not make the test certificates (is it installed?)";
-    }
-  }
-
-  static std::string File(const char* name) { return certificates_->File(name); }
-
   // A client trusting `ca`, presenting `client`'s certificate unless it is null.
   static std::shared_ptr<grpc::ChannelCredentials> Client(const char* ca, const char* client) {
     grpc::SslCredentialsOptions options;
     options.pem_root_certs = ReadFile(File(ca));
     if (client != nullptr) {
-      options.pem_cert_chain = ReadFile(File((std::string(client) + ".pem").c_str()));
-      options.pem_private_key = ReadFile(File((std::string(client) + ".key").c_str()));
+      options.pem_cert_chain = ReadFile(File(std::string(client) + ".pem"));
+      options.pem_private_key = ReadFile(File(std::string(client) + ".key"));
     }
     return grpc::SslCredentials(options);
   }
@@ -70,11 +57,7 @@ class ServerCredentialsTest : public ::testing::Test {
         1e-9);
     return wrong.empty() ? grpc::Status::OK : grpc::Status(grpc::StatusCode::INTERNAL, wrong);
   }
-
-  static testing::TestCertificates* certificates_;
 };
-
-testing::TestCertificates* ServerCredentialsTest::certificates_ = nullptr;
 
 TEST_F(ServerCredentialsTest, FlagsThatDoNotGoTogetherOrFilesWithoutPemAreRefused) {
   struct Case {

@@ -34,51 +34,55 @@ std::string KernelName(kernels::KernelId kernel) {
   return std::string(kernels::GetKernel(kernel).name);
 }
 
-TEST(ServerMetricsTest, AFinishedCallCountsOnceWithItsLabelsAndLeavesNothingInFlight) {
-  ServerMetrics metrics;
-  const prometheus::Registry& registry = *metrics.registry();
-  metrics.CallStarted(Method::kReduce);
-  metrics.CallStarted(Method::kReduceStream);
-  metrics.CallStarted(Method::kReduce);
-  EXPECT_EQ(SeriesValue(registry, "gpureduce_requests_in_flight", {{"method", "Reduce"}}), 2);
-  EXPECT_EQ(SeriesValue(registry, "gpureduce_requests_in_flight", {{"method", "ReduceStream"}}), 1);
+class ServerMetricsTest : public ::testing::Test {
+ protected:
+  ServerMetrics metrics_;
+  const prometheus::Registry& registry_ = *metrics_.registry();
+};
 
-  metrics.CallFinished(OkCall(Method::kReduce, kernels::KernelId::kCpu, 4000));
-  metrics.CallFinished(OkCall(Method::kReduce, kernels::KernelId::kCpu, 1004));
+TEST_F(ServerMetricsTest, AFinishedCallCountsOnceWithItsLabelsAndLeavesNothingInFlight) {
+  metrics_.CallStarted(Method::kReduce);
+  metrics_.CallStarted(Method::kReduceStream);
+  metrics_.CallStarted(Method::kReduce);
+  EXPECT_EQ(SeriesValue(registry_, "gpureduce_requests_in_flight", {{"method", "Reduce"}}), 2);
+  EXPECT_EQ(SeriesValue(registry_, "gpureduce_requests_in_flight", {{"method", "ReduceStream"}}),
+            1);
+
+  metrics_.CallFinished(OkCall(Method::kReduce, kernels::KernelId::kCpu, 4000));
+  metrics_.CallFinished(OkCall(Method::kReduce, kernels::KernelId::kCpu, 1004));
   CallRecord refused;
   refused.method = Method::kReduceStream;
   refused.code = absl::StatusCode::kInvalidArgument;
-  metrics.CallFinished(refused);
+  metrics_.CallFinished(refused);
 
-  EXPECT_EQ(SeriesValue(registry, "gpureduce_requests_in_flight", {{"method", "Reduce"}}), 0);
-  EXPECT_EQ(SeriesValue(registry, "gpureduce_requests_in_flight", {{"method", "ReduceStream"}}), 0);
-  EXPECT_EQ(SeriesValue(registry, "gpureduce_requests_total",
+  EXPECT_EQ(SeriesValue(registry_, "gpureduce_requests_in_flight", {{"method", "Reduce"}}), 0);
+  EXPECT_EQ(SeriesValue(registry_, "gpureduce_requests_in_flight", {{"method", "ReduceStream"}}),
+            0);
+  EXPECT_EQ(SeriesValue(registry_, "gpureduce_requests_total",
                         {{"method", "Reduce"}, {"op", "sum"}, {"kernel", "cpu"}, {"code", "OK"}}),
             2);
-  EXPECT_EQ(SeriesValue(registry, "gpureduce_requests_total",
+  EXPECT_EQ(SeriesValue(registry_, "gpureduce_requests_total",
                         {{"method", "ReduceStream"},
                          {"op", "none"},
                          {"kernel", "none"},
                          {"code", "INVALID_ARGUMENT"}}),
             1)
       << "a call that ended before its spec is labelled none";
-  EXPECT_EQ(SeriesValue(registry, "gpureduce_reduced_bytes_total",
+  EXPECT_EQ(SeriesValue(registry_, "gpureduce_reduced_bytes_total",
                         {{"method", "Reduce"}, {"kernel", "cpu"}}),
             5004);
 }
 
-TEST(ServerMetricsTest, OnlyOkCallsAreTimedAndTheirDurationsLandInSeconds) {
-  ServerMetrics metrics;
-  const prometheus::Registry& registry = *metrics.registry();
-  metrics.CallStarted(Method::kReduce);
-  metrics.CallFinished(OkCall(Method::kReduce, kernels::KernelId::kCpu, 8));
-  metrics.CallStarted(Method::kReduce);
+TEST_F(ServerMetricsTest, OnlyOkCallsAreTimedAndTheirDurationsLandInSeconds) {
+  metrics_.CallStarted(Method::kReduce);
+  metrics_.CallFinished(OkCall(Method::kReduce, kernels::KernelId::kCpu, 8));
+  metrics_.CallStarted(Method::kReduce);
   CallRecord failed = OkCall(Method::kReduce, kernels::KernelId::kCpu, 8);
   failed.code = absl::StatusCode::kCancelled;
-  metrics.CallFinished(failed);
+  metrics_.CallFinished(failed);
 
   const std::optional<prometheus::ClientMetric> request = testing::FindSeries(
-      registry, "gpureduce_request_duration_seconds", {{"method", "Reduce"}, {"kernel", "cpu"}});
+      registry_, "gpureduce_request_duration_seconds", {{"method", "Reduce"}, {"kernel", "cpu"}});
   ASSERT_TRUE(request.has_value());
   EXPECT_EQ(request->histogram.sample_count, 1u) << "the cancelled call is not timed";
   EXPECT_DOUBLE_EQ(request->histogram.sample_sum, 0.003);
@@ -87,22 +91,20 @@ TEST(ServerMetricsTest, OnlyOkCallsAreTimedAndTheirDurationsLandInSeconds) {
     EXPECT_EQ(bucket.cumulative_count, bucket.upper_bound >= 0.003 ? 1u : 0u)
         << "bucket le=" << bucket.upper_bound;
   }
-  EXPECT_EQ(SampleCount(registry, "gpureduce_request_queue_duration_seconds", {{"kernel", "cpu"}}),
+  EXPECT_EQ(SampleCount(registry_, "gpureduce_request_queue_duration_seconds", {{"kernel", "cpu"}}),
             1);
-  EXPECT_EQ(SampleCount(registry, "gpureduce_request_kernel_duration_seconds", {{"kernel", "cpu"}}),
-            1);
-  EXPECT_EQ(SeriesValue(registry, "gpureduce_reduced_bytes_total",
+  EXPECT_EQ(
+      SampleCount(registry_, "gpureduce_request_kernel_duration_seconds", {{"kernel", "cpu"}}), 1);
+  EXPECT_EQ(SeriesValue(registry_, "gpureduce_reduced_bytes_total",
                         {{"method", "Reduce"}, {"kernel", "cpu"}}),
             8)
       << "bytes count only OK calls";
 }
 
-TEST(ServerMetricsTest, CopiesAreTimedForGpuKernelsOnlyAndOnlyWhenThereWasACopy) {
-  ServerMetrics metrics;
-  const prometheus::Registry& registry = *metrics.registry();
-  metrics.CallStarted(Method::kReduceStream);
-  metrics.CallFinished(OkCall(Method::kReduceStream, kernels::KernelId::kCpu, 4));
-  EXPECT_FALSE(testing::FindSeries(registry, "gpureduce_request_copy_duration_seconds",
+TEST_F(ServerMetricsTest, CopiesAreTimedForGpuKernelsOnlyAndOnlyWhenThereWasACopy) {
+  metrics_.CallStarted(Method::kReduceStream);
+  metrics_.CallFinished(OkCall(Method::kReduceStream, kernels::KernelId::kCpu, 4));
+  EXPECT_FALSE(testing::FindSeries(registry_, "gpureduce_request_copy_duration_seconds",
                                    {{"direction", "h2d"}, {"kernel", "cpu"}})
                    .has_value())
       << "the CPU copies nothing";
@@ -111,51 +113,48 @@ TEST(ServerMetricsTest, CopiesAreTimedForGpuKernelsOnlyAndOnlyWhenThereWasACopy)
   CallRecord copied = OkCall(Method::kReduceStream, kernels::KernelId::kSinglePass, 4);
   copied.timing.h2d = 500us;
   for (int i = 0; i < 2; ++i) {
-    metrics.CallStarted(Method::kReduceStream);
-    metrics.CallFinished(copied);
+    metrics_.CallStarted(Method::kReduceStream);
+    metrics_.CallFinished(copied);
   }
   CallRecord shared = copied;  // a region already on the device: nothing copied
   shared.timing.h2d = 0us;
-  metrics.CallStarted(Method::kReduceStream);
-  metrics.CallFinished(shared);
-  EXPECT_EQ(SampleCount(registry, "gpureduce_request_copy_duration_seconds",
+  metrics_.CallStarted(Method::kReduceStream);
+  metrics_.CallFinished(shared);
+  EXPECT_EQ(SampleCount(registry_, "gpureduce_request_copy_duration_seconds",
                         {{"direction", "h2d"}, {"kernel", gpu}}),
             2);
-  EXPECT_EQ(SampleCount(registry, "gpureduce_request_copy_duration_seconds",
+  EXPECT_EQ(SampleCount(registry_, "gpureduce_request_copy_duration_seconds",
                         {{"direction", "d2h"}, {"kernel", gpu}}),
             0)
       << "the kernels write their result to host memory: no read-back observed";
   EXPECT_EQ(
-      SeriesValue(registry, "gpureduce_requests_total",
+      SeriesValue(registry_, "gpureduce_requests_total",
                   {{"method", "ReduceStream"}, {"op", "sum"}, {"kernel", gpu}, {"code", "OK"}}),
       3);
 }
 
-TEST(ServerMetricsTest, RefusalsAndIdleStreamsCountByReason) {
-  ServerMetrics metrics;
-  const prometheus::Registry& registry = *metrics.registry();
-  metrics.Refused(Refusal::kNotReady);
-  metrics.Refused(Refusal::kServerFull);
-  metrics.Refused(Refusal::kServerFull);
-  metrics.Refused(Refusal::kClientFull);
-  metrics.Refused(Refusal::kClientFull);
-  metrics.Refused(Refusal::kClientFull);
-  metrics.StreamIdleEnded();
-  EXPECT_EQ(SeriesValue(registry, "gpureduce_admission_refusals_total", {{"reason", "not_ready"}}),
+TEST_F(ServerMetricsTest, RefusalsAndIdleStreamsCountByReason) {
+  metrics_.Refused(Refusal::kNotReady);
+  metrics_.Refused(Refusal::kServerFull);
+  metrics_.Refused(Refusal::kServerFull);
+  metrics_.Refused(Refusal::kClientFull);
+  metrics_.Refused(Refusal::kClientFull);
+  metrics_.Refused(Refusal::kClientFull);
+  metrics_.StreamIdleEnded();
+  EXPECT_EQ(SeriesValue(registry_, "gpureduce_admission_refusals_total", {{"reason", "not_ready"}}),
             1);
   EXPECT_EQ(
-      SeriesValue(registry, "gpureduce_admission_refusals_total", {{"reason", "server_full"}}), 2);
+      SeriesValue(registry_, "gpureduce_admission_refusals_total", {{"reason", "server_full"}}), 2);
   EXPECT_EQ(
-      SeriesValue(registry, "gpureduce_admission_refusals_total", {{"reason", "client_full"}}), 3);
-  EXPECT_EQ(SeriesValue(registry, "gpureduce_streams_idle_ended_total"), 1);
+      SeriesValue(registry_, "gpureduce_admission_refusals_total", {{"reason", "client_full"}}), 3);
+  EXPECT_EQ(SeriesValue(registry_, "gpureduce_streams_idle_ended_total"), 1);
 }
 
-TEST(ServerMetricsTest, TheExpositionTextHasEverySeriesWithHelpAndType) {
-  ServerMetrics metrics;
-  metrics.CallStarted(Method::kReduce);
-  metrics.CallFinished(OkCall(Method::kReduce, kernels::KernelId::kCpu, 4096));
-  metrics.Refused(Refusal::kServerFull);
-  const std::string text = testing::ExpositionText(*metrics.registry());
+TEST_F(ServerMetricsTest, TheExpositionTextHasEverySeriesWithHelpAndType) {
+  metrics_.CallStarted(Method::kReduce);
+  metrics_.CallFinished(OkCall(Method::kReduce, kernels::KernelId::kCpu, 4096));
+  metrics_.Refused(Refusal::kServerFull);
+  const std::string text = testing::ExpositionText(*metrics_.registry());
   EXPECT_THAT(text, HasSubstr("# TYPE gpureduce_requests_total counter\n"));
   EXPECT_THAT(text, HasSubstr("gpureduce_requests_total{code=\"OK\",kernel=\"cpu\","
                               "method=\"Reduce\",op=\"sum\"} 1\n"));
