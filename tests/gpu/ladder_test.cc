@@ -296,16 +296,33 @@ TEST_F(LadderTest, TreeVariantsAreDeterministic) {
 }
 
 // Not a benchmark (gpureduce-bench is): one timed run per variant so a run's log shows the
-// ladder's shape at 3 x 2^22 floats, seed 003's size.
+// ladder's shape at 3 x 2^22 floats, seed 003's size. What it prints must be true: each run's
+// SUM meets the variant's stated bound, and its time is one a GPU could take (positive, and
+// no faster than reading the input at 20 TB/s, beyond any GPU's L2 where the input sits).
 TEST_F(LadderTest, PrintsOneTimedRunPerVariant) {
   const size_t n = size_t{3} << 22;
-  const std::vector<float> data = testing::MixedSignData(n, testing::FreshSeed());
+  const uint64_t seed = testing::FreshSeed();
+  SCOPED_TRACE(testing::SeedTrace(seed));
+  const std::vector<float> data = testing::MixedSignData(n, seed);
+  const testing::Reference reference = ComputeReference(Op::kSum, data);
   Upload(data);
+  constexpr double kImpossibleBytesPerSecond = 20e12;
+  const double fastest_ms = n * sizeof(float) / kImpossibleBytesPerSecond * 1e3;
   for (const LadderPolicy& policy : kLadder) {
-    ASSERT_TRUE(Run(policy, Op::kSum, n, 0).ok());  // warm-up
-    float ms = 0;
-    ASSERT_TRUE(Run(policy, Op::kSum, n, 0, &ms).ok());
+    const double bound = StatedBound(policy, Op::kSum, n, gpu_);
+    const absl::StatusOr<ReduceResult> warm_up = Run(policy, Op::kSum, n, 0);
+    ASSERT_TRUE(warm_up.ok()) << policy.name << ": " << warm_up.status();
+    float ms = -1;
+    const absl::StatusOr<ReduceResult> timed = Run(policy, Op::kSum, n, 0, &ms);
+    ASSERT_TRUE(timed.ok()) << policy.name << ": " << timed.status();
     std::printf("%-22s %8.3f ms %8.1f GB/s\n", policy.name, ms, n * 4 / (ms * 1e6));
+    EXPECT_EQ(CheckAgainstReference(Op::kSum, reference, warm_up->value, -1, bound), "")
+        << policy.name << " (warm-up)";
+    EXPECT_EQ(CheckAgainstReference(Op::kSum, reference, timed->value, -1, bound), "")
+        << policy.name;
+    EXPECT_TRUE(std::isfinite(ms) && ms >= fastest_ms)
+        << policy.name << ": " << ms << " ms is not a time this run could take (at least "
+        << fastest_ms << " ms)";
   }
 }
 

@@ -1,5 +1,6 @@
-// Every row of DESIGN.md's error table through the real server, each followed by a correct
-// request: a bad request is refused precisely and disturbs nothing.
+// The request errors of the error table in README.md ("Errors": INVALID_ARGUMENT,
+// FAILED_PRECONDITION, RESOURCE_EXHAUSTED, DEADLINE_EXCEEDED, CANCELLED) through the real server,
+// each followed by a correct request: a bad request is refused precisely and disturbs nothing.
 
 #include <memory>
 #include <thread>

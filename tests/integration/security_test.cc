@@ -3,6 +3,7 @@
 // open for probes. The CLI and gpureduce-load speak the same flags.
 
 #include <cstdlib>
+#include <fstream>
 #include <memory>
 #include <string>
 #include <vector>
@@ -16,6 +17,7 @@
 #include "tests/integration/server_process.h"
 #include "tests/support/random_data.h"
 #include "tests/support/reference.h"
+#include "tests/support/test_certificates.h"
 #include "tests/support/wire.h"
 
 namespace gpureduce::testing {
@@ -25,43 +27,17 @@ using ::testing::HasSubstr;
 
 constexpr char kToken[] = "s3cret-token-for-this-run";
 
-// A CA, a server certificate for 127.0.0.1 it signed, a client certificate it signed, and a
-// second CA with a client certificate of its own: the strangers.
-class SecurityTest : public ::testing::Test {
+// The certificates of tests/support/test_certificates.h, and token files beside them.
+class SecurityTest : public CertificatesTest {
  protected:
   static void SetUpTestSuite() {
-    char dir[] = "/tmp/gpureduce-tls-XXXXXX";
-    if (mkdtemp(dir) == nullptr) return;
-    dir_ = dir;
-    const std::string script = absl::StrCat(
-        "set -e; cd ", dir_, "; exec >openssl.log 2>&1\n",
-        "key() { openssl genpkey -algorithm EC -pkeyopt ec_paramgen_curve:P-256 -out $1; }\n",
-        "ca() { key $1.key; openssl req -x509 -new -key $1.key -out $1.pem -days 2 "
-        "-subj \"/CN=$1\"; }\n",
-        "cert() { key $1.key; openssl req -new -key $1.key -out $1.csr -subj \"/CN=$1\";"
-        " printf '%s\\n' \"$3\" >$1.ext;"
-        " openssl x509 -req -in $1.csr -CA $2.pem -CAkey $2.key -CAcreateserial -days 2"
-        " -extfile $1.ext -out $1.pem; }\n",
-        "ca ca; ca stranger_ca\n", "cert server ca 'subjectAltName=IP:127.0.0.1,DNS:localhost'\n",
-        "cert client ca 'extendedKeyUsage=clientAuth'\n",
-        "cert stranger stranger_ca 'extendedKeyUsage=clientAuth'\n",
-        "printf '# tokens of this run\\n\\n  other-token  \\n%s\\n' ", kToken, " >tokens\n",
-        "printf '%s\\n' ", kToken, " >token; printf 'not-the-token\\n' >wrong_token\n");
-    ready_ = std::system(absl::StrCat("bash -c '", Escape(script), "'").c_str()) == 0;
-  }
-  static void TearDownTestSuite() {
-    if (!dir_.empty()) std::system(absl::StrCat("rm -rf ", dir_).c_str());
-  }
-  void SetUp() override {
-    if (!ready_) GTEST_SKIP() << "openssl could not make the test certificates (is it installed?)";
+    CertificatesTest::SetUpTestSuite();
+    if (certificates_ == nullptr) return;
+    std::ofstream(File("tokens")) << "# tokens of this run\n\n  other-token  \n" << kToken << "\n";
+    std::ofstream(File("token")) << kToken << "\n";
+    std::ofstream(File("wrong_token")) << "not-the-token\n";
   }
 
-  static std::string File(const char* name) { return absl::StrCat(dir_, "/", name); }
-  static std::string Escape(const std::string& script) {
-    std::string out;
-    for (char c : script) out += c == '\'' ? std::string("'\\''") : std::string(1, c);
-    return out;
-  }
   static std::vector<std::string> TlsFlags() {
     return {"--tls-cert=" + File("server.pem"), "--tls-key=" + File("server.key")};
   }
@@ -85,13 +61,7 @@ class SecurityTest : public ::testing::Test {
         kernels::Op::kSum, ComputeReference(kernels::Op::kSum, data), got->value(), -1, 1e-9);
     return wrong.empty() ? absl::OkStatus() : absl::InternalError(wrong);
   }
-
-  static std::string dir_;
-  static bool ready_;
 };
-
-std::string SecurityTest::dir_;
-bool SecurityTest::ready_ = false;
 
 TEST_F(SecurityTest, TlsServesItsClientsAndRefusesPlaintextAndOtherCas) {
   absl::StatusOr<std::unique_ptr<ServerProcess>> server =

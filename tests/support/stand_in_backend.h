@@ -1,9 +1,11 @@
 #pragma once
 
-// A backend that has only a kind (or two): what resolving a spec needs, so the server's edge can be
-// tested for either backend on a machine without a GPU. It runs nothing.
+// A backend that has only a kind or two (and the device usage and host pinning a test sets):
+// what resolving a spec, a metrics scrape and a shared-memory region need, so the server's edge
+// can be tested for either backend on a machine without a GPU. It runs nothing.
 
 #include <cstdint>
+#include <functional>
 #include <memory>
 #include <optional>
 #include <vector>
@@ -31,6 +33,16 @@ class StandInBackend final : public runtime::Backend {
       const runtime::RequestSpec&) override {
     return absl::UnimplementedError("a stand-in backend runs nothing");
   }
+  std::vector<runtime::DeviceUsage> Usage() const override { return usage; }
+  absl::StatusOr<std::unique_ptr<runtime::MemoryHold>> PinHost(const void* base,
+                                                               size_t bytes) override {
+    if (!pin) return nullptr;
+    return pin(base, bytes);
+  }
+
+  std::vector<runtime::DeviceUsage> usage;
+  // Unset: pins nothing, as the CPU backend.
+  std::function<absl::StatusOr<std::unique_ptr<runtime::MemoryHold>>(const void*, size_t)> pin;
 
  private:
   kernels::BackendKind kind_;

@@ -1,6 +1,10 @@
 #include "client/chunk_pipeline.h"
 
+#include <atomic>
+#include <chrono>
 #include <cstring>
+#include <future>
+#include <memory>
 #include <vector>
 
 #include "gtest/gtest.h"
@@ -75,10 +79,41 @@ TEST(ChunkPipelineTest, AnInputErrorArrivesAfterWhatWasReadBeforeIt) {
   EXPECT_EQ(pipeline.Next().status().code(), absl::StatusCode::kDataLoss);
 }
 
-TEST(ChunkPipelineTest, StoppingEarlyJoinsTheHelper) {
-  auto endless = [](absl::Span<float> out) -> absl::StatusOr<size_t> { return out.size(); };
-  ChunkPipeline pipeline(endless, SumSpec(), 1024, /*use_values_field=*/false);
-  ASSERT_TRUE(pipeline.Next().ok());  // then destroyed with the helper blocked on a full queue
+// A caller that stops after one message destroys the pipeline while the helper is reading the
+// next: the destructor waits for that read, and the helper reads nothing more.
+TEST(ChunkPipelineTest, StoppingEarlyWaitsForTheReadInProgressAndReadsNoFurther) {
+  std::atomic<int> reads{0};
+  std::atomic<bool> reading{false};
+  std::promise<void> second_read_started;
+  std::promise<void> second_read_may_end;
+  const std::shared_future<void> may_end = second_read_may_end.get_future().share();
+  auto endless = [&](absl::Span<float> out) -> absl::StatusOr<size_t> {
+    reading = true;
+    if (++reads == 2) {
+      second_read_started.set_value();
+      may_end.wait_for(std::chrono::seconds(30));  // bounded: a failed test must not hang
+    }
+    std::fill(out.begin(), out.end(), 0.5f);
+    reading = false;
+    return out.size();
+  };
+  auto pipeline =
+      std::make_unique<ChunkPipeline>(endless, SumSpec(), 1024, /*use_values_field=*/false);
+  absl::StatusOr<const v1::ReduceChunk*> first = pipeline->Next();
+  ASSERT_TRUE(first.ok() && *first != nullptr);
+  EXPECT_EQ(pipeline->Count(*first), 1024u);
+  ASSERT_EQ(second_read_started.get_future().wait_for(std::chrono::seconds(30)),
+            std::future_status::ready);
+  std::future<void> destroyed = std::async(std::launch::async, [&] { pipeline.reset(); });
+  // One-sided: a destructor that returned during the read (a detached helper) shows here; a slow
+  // machine can only make this wait longer.
+  EXPECT_EQ(destroyed.wait_for(std::chrono::milliseconds(50)), std::future_status::timeout)
+      << "the destructor returned while the helper was still reading";
+  second_read_may_end.set_value();
+  ASSERT_EQ(destroyed.wait_for(std::chrono::seconds(30)), std::future_status::ready)
+      << "the destructor did not join the helper";
+  EXPECT_FALSE(reading) << "a read ran on after the pipeline was destroyed";
+  EXPECT_EQ(reads, 2) << "the helper read past the two messages it may hold";
 }
 
 }  // namespace

@@ -2,9 +2,7 @@
 
 #include <algorithm>
 #include <bit>
-#include <chrono>
 #include <cmath>
-#include <cstdio>
 #include <vector>
 
 #include "absl/strings/str_cat.h"
@@ -91,24 +89,6 @@ TEST(RandomSourceTest, UniformOverMinusOneToOneOnTheDocumentedGrid) {
   const double expected = static_cast<double>(values.size()) / kBins;
   for (int64_t count : histogram)
     EXPECT_NEAR(static_cast<double>(count), expected, 6 * std::sqrt(expected));
-}
-
-// Informational: the quickstart generates 100 million values.
-TEST(RandomSourceTest, Throughput) {
-  RandomSource source(100'000'000, 1);
-  std::vector<float> buffer(1 << 18);
-  const auto start = std::chrono::steady_clock::now();
-  uint64_t total = 0;
-  float sink = 0;
-  while (const size_t got = *source.Read(absl::MakeSpan(buffer))) {
-    total += got;
-    sink += buffer[got - 1];
-  }
-  const double seconds =
-      std::chrono::duration<double>(std::chrono::steady_clock::now() - start).count();
-  EXPECT_EQ(total, 100'000'000u);
-  std::printf("RandomSource: %.0f M floats/s (checksum %g)\n", total / seconds / 1e6,
-              static_cast<double>(sink));
 }
 
 }  // namespace

@@ -3,39 +3,21 @@
 
 #include "server/shared_memory/region_registry.h"
 
-#include <fcntl.h>
-#include <sys/mman.h>
 #include <unistd.h>
 
 #include <memory>
 #include <string>
 
-#include "absl/strings/str_cat.h"
 #include "gtest/gtest.h"
 #include "runtime/cpu/cpu_backend.h"
 #include "server/shared_memory/local_peer.h"
 #include "server/shared_memory/region_names.h"
+#include "tests/unit/server/shm_test_object.h"
 
 namespace gpureduce::server {
 namespace {
 
-// A POSIX object of `bytes` bytes, unlinked on destruction.
-class Object {
- public:
-  explicit Object(uint64_t bytes)
-      : key_(absl::StrCat("/gpureduce-registry-test-", getpid(), "-", ++count_)) {
-    const int fd = shm_open(key_.c_str(), O_CREAT | O_EXCL | O_RDWR, 0600);
-    EXPECT_GE(fd, 0);
-    EXPECT_EQ(ftruncate(fd, static_cast<off_t>(bytes)), 0);
-    close(fd);
-  }
-  ~Object() { shm_unlink(key_.c_str()); }
-  const std::string& key() const { return key_; }
-
- private:
-  static inline int count_ = 0;
-  std::string key_;
-};
+using Object = testing::ShmTestObject;
 
 class RegionRegistryTest : public ::testing::Test {
  protected:
