@@ -54,9 +54,8 @@ absl::Status CudaSession::QueuePiece(PieceSlot& piece_slot, const Piece& piece, 
   slot.copy_queued = copy_from != nullptr || (kind != Kind::kDevice && time_copy);
   if (slot.copy_queued) CUDA_RETURN_IF_ERROR(cudaEventRecord(slot.started.get(), copy_stream));
   if (copy_from != nullptr) {
-    CUDA_RETURN_IF_ERROR(cudaMemcpyAsync(slot.device.get(), copy_from,
-                                         piece.count * sizeof(float), cudaMemcpyHostToDevice,
-                                         copy_stream));
+    CUDA_RETURN_IF_ERROR(cudaMemcpyAsync(slot.device.get(), copy_from, piece.count * sizeof(float),
+                                         cudaMemcpyHostToDevice, copy_stream));
   }
   CUDA_RETURN_IF_ERROR(cudaEventRecord(slot.copied.get(), copy_stream));
   if (copy_stream != stream) CUDA_RETURN_IF_ERROR(cudaStreamWaitEvent(stream, slot.copied.get()));
@@ -80,7 +79,7 @@ void CudaSession::AddPieceTiming(const PieceSlot& piece_slot, BackendTiming& tim
   timing.kernel += Elapsed(slot.copied, slot.reduced);
 }
 
-std::optional<GpuStatus> CudaSession::PollPiece(const PieceSlot& piece_slot) const {
+std::optional<GpuStatus> CudaSession::PollPiece(const PieceSlot& piece_slot) {
   const StagingSlot& slot = static_cast<const StagingSlot&>(piece_slot);
   const cudaError_t status = cudaEventQuery(slot.reduced.get());
   if (status == cudaErrorNotReady) return std::nullopt;

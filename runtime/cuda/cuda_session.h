@@ -53,7 +53,7 @@ class CudaSession final : public ReduceSession, private PieceRunner {
   std::mutex& stream_mutex() override { return lane_.mu; }
   absl::Status QueuePiece(PieceSlot& slot, const Piece& piece, bool time_copy) override;
   void AddPieceTiming(const PieceSlot& slot, BackendTiming& timing) const override;
-  std::optional<GpuStatus> PollPiece(const PieceSlot& slot) const override;
+  std::optional<GpuStatus> PollPiece(const PieceSlot& slot) override;
   absl::Status StreamError(GpuStatus error, const char* what) const override;
 
   Device& device_;

@@ -101,7 +101,9 @@ class Device final : public SessionDevice {
   SlotPool<PieceSlot>& staging() override { return *staging_; }
   size_t staging_slot_floats() const override { return staging_slot_floats_; }
   CompletionThread& completions() override { return *completions_; }
-  void SubmitCopy(absl::AnyInvocable<void() &&> copy) override { copiers_->Submit(std::move(copy)); }
+  void SubmitCopy(absl::AnyInvocable<void() &&> copy) override {
+    copiers_->Submit(std::move(copy));
+  }
   uint32_t lanes() const { return static_cast<uint32_t>(lanes_.size()); }
 
   // Records a failed CUDA call; a sticky error marks the device lost and tells `on_lost`.

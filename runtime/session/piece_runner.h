@@ -43,7 +43,7 @@ class PieceRunner {
   // Adds a finished piece's copy and kernel time to `timing`.
   virtual void AddPieceTiming(const PieceSlot& slot, BackendTiming& timing) const = 0;
   // Whether the GPU is done with the piece in `slot`: its status, or nullopt while it runs.
-  virtual std::optional<GpuStatus> PollPiece(const PieceSlot& slot) const = 0;
+  virtual std::optional<GpuStatus> PollPiece(const PieceSlot& slot) = 0;
   // The error that stopped the stream as a status; `what` names the work it stopped.
   virtual absl::Status StreamError(GpuStatus error, const char* what) const = 0;
 };

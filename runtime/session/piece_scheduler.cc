@@ -19,8 +19,8 @@ size_t PieceFloats(const kernels::WorkBound& bound, size_t slot_floats) {
 
 }  // namespace
 
-PieceScheduler::PieceScheduler(SessionDevice& device, PieceRunner& runner,
-                               const RequestSpec& spec, PartialSlot* partial)
+PieceScheduler::PieceScheduler(SessionDevice& device, PieceRunner& runner, const RequestSpec& spec,
+                               PartialSlot* partial)
     : device_(device),
       runner_(runner),
       partial_(partial),
@@ -151,8 +151,8 @@ absl::Status PieceScheduler::StagePiece(PieceSlot& slot) {
     unreported_ = &slot;
   } else {
     // Whatever was queued may still use the slot: it goes back only after the stream passes.
-    device_.completions().RunAfter(
-        runner_.stream(), [this, &slot](GpuStatus status) { OnPieceDone(&slot, status); });
+    device_.completions().RunAfter(runner_.stream(),
+                                   [this, &slot](GpuStatus status) { OnPieceDone(&slot, status); });
   }
   if (!queued.ok()) return queued;
   staged_ += count;
