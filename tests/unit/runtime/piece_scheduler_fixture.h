@@ -98,6 +98,17 @@ class PieceSchedulerTest : public ::testing::Test {
               "");
   }
 
+  // Finishes the request, which has reduced `count` elements, without an error; then everything
+  // is back.
+  void FinishExpectingCount(uint64_t count) {
+    Finish();
+    Drive();
+    ASSERT_TRUE(answer_.has_value());
+    ASSERT_TRUE(answer_->partial.ok()) << answer_->partial.status();
+    EXPECT_EQ(answer_->partial->count, count);
+    ExpectEverythingReturned();
+  }
+
   // Every slot, the partial slot and the load are back.
   void ExpectEverythingReturned() {
     EXPECT_EQ(device_->staging().free_slots(), device_->staging().size());
