@@ -1,6 +1,7 @@
 #include "tests/unit/runtime/fake_gpu.h"
 
 #include <algorithm>
+#include <cstdlib>
 #include <span>
 #include <utility>
 

@@ -7,6 +7,7 @@
 // kernel would): a slot reused too early shows as a wrong result. A failed piece stops the
 // stream: every later callback gets its error, as a CUDA stream's would.
 
+#include <chrono>
 #include <cstddef>
 #include <cstdint>
 #include <deque>

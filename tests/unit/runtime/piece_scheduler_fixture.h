@@ -3,8 +3,8 @@
 // A PieceScheduler on a FakeSessionDevice and a FakeGpu, with what its callbacks reported: the
 // tests drive the copy threads and the GPU by hand and look at every state in between.
 
+#include <algorithm>
 #include <cstddef>
-#include <cstring>
 #include <memory>
 #include <optional>
 #include <span>
