@@ -48,6 +48,24 @@ TEST_F(PieceSchedulerTest, CancelStopsASlowKernelAfterThePieceInFlight) {
   FinishExpectingCount(4992u);
 }
 
+TEST_F(PieceSchedulerTest, CancelDuringACopyStopsAFastKernelAfterThatPieceWithoutAWait) {
+  Open(Spec(Op::kSum), /*slots=*/2);
+  PieceSlot* taken = device_->staging().TryAcquire();  // another request's
+  const std::vector<float> data = testing::MixedSignData(3 * kSlotFloats, testing::FreshSeed());
+  scheduler_->ConsumePieces(Message(data), Consumed());
+  ASSERT_EQ(device_->pending_copies(), 1u);
+  scheduler_->Cancel();  // the deadline passes while the copy thread stages the first piece
+  device_->RunCopies();
+  // No slot is free, and none is waited for.
+  EXPECT_EQ(device_->staging().waiting(), 0u);
+  ASSERT_TRUE(consumed_.has_value());
+  EXPECT_EQ(*consumed_, absl::CancelledError("the request was cancelled or its deadline passed; "
+                                             "its GPU work stopped after 20000 elements"));
+  EXPECT_EQ(gpu_->pieces().size(), 1u);
+  device_->staging().Release(taken);
+  FinishExpectingCount(kSlotFloats);
+}
+
 TEST_F(PieceSchedulerTest, CancelBetweenChunksStopsTheNextAtItsFirstSlot) {
   Open(Spec(Op::kSum));
   const std::vector<float> data = testing::MixedSignData(2000, testing::FreshSeed());
