@@ -53,8 +53,9 @@ absl::Status CudaSession::QueuePiece(PieceSlot& piece_slot, const Piece& piece, 
   // a small request's (time_copy false) as kernel time: one CUDA call fewer on its short path.
   slot.copy_queued = copy_from != nullptr || (kind != Kind::kDevice && time_copy);
   if (slot.copy_queued) CUDA_RETURN_IF_ERROR(cudaEventRecord(slot.started.get(), copy_stream));
+  const size_t count = piece.count;
   if (copy_from != nullptr) {
-    CUDA_RETURN_IF_ERROR(cudaMemcpyAsync(slot.device.get(), copy_from, piece.count * sizeof(float),
+    CUDA_RETURN_IF_ERROR(cudaMemcpyAsync(slot.device.get(), copy_from, count * sizeof(float),
                                          cudaMemcpyHostToDevice, copy_stream));
   }
   CUDA_RETURN_IF_ERROR(cudaEventRecord(slot.copied.get(), copy_stream));
@@ -68,7 +69,7 @@ absl::Status CudaSession::QueuePiece(PieceSlot& piece_slot, const Piece& piece, 
                                           stream,
                                           piece.first};
   CUDA_RETURN_IF_ERROR(
-      kernels::cuda::ReduceInto(launch, reduce_from, piece.count, piece.index, piece.partial));
+      kernels::cuda::ReduceInto(launch, reduce_from, count, piece.index, piece.partial));
   CUDA_RETURN_IF_ERROR(cudaEventRecord(slot.reduced.get(), stream));
   return absl::OkStatus();
 }
