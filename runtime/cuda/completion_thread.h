@@ -20,29 +20,28 @@
 #include <vector>
 
 #include "absl/functional/any_invocable.h"
+#include "runtime/session/completion_queue.h"
 
 namespace gpureduce::runtime {
 
-class CompletionThread {
+class CompletionThread final : public CompletionQueue {
  public:
   // Polls events of GPU `device`.
   explicit CompletionThread(int device = 0);
   // Runs what is posted and pending (the device's work must be over, or be able to end), then
   // joins.
-  ~CompletionThread();
+  ~CompletionThread() override;
   CompletionThread(const CompletionThread&) = delete;
   CompletionThread& operator=(const CompletionThread&) = delete;
-
-  using StreamDone = absl::AnyInvocable<void(cudaError_t stream_status) &&>;
 
   // `callback` runs on this thread, exactly once: after everything queued on `stream` so far
   // has finished, with cudaSuccess or the error that stopped the stream; or, if the event
   // cannot be recorded, with that error once the stream's earlier callbacks have run. Call
   // with `stream`'s device current.
-  void RunAfter(cudaStream_t stream, StreamDone callback);
+  void RunAfter(cudaStream_t stream, StreamDone callback) override;
 
   // Runs `callback` on this thread soon (no GPU dependency).
-  void Post(absl::AnyInvocable<void() &&> callback);
+  void Post(absl::AnyInvocable<void() &&> callback) override;
 
   // How long the thread keeps spinning after the last event it saw complete.
   static constexpr std::chrono::microseconds kSpin{200};

@@ -78,12 +78,13 @@ absl::Status Device::InitLanes(uint32_t streams, uint32_t ladder_streams, size_t
 }
 
 absl::Status Device::InitStaging(uint32_t slots, size_t slot_floats) {
-  std::vector<std::unique_ptr<StagingSlot>> staging;
+  std::vector<std::unique_ptr<PieceSlot>> staging;
   for (uint32_t i = 0; i < slots; ++i) {
     auto slot = std::make_unique<StagingSlot>();
-    ASSIGN_OR_RETURN(slot->host, AllocatePinned<float>(slot_floats));
+    ASSIGN_OR_RETURN(slot->pinned, AllocatePinned<float>(slot_floats));
+    slot->host = slot->pinned.get();
     void* mapped = nullptr;
-    CUDA_RETURN_IF_ERROR(cudaHostGetDevicePointer(&mapped, slot->host.get(), 0));
+    CUDA_RETURN_IF_ERROR(cudaHostGetDevicePointer(&mapped, slot->host, 0));
     slot->mapped = static_cast<const float*>(mapped);
     ASSIGN_OR_RETURN(slot->device, AllocateDevice<float>(slot_floats));
     ASSIGN_OR_RETURN(slot->started, CreateTimingEvent());
@@ -92,7 +93,7 @@ absl::Status Device::InitStaging(uint32_t slots, size_t slot_floats) {
     staging.push_back(std::move(slot));
   }
   staging_slot_floats_ = slot_floats;
-  staging_ = std::make_unique<SlotPool<StagingSlot>>(std::move(staging), "a GPU staging buffer");
+  staging_ = std::make_unique<SlotPool<PieceSlot>>(std::move(staging), "a GPU staging buffer");
   return absl::OkStatus();
 }
 

@@ -21,15 +21,18 @@
 #include "runtime/cuda/completion_thread.h"
 #include "runtime/cuda/cuda_resources.h"
 #include "runtime/device_options.h"
+#include "runtime/session/partial_slot.h"
+#include "runtime/session/piece_slot.h"
+#include "runtime/session/session_device.h"
 #include "runtime/slot_pool.h"
 
 namespace gpureduce::runtime {
 
-// A pinned host buffer, the device buffer it is copied to, and the events that time the copy
-// and the kernel. The staging pool's slots are the server's bound on staging memory, and its
-// FIFO wait is the GPU's admission.
-struct StagingSlot {
-  PinnedBuffer<float> host;
+// A pinned host buffer (`host`, owned by `pinned`), the device buffer it is copied to, and the
+// events that time the copy and the kernel. The staging pool's slots are the server's bound on
+// staging memory, and its FIFO wait is the GPU's admission.
+struct StagingSlot final : PieceSlot {
+  PinnedBuffer<float> pinned;
   const float* mapped = nullptr;  // the GPU's address of `host`
   DeviceBuffer<float> device;
   CudaEvent started;         // before the host-to-device copy
@@ -38,14 +41,7 @@ struct StagingSlot {
   bool copy_queued = false;  // the piece it carries now has its host-to-device time timed
 };
 
-// Where one request keeps its running partial: pinned host memory the GPU maps, so the kernels
-// write the result where the host reads it, and no copy back is queued.
-struct PartialSlot {
-  kernels::Partial* device;  // the GPU's address of `host`
-  kernels::Partial* host;
-};
-
-class Device {
+class Device final : public SessionDevice {
  public:
   // A stream and the scratch that only work on this stream uses. Several requests share a
   // lane: each enqueues a piece's copy, kernels and events under `mu`, so no other request's
@@ -64,10 +60,10 @@ class Device {
 
   const DeviceDescription& description() const { return description_; }
   const kernels::GpuTraits& traits() const { return traits_; }
-  int index() const { return description_.index; }
+  int index() const override { return description_.index; }
 
   // Makes this the calling thread's current device (any thread may serve any device).
-  absl::Status Activate() const;
+  absl::Status Activate() const override;
 
   // The staging pool's state and the device's memory (see Backend::Usage).
   DeviceUsage Usage() const;
@@ -76,30 +72,34 @@ class Device {
   Lane& NextLane(kernels::KernelId kernel);
   // RESOURCE_EXHAUSTED when `options.sessions` requests already hold one.
   absl::StatusOr<PartialSlot*> AcquirePartial();
-  void ReleasePartial(PartialSlot* slot) { partials_->Release(slot); }
+  void ReleasePartial(PartialSlot* slot) override { partials_->Release(slot); }
 
   // What the requests on this device will move (their size when known, else one staging buffer),
   // for the backend's choice of device: each request adds its bytes once and removes them once.
-  void AddLoad(uint64_t bytes) {
+  void AddLoad(uint64_t bytes) override {
     requests_.fetch_add(1, std::memory_order_relaxed);
     outstanding_bytes_.fetch_add(bytes, std::memory_order_relaxed);
   }
-  void RemoveLoad(uint64_t bytes) {
+  void RemoveLoad(uint64_t bytes) override {
     requests_.fetch_sub(1, std::memory_order_relaxed);
     outstanding_bytes_.fetch_sub(bytes, std::memory_order_relaxed);
   }
   uint64_t outstanding_bytes() const { return outstanding_bytes_.load(std::memory_order_relaxed); }
 
-  SlotPool<StagingSlot>& staging() { return *staging_; }
-  size_t staging_slot_floats() const { return staging_slot_floats_; }
-  CompletionThread& completions() { return *completions_; }
-  ThreadPool& copiers() { return *copiers_; }
+  // Its slots are StagingSlots.
+  SlotPool<PieceSlot>& staging() override { return *staging_; }
+  size_t staging_slot_floats() const override { return staging_slot_floats_; }
+  CompletionThread& completions() override { return *completions_; }
+  void SubmitCopy(absl::AnyInvocable<void() &&> copy) override {
+    copiers_->Submit(std::move(copy));
+  }
   uint32_t lanes() const { return static_cast<uint32_t>(lanes_.size()); }
 
   // Records a failed CUDA call; a sticky error marks the device lost and tells `on_lost`.
   void ReportError(cudaError_t error);
   // The same for a status from CUDA_RETURN_IF_ERROR; other statuses are ignored.
-  void ReportError(const absl::Status& status);
+  void ReportError(const absl::Status& status) override;
+  void ReportStreamError(GpuStatus error) override { ReportError(static_cast<cudaError_t>(error)); }
   bool lost() const { return lost_.load(std::memory_order_acquire); }
   void set_on_lost(std::function<void()> on_lost) { on_lost_ = std::move(on_lost); }
 
@@ -117,7 +117,7 @@ class Device {
   std::atomic<uint32_t> next_lane_{0};
   std::atomic<uint32_t> next_ladder_lane_{0};
   size_t staging_slot_floats_ = 0;
-  std::unique_ptr<SlotPool<StagingSlot>> staging_;
+  std::unique_ptr<SlotPool<PieceSlot>> staging_;
   PinnedBuffer<kernels::Partial> host_partials_;
   std::unique_ptr<SlotPool<PartialSlot>> partials_;
   std::atomic<bool> lost_{false};

@@ -42,13 +42,13 @@ TEST(CompletionThreadTest, PostedCallbacksRunInOrderOnOneThread) {
 TEST(CompletionThreadTest, ACallbackThatCannotBeQueuedRunsOnceWithTheError) {
   if (HaveGpu()) GTEST_SKIP() << "needs a machine where CUDA calls fail (no GPU)";
   CompletionThread completions;
-  std::promise<cudaError_t> result;
+  std::promise<GpuStatus> result;
   int calls = 0;
-  completions.RunAfter(nullptr, [&](cudaError_t status) {
+  completions.RunAfter(nullptr, [&](GpuStatus status) {
     ++calls;
     result.set_value(status);
   });
-  EXPECT_NE(result.get_future().get(), cudaSuccess);
+  EXPECT_NE(result.get_future().get(), kGpuSuccess);
   std::promise<void> drained;
   completions.Post([&] { drained.set_value(); });
   drained.get_future().get();
@@ -75,12 +75,12 @@ TEST(CompletionThreadTest, CallbacksRunAfterTheStreamsEarlierWork) {
       ASSERT_EQ(
           cudaMemcpyAsync(target, device, kCount * sizeof(float), cudaMemcpyDeviceToHost, stream),
           cudaSuccess);
-      std::promise<std::pair<cudaError_t, float>> seen;
-      completions.RunAfter(stream, [&](cudaError_t status) {
+      std::promise<std::pair<GpuStatus, float>> seen;
+      completions.RunAfter(stream, [&](GpuStatus status) {
         seen.set_value({status, target[kCount - 1]});
       });
       const auto [status, value] = seen.get_future().get();
-      EXPECT_EQ(status, cudaSuccess);
+      EXPECT_EQ(status, kGpuSuccess);
       EXPECT_EQ(value, float(round)) << "the callback ran before the copy back finished";
     }
   }
@@ -114,8 +114,8 @@ TEST(CompletionThreadTest, OneStreamsCallbacksRunInTheOrderTheyWereQueued) {
       ASSERT_EQ(
           cudaMemcpyAsync(device, host, (i % 7 + 1) * 4096, cudaMemcpyHostToDevice, streams[s]),
           cudaSuccess);
-      completions.RunAfter(streams[s], [&, s, i](cudaError_t status) {
-        EXPECT_EQ(status, cudaSuccess);
+      completions.RunAfter(streams[s], [&, s, i](GpuStatus status) {
+        EXPECT_EQ(status, kGpuSuccess);
         order[s].push_back(i);
         if (finished.fetch_add(1) + 1 == kCallbacks) done.set_value();
       });

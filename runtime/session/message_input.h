@@ -1,0 +1,27 @@
+#pragma once
+
+// A message's floats where gRPC left them: each piece is copied by the CPU into a staging slot's
+// pinned buffer, on a copy thread unless it is small.
+
+#include <utility>
+
+#include "runtime/float_pieces.h"
+#include "runtime/session/piece_input.h"
+
+namespace gpureduce::runtime {
+
+class MessageInput final : public PieceInput {
+ public:
+  void Reset(FloatPieces data) {
+    data_ = std::move(data);
+    count_ = data_.count();
+  }
+
+  bool StagesOnCopyThread(size_t count) const override { return count > kInlineStageFloats; }
+  PieceSource Stage(uint64_t first, size_t count, PieceSlot& slot) const override;
+
+ private:
+  FloatPieces data_;
+};
+
+}  // namespace gpureduce::runtime

@@ -1,0 +1,15 @@
+#pragma once
+
+// Where one request keeps its running partial: pinned host memory the GPU maps, so the kernels
+// write the result where the host reads it, and no copy back is queued.
+
+#include "kernels/partial.h"
+
+namespace gpureduce::runtime {
+
+struct PartialSlot {
+  kernels::Partial* device;  // the GPU's address of `host`
+  kernels::Partial* host;
+};
+
+}  // namespace gpureduce::runtime
