@@ -263,8 +263,7 @@ absl::Status CudaSession::QueuePiece(StagingSlot& slot, size_t count, const floa
                                           op_,
                                           block_size_,
                                           device_.traits(),
-                                          lane_.scratch.get(),
-                                          lane_.scratch.bytes(),
+                                          lane_.scratch_layout,
                                           stream,
                                           /*first=*/consumed_ == 0};
   CUDA_RETURN_IF_ERROR(

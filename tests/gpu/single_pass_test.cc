@@ -9,6 +9,7 @@
 #include <cuda_runtime_api.h>
 
 #include <cmath>
+#include <cstddef>
 #include <cstdio>
 #include <cstdlib>
 #include <limits>
@@ -19,6 +20,7 @@
 #include "gtest/gtest.h"
 #include "kernels/finalize.h"
 #include "kernels/op_name.h"
+#include "kernels/scratch_layout.h"
 #include "tests/gpu/kernel_fixture.h"
 #include "tests/support/random_data.h"
 #include "tests/support/reference.h"
@@ -46,9 +48,12 @@ class SinglePassTest : public testing::KernelFixture {
   void SetUp() override {
     KernelFixture::SetUp();
     if (IsSkipped() || HasFatalFailure()) return;
-    ASSERT_EQ(cudaMalloc(&d_scratch_, kSinglePassScratchBytes), cudaSuccess);
-    ASSERT_EQ(cudaMemset(d_scratch_, 0, kSinglePassScratchBytes), cudaSuccess);
-    launch_ = {gpu_, d_scratch_, stream_};
+    ScratchCarver measure;
+    CarveSinglePassScratch(measure);
+    ASSERT_EQ(cudaMalloc(&d_scratch_, measure.end()), cudaSuccess);
+    ASSERT_EQ(cudaMemset(d_scratch_, 0, measure.end()), cudaSuccess);
+    ScratchCarver carver(static_cast<std::byte*>(d_scratch_));
+    launch_ = {gpu_, CarveSinglePassScratch(carver), stream_};
   }
   void TearDown() override {
     cudaFree(d_in_);
