@@ -136,7 +136,11 @@ TEST(ScratchCarverTest, TakesEachArrayOnTheNextBoundary) {
 INSTANTIATE_TEST_SUITE_P(Sizes, ScratchLayoutTest,
                          ::testing::Values(Case{1, 0}, Case{1, 1}, Case{31, 7}, Case{33, 255},
                                            Case{1000003, 12345}, Case{size_t{1} << 20, 1 << 20},
-                                           Case{(size_t{1} << 20) + 1, 257}));
+                                           Case{(size_t{1} << 20) + 1, 257}),
+                         [](const ::testing::TestParamInfo<Case>& info) {
+                           return "elements" + std::to_string(info.param.max_elements) + "_cub" +
+                                  std::to_string(info.param.cub_temp_bytes);
+                         });
 
 }  // namespace
 }  // namespace gpureduce::kernels
