@@ -37,12 +37,6 @@ size_t MaxSize() {
   return cap != nullptr ? std::strtoull(cap, nullptr, 10) : SIZE_MAX;
 }
 
-double Bound(Op op, size_t n) {
-  if (op == Op::kProd) return double(n) * 0x1p-53 + 1e-15;
-  if (op == Op::kSum || op == Op::kMean || op == Op::kSumSquares) return 1e-9;
-  return 0;
-}
-
 class SinglePassTest : public testing::KernelFixture {
  protected:
   void SetUp() override {
@@ -102,7 +96,7 @@ class SinglePassTest : public testing::KernelFixture {
     const absl::StatusOr<ReduceResult> result = Run(op, data.size());
     if (!result.ok()) return result.status().ToString();
     return CheckAgainstReference(op, ComputeReference(op, data), result->value, result->index,
-                                 Bound(op, data.size()));
+                                 testing::Float64KernelBound(op, data.size()));
   }
 
   cuda::SinglePassLaunch launch_{};
@@ -214,7 +208,7 @@ TEST_F(SinglePassTest, ChunksFoldIntoTheRunningPartialLikeTheWholeArray) {
     const absl::StatusOr<ReduceResult> result = Result(op);
     ASSERT_TRUE(result.ok());
     EXPECT_EQ(CheckAgainstReference(op, ComputeReference(op, data), result->value, result->index,
-                                    Bound(op, n)),
+                                    testing::Float64KernelBound(op, n)),
               "")
         << OpName(op);
   }
