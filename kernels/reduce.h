@@ -21,6 +21,7 @@
 #include "kernels/op.h"
 #include "kernels/op_name.h"
 #include "kernels/partial.h"
+#include "kernels/scratch_layout.h"
 
 #if GPUREDUCE_HAVE_CUDA
 #include <cuda_runtime_api.h>
@@ -72,21 +73,24 @@ namespace cuda {
 
 // One chunk's launch: which kernel, on which stream, with which scratch.
 struct ChunkLaunch {
-  KernelId kernel;      // a GPU kernel of the catalogue
-  Op op;                // one the kernel supports (ValidateOp)
-  uint32_t block_size;  // 0: the kernel's default; else one ValidateBlockSize accepts
-  GpuTraits gpu;        // of the device `stream` belongs to
-  void* d_scratch;      // ScratchBytes(max_elements) bytes, zeroed once after allocation
-  size_t scratch_bytes;
-  cudaStream_t stream;  // one chunk at a time per scratch: work on it stays in stream order
+  KernelId kernel;        // a GPU kernel of the catalogue
+  Op op;                  // one the kernel supports (ValidateOp)
+  uint32_t block_size;    // 0: the kernel's default; else one ValidateBlockSize accepts
+  GpuTraits gpu;          // of the device `stream` belongs to
+  ScratchLayout scratch;  // the stream's, from LayOutScratch
+  cudaStream_t stream;    // one chunk at a time per scratch: work on it stays in stream order
   // The request's first chunk: its result is stored in *d_running rather than folded into it,
   // so a request needs no reset of its partial before the first chunk.
   bool first = false;
 };
 
-// Device scratch one stream needs for chunks of up to `max_elements`, whatever the kernel. Zero
-// it once after allocating it: single_pass keeps a counter there that must start at zero.
-cudaError_t ScratchBytes(size_t max_elements, size_t* bytes);
+// A stream's device scratch for chunks of up to `max_elements`, whatever the kernel, in CUB's
+// temp-storage idiom: with d_scratch null, sets *scratch_bytes to the bytes it needs; else lays
+// the kernels' arrays over d_scratch[0, *scratch_bytes) into *layout (cudaErrorInvalidValue if
+// that is too small). Zero the allocation once: single_pass keeps a counter there that must
+// start at zero.
+cudaError_t LayOutScratch(std::byte* d_scratch, size_t* scratch_bytes, size_t max_elements,
+                          ScratchLayout* layout);
 
 // Reduces d_in[0, n) (n >= 1; elements base_index.. of the whole array) with the launch's kernel
 // and folds the result into *d_running (stores it, for the first chunk), asynchronously on the

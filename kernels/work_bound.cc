@@ -20,9 +20,9 @@ constexpr const char* kSharedCas =
 // Nanoseconds per element, worst case over block sizes and data, in launches of
 // elements_per_launch, on the H100 (tests/gpu/ladder_test.cc, 2026-11-25), with a margin of
 // about 2.5. Contention, and with it the cost per element, grows with the elements a launch has in
-// flight: atomic_global PROD cost 0.32 us per element in launches of 160 and 3 us in one launch of
-// 33333 (40 us per element at a million, in issue 4's matrix), so short launches are also what
-// keeps the CAS variants usable. Only the atomic variants need a bound: the tree variants and the
+// flight: atomic_global PROD cost 0.32 us per element in launches of 160, 3 us in one launch of
+// 33333 and 40 us in one of a million, so short launches are also what keeps the CAS variants
+// usable. Only the atomic variants need a bound: the tree variants and the
 // production kernels reduce a 4 MiB staging piece in well under a millisecond (0.05 ms measured).
 double CostNs(KernelId kernel, Op op, const char** why) {
   const bool cas = op == Op::kProd || op == Op::kMin || op == Op::kMax;

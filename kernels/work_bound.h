@@ -4,8 +4,9 @@
 // work bounded. The runtime cuts a slow kernel's work into launches of about kLaunchTarget, one
 // in flight, and checks for cancellation between them, so a cancelled or expired request leaves
 // the GPU within a launch; a request whose work would exceed kRequestBudget is refused up front.
-// The costs are worst cases (any block size, adversarial data) measured on the H100;
-// tests/gpu/work_bound_test.cc measures them again and fails when the model is too optimistic.
+// The costs are worst cases (any block size, adversarial data) measured on the H100; the GPU
+// suite measures them again (LadderTest.TheCostModelBoundsEveryLaunch in tests/gpu/ladder_test.cc)
+// and fails when the model is too optimistic.
 
 #include <chrono>
 #include <cstdint>

@@ -11,6 +11,7 @@
 
 #include <algorithm>
 #include <cmath>
+#include <cstddef>
 #include <cstdio>
 #include <ctime>
 #include <fstream>
@@ -26,9 +27,11 @@
 #include "kernels/bench/bench_data.h"
 #include "kernels/bench/measure.h"
 #include "kernels/bench/report.h"
+#include "kernels/bench/single_pass_variants.h"
 #include "kernels/cuda/ladder/ladder.h"
 #include "kernels/cuda/single_pass/single_pass.h"
 #include "kernels/op_name.h"
+#include "kernels/scratch_layout.h"
 
 namespace gpureduce::bench {
 namespace {
@@ -151,9 +154,12 @@ class Bench {
     single_pass_.gpu = context.gpu;
     single_pass_.stream = stream;
     single_pass_.max_blocks = options.max_blocks;
-    CheckCuda(cudaMalloc(&b_.d_single_pass, kernels::kSinglePassScratchBytes), "cudaMalloc");
-    CheckCuda(cudaMemset(b_.d_single_pass, 0, kernels::kSinglePassScratchBytes), "cudaMemset");
-    single_pass_.d_scratch = b_.d_single_pass;
+    kernels::ScratchCarver measure;
+    kernels::CarveSinglePassScratch(measure);
+    CheckCuda(cudaMalloc(&b_.d_single_pass, measure.end()), "cudaMalloc");
+    CheckCuda(cudaMemset(b_.d_single_pass, 0, measure.end()), "cudaMemset");
+    kernels::ScratchCarver carver(static_cast<std::byte*>(b_.d_single_pass));
+    single_pass_.scratch = kernels::CarveSinglePassScratch(carver);
     CheckCuda(cudaMalloc(reinterpret_cast<void**>(&b_.d_partial), sizeof(kernels::Partial)),
               "cudaMalloc");
     CheckCuda(cudaHostAlloc(reinterpret_cast<void**>(&b_.h_partial), sizeof(kernels::Partial),
@@ -197,15 +203,13 @@ class Bench {
       if (sum) {
         add(SinglePassRow(op, "float32 accumulation", aligned.Sum(kFloat32Sum),
                           [this, n](const float* in, kernels::Partial* out) {
-                            return kernels::cuda::SinglePassSumFloat32(single_pass_, in, n, out);
+                            return SinglePassSumFloat32(single_pass_, in, n, out);
                           }));
-        for (auto [shape, note] :
-             {std::pair{kernels::cuda::SinglePassShape::k256x8, "256 threads x 8 vectors"},
-              std::pair{kernels::cuda::SinglePassShape::k512x4, "512 threads x 4 vectors"}}) {
+        for (auto [shape, note] : {std::pair{SinglePassShape::k256x8, "256 threads x 8 vectors"},
+                                   std::pair{SinglePassShape::k512x4, "512 threads x 4 vectors"}}) {
           add(SinglePassRow(op, note, aligned.Sum(kFloat64Sum),
                             [this, n, shape = shape](const float* in, kernels::Partial* out) {
-                              return kernels::cuda::SinglePassSumShape(single_pass_, shape, in, n,
-                                                                       out);
+                              return SinglePassSumShape(single_pass_, shape, in, n, out);
                             }));
         }
         const Checks offset{Summarize(1, n, kSeed)};
@@ -240,13 +244,17 @@ class Bench {
   void EnsureScratch(size_t n) {
     size_t cub_bytes = 0;
     CheckCuda(CubScratchBytes(n, &cub_bytes), "CubScratchBytes");
-    const size_t bytes =
-        std::max({cub_bytes, kernels::cuda::LadderScratchBytes(n), size_t{64} << 10});
-    if (bytes <= b_.scratch_bytes) return;
-    cudaFree(b_.d_scratch);
-    CheckCuda(cudaMalloc(&b_.d_scratch, bytes), "cudaMalloc(scratch)");
-    b_.scratch_bytes = bytes;
-    sink_ = static_cast<float*>(b_.d_scratch);
+    kernels::ScratchCarver ladder_measure;
+    kernels::CarveLadderScratch(ladder_measure, n);
+    const size_t bytes = std::max({cub_bytes, ladder_measure.end(), size_t{64} << 10});
+    if (bytes > b_.scratch_bytes) {
+      cudaFree(b_.d_scratch);
+      CheckCuda(cudaMalloc(&b_.d_scratch, bytes), "cudaMalloc(scratch)");
+      b_.scratch_bytes = bytes;
+      sink_ = static_cast<float*>(b_.d_scratch);
+    }
+    kernels::ScratchCarver ladder(static_cast<std::byte*>(b_.d_scratch));
+    ladder_scratch_ = kernels::CarveLadderScratch(ladder, n);
   }
 
   Answer ReadMapped() {
@@ -266,8 +274,8 @@ class Bench {
                                         cudaMemcpyHostToDevice, stream_),
                         "cudaMemcpyAsync");
               return kernels::cuda::LadderReduceInto(policy, kernels::Op::kSum, in, n, threads,
-                                                     context_.gpu, b_.d_partial, b_.d_scratch,
-                                                     b_.scratch_bytes, stream_);
+                                                     context_.gpu, b_.d_partial, ladder_scratch_,
+                                                     stream_);
             },
             [this] { return ReadPartial(b_, stream_); },
             checks.Sum(kFloat32Sum)};
@@ -330,6 +338,7 @@ class Bench {
   kernels::Partial* mapped_ = nullptr;  // device view of b_.h_partial
   float* sink_ = nullptr;
   kernels::cuda::SinglePassLaunch single_pass_{};
+  kernels::LadderScratch ladder_scratch_;  // over b_.d_scratch
 };
 
 std::vector<size_t> Sizes(const Options& options) {

@@ -1,9 +1,9 @@
 #pragma once
 
-// One benchmark case timed the way the seeds and ANCHORS.md time kernels: warm-up, then --runs
-// CUDA-event-timed launches on inputs rotated through a ring larger than the L2 (every run cold),
-// then as many "calls" timed on the host clock (launch, result on the host, stream synchronized),
-// as a service sees them. Every run's answer is checked.
+// One benchmark case timed the way the seed documents and docs/performance.md time kernels:
+// warm-up, then --runs CUDA-event-timed launches on inputs rotated through a ring larger than the
+// L2 (every run cold), then as many "calls" timed on the host clock (launch, result on the host,
+// stream synchronized), as a service sees them. Every run's answer is checked.
 
 #include <cuda_runtime_api.h>
 

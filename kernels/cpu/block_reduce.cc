@@ -4,6 +4,7 @@
 #include <cstddef>
 
 #include "common/extreme_order.h"
+#include "kernels/op_dispatch.h"
 
 namespace gpureduce::kernels::cpu {
 namespace {
@@ -79,29 +80,24 @@ Partial ReduceBlock(Op op, std::span<const float> data, uint64_t base_index) {
   Partial out;
   out.count = data.size();
   if (data.empty()) return out;
-  switch (op) {
-    case Op::kSum:
-    case Op::kMean:
-      out.value = SumBlock(data, [](double x) { return x; });
-      break;
-    case Op::kSumSquares:
-      out.value = SumBlock(data, [](double x) { return x * x; });
-      break;
-    case Op::kProd:
-      out.value = ProdBlock(data);
-      break;
-    case Op::kMin:
-      out.value = ExtremeBlock<true>(data);
-      break;
-    case Op::kMax:
-      out.value = ExtremeBlock<false>(data);
-      break;
-    case Op::kArgMin:
-      return ArgExtremeBlock<true>(data, base_index);
-    case Op::kArgMax:
-      return ArgExtremeBlock<false>(data, base_index);
-  }
-  return out;
+  return DispatchOp(op, out, [&](auto reduction) {
+    using ReductionT = decltype(reduction);
+    constexpr bool kLess = ReductionT::kLess;
+    if constexpr (ReductionT::kKind == ReductionKind::kArgExtreme) {
+      return ArgExtremeBlock<kLess>(data, base_index);
+    } else {
+      if constexpr (ReductionT::kKind == ReductionKind::kSum && ReductionT::kSquares) {
+        out.value = SumBlock(data, [](double x) { return x * x; });
+      } else if constexpr (ReductionT::kKind == ReductionKind::kSum) {
+        out.value = SumBlock(data, [](double x) { return x; });
+      } else if constexpr (ReductionT::kKind == ReductionKind::kProduct) {
+        out.value = ProdBlock(data);
+      } else {
+        out.value = ExtremeBlock<kLess>(data);
+      }
+      return out;
+    }
+  });
 }
 
 }  // namespace gpureduce::kernels::cpu

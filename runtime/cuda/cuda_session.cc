@@ -64,8 +64,7 @@ absl::Status CudaSession::QueuePiece(PieceSlot& piece_slot, const Piece& piece, 
                                           op_,
                                           block_size_,
                                           device_.traits(),
-                                          lane_.scratch.get(),
-                                          lane_.scratch.bytes(),
+                                          lane_.scratch_layout,
                                           stream,
                                           piece.first};
   CUDA_RETURN_IF_ERROR(

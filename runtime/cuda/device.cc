@@ -60,7 +60,8 @@ absl::Status Device::Init(int index, const DeviceOptions& options) {
 
 absl::Status Device::InitLanes(uint32_t streams, uint32_t ladder_streams, size_t slot_floats) {
   size_t scratch_bytes = 0;
-  CUDA_RETURN_IF_ERROR(kernels::cuda::ScratchBytes(slot_floats, &scratch_bytes));
+  CUDA_RETURN_IF_ERROR(
+      kernels::cuda::LayOutScratch(nullptr, &scratch_bytes, slot_floats, /*layout=*/nullptr));
   for (uint32_t i = 0; i < streams + ladder_streams; ++i) {
     const bool ladder = i >= streams;
     auto lane = std::make_unique<Lane>();
@@ -69,6 +70,8 @@ absl::Status Device::InitLanes(uint32_t streams, uint32_t ladder_streams, size_t
     ASSIGN_OR_RETURN(lane->scratch, AllocateDevice<std::byte>(scratch_bytes));
     ASSIGN_OR_RETURN(lane->copies, CreateStream(StreamPriority::kHigh));
     CUDA_RETURN_IF_ERROR(cudaMemset(lane->scratch.get(), 0, scratch_bytes));
+    CUDA_RETURN_IF_ERROR(kernels::cuda::LayOutScratch(lane->scratch.get(), &scratch_bytes,
+                                                      slot_floats, &lane->scratch_layout));
     (ladder ? ladder_lanes_ : lanes_).push_back(std::move(lane));
   }
   // The zeroed scratch (single_pass's counter) must be in place before any lane's first kernel;

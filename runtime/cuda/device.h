@@ -50,6 +50,7 @@ class Device final : public SessionDevice {
     std::mutex mu;
     CudaStream stream;
     DeviceBuffer<std::byte> scratch;
+    kernels::ScratchLayout scratch_layout;  // the kernels' arrays in `scratch`
     // Copies from shared memory's pinned pages go here, so that one piece's copy overlaps the
     // kernel of the piece before on `stream` (which waits for each copy's event).
     CudaStream copies;

@@ -2,6 +2,13 @@
 
 namespace gpureduce::testing {
 
+double Float64KernelBound(kernels::Op op, size_t n) {
+  using kernels::Op;
+  if (op == Op::kProd) return double(n) * 0x1p-53 + 1e-15;
+  if (op == Op::kSum || op == Op::kMean || op == Op::kSumSquares) return 1e-9;
+  return 0;
+}
+
 void KernelFixture::SetUp() {
   int devices = 0;
   if (cudaError_t error = cudaGetDeviceCount(&devices); error != cudaSuccess || devices == 0) {

@@ -6,11 +6,19 @@
 
 #include <cuda_runtime_api.h>
 
+#include <cstddef>
+
 #include "gtest/gtest.h"
 #include "kernels/gpu_traits.h"
+#include "kernels/op.h"
 #include "kernels/partial.h"
 
 namespace gpureduce::testing {
+
+// The error bound of the kernels that accumulate in float64 (single_pass, cub) over n elements,
+// relative to the reference's scale: SUM, MEAN, SUM_SQUARES 1e-9 (the accuracy goal); PROD
+// n * 2^-53 (the rigorous bound of a float64 product); MIN, MAX, ARGMIN, ARGMAX exact.
+double Float64KernelBound(kernels::Op op, size_t n);
 
 class KernelFixture : public ::testing::Test {
  protected:

@@ -23,6 +23,7 @@
 #include <algorithm>
 #include <chrono>
 #include <cmath>
+#include <cstddef>
 #include <cstdio>
 #include <cstdlib>
 #include <functional>
@@ -34,6 +35,7 @@
 #include "gtest/gtest.h"
 #include "kernels/finalize.h"
 #include "kernels/op_name.h"
+#include "kernels/scratch_layout.h"
 #include "kernels/work_bound.h"
 #include "tests/gpu/kernel_fixture.h"
 #include "tests/gpu/naive_last_warp.h"
@@ -81,7 +83,11 @@ class LadderTest : public testing::KernelFixture {
       capacity_ = data.size();
       ASSERT_EQ(cudaMalloc(reinterpret_cast<void**>(&d_in_), capacity_ * sizeof(float)),
                 cudaSuccess);
-      ASSERT_EQ(cudaMalloc(&d_scratch_, cuda::LadderScratchBytes(capacity_)), cudaSuccess);
+      ScratchCarver measure;
+      CarveLadderScratch(measure, capacity_);
+      ASSERT_EQ(cudaMalloc(&d_scratch_, measure.end()), cudaSuccess);
+      ScratchCarver carver(static_cast<std::byte*>(d_scratch_));
+      scratch_ = CarveLadderScratch(carver, capacity_);
     }
     ASSERT_EQ(cudaMemcpy(d_in_, data.data(), data.size() * sizeof(float), cudaMemcpyHostToDevice),
               cudaSuccess);
@@ -101,12 +107,11 @@ class LadderTest : public testing::KernelFixture {
     cudaError_t error = cudaSuccess;
     for (size_t done = 0; done < n && error == cudaSuccess; done += per_launch) {
       error = cuda::LadderReduceInto(policy, op, d_in_ + done, std::min(per_launch, n - done),
-                                     block, gpu_, d_running_, d_scratch_,
-                                     cuda::LadderScratchBytes(capacity_), stream_);
+                                     block, gpu_, d_running_, scratch_, stream_);
     }
     if (n == 0) {
-      error = cuda::LadderReduceInto(policy, op, d_in_, 0, block, gpu_, d_running_, d_scratch_,
-                                     cuda::LadderScratchBytes(capacity_), stream_);
+      error =
+          cuda::LadderReduceInto(policy, op, d_in_, 0, block, gpu_, d_running_, scratch_, stream_);
     }
     cudaEventRecord(stop, stream_);
     if (error == cudaSuccess) error = cudaStreamSynchronize(stream_);
@@ -123,6 +128,7 @@ class LadderTest : public testing::KernelFixture {
 
   float* d_in_ = nullptr;
   void* d_scratch_ = nullptr;
+  LadderScratch scratch_;  // over d_scratch_, for capacity_ elements
   size_t capacity_ = 0;
 };
 
@@ -334,8 +340,7 @@ TEST_F(LadderTest, NaiveVolatileLastWarpIsARaceTheLadderVersionIsNot) {
     const std::vector<float> data = testing::MixedSignData(64, 1);
     Upload(data);
     if (std::string(which) == "naive") {
-      ASSERT_EQ(testing::LaunchNaiveLastWarpSum(d_in_, static_cast<float*>(d_scratch_)),
-                cudaSuccess);
+      ASSERT_EQ(testing::LaunchNaiveLastWarpSum(d_in_, scratch_.result.d_data), cudaSuccess);
     } else {
       ASSERT_TRUE(Run(*FindLadderPolicy(KernelId::kUnrollLastWarp), Op::kSum, 64, 64).ok());
     }

@@ -9,6 +9,7 @@
 #include <cuda_runtime_api.h>
 
 #include <cmath>
+#include <cstddef>
 #include <cstdio>
 #include <cstdlib>
 #include <limits>
@@ -19,6 +20,7 @@
 #include "gtest/gtest.h"
 #include "kernels/finalize.h"
 #include "kernels/op_name.h"
+#include "kernels/scratch_layout.h"
 #include "tests/gpu/kernel_fixture.h"
 #include "tests/support/random_data.h"
 #include "tests/support/reference.h"
@@ -35,20 +37,17 @@ size_t MaxSize() {
   return cap != nullptr ? std::strtoull(cap, nullptr, 10) : SIZE_MAX;
 }
 
-double Bound(Op op, size_t n) {
-  if (op == Op::kProd) return double(n) * 0x1p-53 + 1e-15;
-  if (op == Op::kSum || op == Op::kMean || op == Op::kSumSquares) return 1e-9;
-  return 0;
-}
-
 class SinglePassTest : public testing::KernelFixture {
  protected:
   void SetUp() override {
     KernelFixture::SetUp();
     if (IsSkipped() || HasFatalFailure()) return;
-    ASSERT_EQ(cudaMalloc(&d_scratch_, kSinglePassScratchBytes), cudaSuccess);
-    ASSERT_EQ(cudaMemset(d_scratch_, 0, kSinglePassScratchBytes), cudaSuccess);
-    launch_ = {gpu_, d_scratch_, stream_};
+    ScratchCarver measure;
+    CarveSinglePassScratch(measure);
+    ASSERT_EQ(cudaMalloc(&d_scratch_, measure.end()), cudaSuccess);
+    ASSERT_EQ(cudaMemset(d_scratch_, 0, measure.end()), cudaSuccess);
+    ScratchCarver carver(static_cast<std::byte*>(d_scratch_));
+    launch_ = {gpu_, CarveSinglePassScratch(carver), stream_};
   }
   void TearDown() override {
     cudaFree(d_in_);
@@ -97,7 +96,7 @@ class SinglePassTest : public testing::KernelFixture {
     const absl::StatusOr<ReduceResult> result = Run(op, data.size());
     if (!result.ok()) return result.status().ToString();
     return CheckAgainstReference(op, ComputeReference(op, data), result->value, result->index,
-                                 Bound(op, data.size()));
+                                 testing::Float64KernelBound(op, data.size()));
   }
 
   cuda::SinglePassLaunch launch_{};
@@ -209,7 +208,7 @@ TEST_F(SinglePassTest, ChunksFoldIntoTheRunningPartialLikeTheWholeArray) {
     const absl::StatusOr<ReduceResult> result = Result(op);
     ASSERT_TRUE(result.ok());
     EXPECT_EQ(CheckAgainstReference(op, ComputeReference(op, data), result->value, result->index,
-                                    Bound(op, n)),
+                                    testing::Float64KernelBound(op, n)),
               "")
         << OpName(op);
   }

@@ -4,16 +4,10 @@
 
 #include "kernels/cuda/ladder/atomic_kernels.cuh"
 #include "kernels/cuda/ladder/warp_kernels.cuh"
+#include "kernels/op_dispatch.h"
 
 namespace gpureduce::kernels::cuda {
 namespace {
-
-constexpr size_t kResultBytes = 256;  // keeps the partial buffers aligned
-constexpr uint32_t kSmallestBlock = 32;
-
-size_t PartialsCapacity(size_t max_elements) {
-  return (max_elements + kSmallestBlock - 1) / kSmallestBlock;
-}
 
 template <CombineKind kC>
 __global__ void SetIdentity(float* value) {
@@ -122,59 +116,37 @@ cudaError_t Run(const LadderPolicy& policy, const float* in, size_t n, bool squa
   return cudaGetLastError();
 }
 
-CombineKind CombineFor(Op op) {
-  switch (op) {
-    case Op::kProd:
-      return CombineKind::kMul;
-    case Op::kMin:
-      return CombineKind::kMin;
-    case Op::kMax:
-      return CombineKind::kMax;
-    default:
-      return CombineKind::kAdd;
-  }
-}
+// The ladder's combine for each reduction of op_dispatch.h; it has none for ARGMIN and ARGMAX.
+template <typename ReductionT>
+constexpr CombineKind kCombineFor =
+    ReductionT::kKind == ReductionKind::kSum       ? CombineKind::kAdd
+    : ReductionT::kKind == ReductionKind::kProduct ? CombineKind::kMul
+    : ReductionT::kLess                            ? CombineKind::kMin
+                                                   : CombineKind::kMax;
 
 }  // namespace
 
-size_t LadderScratchBytes(size_t max_elements) {
-  return kResultBytes + 2 * PartialsCapacity(max_elements) * sizeof(float);
-}
-
 cudaError_t LadderReduceInto(const LadderPolicy& policy, Op op, const float* d_in, size_t n,
                              uint32_t block_size, const GpuTraits& gpu, Partial* d_running,
-                             void* d_scratch, size_t scratch_bytes, cudaStream_t stream,
-                             bool store) {
+                             const LadderScratch& scratch, cudaStream_t stream, bool store) {
   const unsigned block = block_size != 0 ? block_size : policy.default_block_size;
   if (block < policy.min_block_size || block > policy.max_block_size || (block & (block - 1)) ||
-      scratch_bytes < LadderScratchBytes(n) || op == Op::kArgMin || op == Op::kArgMax) {
+      scratch.partials_a.size < LadderPartialsCapacity(n) ||
+      scratch.partials_b.size < LadderPartialsCapacity(n)) {
     return cudaErrorInvalidValue;  // the server validates first; this guards the kernels
   }
-  float* result = static_cast<float*>(d_scratch);
-  float* partials_a = reinterpret_cast<float*>(static_cast<char*>(d_scratch) + kResultBytes);
-  float* partials_b = partials_a + PartialsCapacity(n);
-  const bool square = op == Op::kSumSquares;
-  cudaError_t error = cudaSuccess;
-  switch (CombineFor(op)) {
-    case CombineKind::kAdd:
-      error = Run<CombineKind::kAdd>(policy, d_in, n, square, block, gpu, result, partials_a,
-                                     partials_b, stream);
-      break;
-    case CombineKind::kMul:
-      error = Run<CombineKind::kMul>(policy, d_in, n, square, block, gpu, result, partials_a,
-                                     partials_b, stream);
-      break;
-    case CombineKind::kMin:
-      error = Run<CombineKind::kMin>(policy, d_in, n, square, block, gpu, result, partials_a,
-                                     partials_b, stream);
-      break;
-    case CombineKind::kMax:
-      error = Run<CombineKind::kMax>(policy, d_in, n, square, block, gpu, result, partials_a,
-                                     partials_b, stream);
-      break;
-  }
+  const cudaError_t error = DispatchOp(op, cudaErrorInvalidValue, [&](auto reduction) {
+    using ReductionT = decltype(reduction);
+    if constexpr (ReductionT::kKind == ReductionKind::kArgExtreme) {
+      return cudaErrorInvalidValue;  // float32 values only: no variant keeps an index
+    } else {
+      return Run<kCombineFor<ReductionT>>(policy, d_in, n, ReductionT::kSquares, block, gpu,
+                                          scratch.result.d_data, scratch.partials_a.d_data,
+                                          scratch.partials_b.d_data, stream);
+    }
+  });
   if (error != cudaSuccess) return error;
-  FoldFloat<<<1, 1, 0, stream>>>(op, result, n, d_running, store);
+  FoldFloat<<<1, 1, 0, stream>>>(op, scratch.result.d_data, n, d_running, store);
   return cudaGetLastError();
 }
 

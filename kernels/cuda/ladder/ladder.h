@@ -12,20 +12,16 @@
 #include "kernels/gpu_traits.h"
 #include "kernels/op.h"
 #include "kernels/partial.h"
+#include "kernels/scratch_layout.h"
 
 namespace gpureduce::kernels::cuda {
 
-// Device scratch one stream needs for chunks of up to `max_elements` with any variant and
-// block size: the result and two buffers of block partials.
-size_t LadderScratchBytes(size_t max_elements);
-
 // Reduces d_in[0, n) (n >= 1) with the variant of `policy` at `block_size` threads per block
 // (0: the policy's default; else a power of two it allows) and folds the result into
-// *d_running (or, with `store`, overwrites it). `gpu` sizes grid_stride's grid. Asynchronous on
-// `stream`.
+// *d_running (or, with `store`, overwrites it). `gpu` sizes grid_stride's grid; `scratch`
+// (CarveLadderScratch) must be laid out for n elements at least. Asynchronous on `stream`.
 cudaError_t LadderReduceInto(const LadderPolicy& policy, Op op, const float* d_in, size_t n,
                              uint32_t block_size, const GpuTraits& gpu, Partial* d_running,
-                             void* d_scratch, size_t scratch_bytes, cudaStream_t stream,
-                             bool store = false);
+                             const LadderScratch& scratch, cudaStream_t stream, bool store = false);
 
 }  // namespace gpureduce::kernels::cuda

@@ -12,8 +12,10 @@
 #include <cuda_runtime.h>
 
 #include <cstdint>
+#include <type_traits>
 
 #include "common/extreme_order.h"
+#include "kernels/op_dispatch.h"
 #include "kernels/partial.h"
 
 namespace gpureduce::kernels::cuda {
@@ -119,5 +121,15 @@ struct ArgExtremeAccumulator {
     return ChunkPartial(value, n, static_cast<int64_t>(base_index) + index);
   }
 };
+
+// single_pass's accumulator for each reduction of op_dispatch.h: float64 sums and products.
+template <typename ReductionT>
+using SinglePassAccumulator = std::conditional_t<
+    ReductionT::kKind == ReductionKind::kSum,
+    SumAccumulator<double, ReductionT::kSquares ? SumInput::kSquare : SumInput::kValue>,
+    std::conditional_t<ReductionT::kKind == ReductionKind::kProduct, ProdAccumulator,
+                       std::conditional_t<ReductionT::kKind == ReductionKind::kExtreme,
+                                          ExtremeAccumulator<ReductionT::kLess>,
+                                          ArgExtremeAccumulator<ReductionT::kLess>>>>;
 
 }  // namespace gpureduce::kernels::cuda

@@ -22,16 +22,17 @@
 #include "kernels/cuda/single_pass/block_merge.cuh"
 #include "kernels/op.h"
 #include "kernels/partial.h"
+#include "kernels/scratch_layout.h"
 
 namespace gpureduce::kernels::cuda {
 
 inline constexpr uint64_t kBodyAlignment = 512;
 
 struct SinglePassOutput {
-  Partial* d_out;       // device or mapped host memory
-  bool accumulate;      // fold into *d_out (true) or overwrite it
-  unsigned* d_counter;  // zero between launches; the last block resets it
-  void* d_block_states;
+  Partial* d_out;                        // device or mapped host memory
+  bool accumulate;                       // fold into *d_out (true) or overwrite it
+  unsigned* d_counter;                   // zero between launches; the last block resets it
+  SinglePassBlockState* d_block_states;  // one per block at most
 };
 
 // Reads a state another block wrote, from L2 (L1 is not coherent across SMs).
@@ -109,7 +110,8 @@ __global__ void __launch_bounds__(kBlockThreadsT)
     if (threadIdx.x == 0) WriteChunk(state, op, n, base_index, output);
     return;
   }
-  auto* d_states = static_cast<AccumulatorT*>(output.d_block_states);
+  // Packed at the accumulator's own size, so the last block reads as few bytes as it can.
+  auto* d_states = reinterpret_cast<AccumulatorT*>(output.d_block_states);
   __shared__ bool is_last;
   if (threadIdx.x == 0) {
     d_states[blockIdx.x] = state;

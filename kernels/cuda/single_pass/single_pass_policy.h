@@ -4,7 +4,6 @@
 // C++ with no dependencies. Every value of the sm_90 policy was measured on the H100
 // (docs/performance.md); other architectures get untuned defaults, stated as such.
 
-#include <cstddef>
 #include <cstdint>
 
 namespace gpureduce::kernels {
@@ -48,13 +47,11 @@ constexpr const SinglePassPolicy& SinglePassPolicyFor(int compute_capability) {
   return compute_capability / 10 == 9 ? kSinglePassPolicySm90 : kSinglePassPolicyDefault;
 }
 
-// The most blocks any policy launches, and the device scratch the kernel keeps at the end of a
-// stream's scratch for it: a launch counter that the last block resets, and the block partials
-// (16 bytes at most each).
+// The most blocks any policy launches: the block states a stream's scratch holds for the kernel
+// (kernels/scratch_layout.h).
 inline constexpr uint32_t kSinglePassMaxBlocks =
     kSinglePassPolicySm90.max_blocks > kSinglePassPolicyDefault.max_blocks
         ? kSinglePassPolicySm90.max_blocks
         : kSinglePassPolicyDefault.max_blocks;
-inline constexpr size_t kSinglePassScratchBytes = 256 + size_t{kSinglePassMaxBlocks} * 16;
 
 }  // namespace gpureduce::kernels
