@@ -6,8 +6,8 @@
 
 #include "absl/strings/str_cat.h"
 #include "absl/strings/str_join.h"
+#include "common/reduction/op_name.h"
 #include "kernels/cuda/ladder/ladder_policy.h"
-#include "kernels/op_name.h"
 
 namespace gpureduce::kernels {
 namespace {

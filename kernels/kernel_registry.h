@@ -10,8 +10,8 @@
 
 #include "absl/status/status.h"
 #include "absl/strings/string_view.h"
+#include "common/reduction/op.h"
 #include "kernels/kernel_id.h"
-#include "kernels/op.h"
 
 namespace gpureduce::kernels {
 

@@ -9,7 +9,7 @@
 // dependencies, usable from host code that launches CUDA kernels, from device code (the CUDA
 // sources compile with --expt-relaxed-constexpr) and from the CPU kernel.
 
-#include "kernels/op.h"
+#include "common/reduction/op.h"
 
 namespace gpureduce::kernels {
 

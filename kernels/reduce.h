@@ -14,13 +14,13 @@
 
 #include "absl/functional/any_invocable.h"
 #include "absl/status/statusor.h"
+#include "common/reduction/finalize.h"
+#include "common/reduction/op.h"
+#include "common/reduction/op_name.h"
+#include "common/reduction/partial.h"
 #include "common/thread_pool.h"
-#include "kernels/finalize.h"
 #include "kernels/gpu_traits.h"
 #include "kernels/kernel_registry.h"
-#include "kernels/op.h"
-#include "kernels/op_name.h"
-#include "kernels/partial.h"
 #include "kernels/scratch_layout.h"
 
 #if GPUREDUCE_HAVE_CUDA

@@ -4,8 +4,8 @@
 
 #include "absl/strings/str_cat.h"
 #include "absl/strings/str_format.h"
+#include "common/reduction/op_name.h"
 #include "kernels/kernel_registry.h"
-#include "kernels/op_name.h"
 
 namespace gpureduce::kernels {
 namespace {

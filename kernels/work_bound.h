@@ -12,8 +12,8 @@
 #include <cstdint>
 
 #include "absl/status/status.h"
+#include "common/reduction/op.h"
 #include "kernels/kernel_id.h"
-#include "kernels/op.h"
 
 namespace gpureduce::kernels {
 

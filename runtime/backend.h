@@ -23,7 +23,7 @@ namespace gpureduce::runtime {
 
 // A request after validation: everything a backend needs to start it.
 struct RequestSpec {
-  kernels::Op op;
+  gpureduce::Op op;
   kernels::KernelId kernel;  // resolved ("auto" is the backend's default_kernel())
   uint32_t block_size;       // 0: the kernel's default
   uint64_t expected_count;   // 0: not declared
@@ -67,7 +67,7 @@ struct DeviceUsage {
 };
 
 using ConsumeDone = absl::AnyInvocable<void(absl::Status) &&>;
-using FinishDone = absl::AnyInvocable<void(absl::StatusOr<kernels::Partial>) &&>;
+using FinishDone = absl::AnyInvocable<void(absl::StatusOr<gpureduce::Partial>) &&>;
 
 // One request's running reduction. Chunks arrive in order; at most one Consume is in flight.
 class ReduceSession {

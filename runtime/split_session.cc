@@ -54,7 +54,7 @@ absl::AnyInvocable<void(std::vector<absl::Status>) &&> FirstError(ConsumeDone do
 
 }  // namespace
 
-SplitSession::SplitSession(kernels::Op op, std::vector<std::unique_ptr<ReduceSession>> parts)
+SplitSession::SplitSession(gpureduce::Op op, std::vector<std::unique_ptr<ReduceSession>> parts)
     : op_(op), parts_(std::move(parts)) {}
 
 void SplitSession::ConsumePieces(FloatPieces data, ConsumeDone done) {
@@ -111,11 +111,11 @@ void SplitSession::ForEachRange(uint64_t count, F&& consume) {
 }
 
 void SplitSession::Finish(FinishDone done) {
-  auto* join = new Join<absl::StatusOr<kernels::Partial>>(
+  auto* join = new Join<absl::StatusOr<gpureduce::Partial>>(
       parts_.size(), [this, done = std::move(done)](
-                         std::vector<absl::StatusOr<kernels::Partial>> partials) mutable {
-        kernels::Partial total;
-        for (absl::StatusOr<kernels::Partial>& partial : partials) {
+                         std::vector<absl::StatusOr<gpureduce::Partial>> partials) mutable {
+        gpureduce::Partial total;
+        for (absl::StatusOr<gpureduce::Partial>& partial : partials) {
           if (!partial.ok()) {
             std::move(done)(std::move(partial).status());
             return;
@@ -123,7 +123,7 @@ void SplitSession::Finish(FinishDone done) {
           // Disjoint parts whose indices are the request's: Combine picks the same element
           // whichever side it is on (extreme_order.h's total order), and the sums add in part
           // order.
-          total = kernels::Combine(op_, total, *partial);
+          total = gpureduce::Combine(op_, total, *partial);
         }
         std::move(done)(total);
       });

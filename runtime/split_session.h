@@ -4,7 +4,7 @@
 // are dealt to them in turn, a shared-memory region's floats are cut into one contiguous range
 // each. Every session is told where its elements start (ReduceSession::StartAt), so their
 // partials carry the request's own indices, and Finish combines them as one session's would
-// (kernels::Combine: float64 sums, the first occurrence and the first NaN by index). Generic over
+// (gpureduce::Combine: float64 sums, the first occurrence and the first NaN by index). Generic over
 // the sessions, so it is tested on the CPU backend's.
 
 #include <memory>
@@ -18,7 +18,7 @@ namespace gpureduce::runtime {
 class SplitSession final : public ReduceSession {
  public:
   // `parts`: at least one.
-  SplitSession(kernels::Op op, std::vector<std::unique_ptr<ReduceSession>> parts);
+  SplitSession(gpureduce::Op op, std::vector<std::unique_ptr<ReduceSession>> parts);
 
   // A chunk goes to the next part in turn; a message large enough to give every part at least
   // kLeastRangeFloats (a unary request's) is cut into a range per part, all reduced at once.
@@ -44,7 +44,7 @@ class SplitSession final : public ReduceSession {
   template <typename F>
   void ForEachRange(uint64_t count, F&& consume);
 
-  const kernels::Op op_;
+  const gpureduce::Op op_;
   std::vector<std::unique_ptr<ReduceSession>> parts_;
   uint64_t next_index_ = 0;  // of the next element consumed
   size_t next_part_ = 0;     // that takes the next chunk

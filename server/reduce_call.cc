@@ -149,11 +149,11 @@ void ReduceCall::ConsumeShared(const runtime::SharedSource& source, runtime::Con
 void ReduceCall::Complete(absl::Status status, v1::ReduceResponse* response,
                           absl::AnyInvocable<void(grpc::Status) &&> finish) {
   if (session_ == nullptr) {
-    std::move(finish)(Conclude(std::move(status), absl::StatusOr<kernels::Partial>(), response));
+    std::move(finish)(Conclude(std::move(status), absl::StatusOr<gpureduce::Partial>(), response));
     return;
   }
-  session_->Finish([this, status = std::move(status), response,
-                    finish = std::move(finish)](absl::StatusOr<kernels::Partial> partial) mutable {
+  session_->Finish([this, status = std::move(status), response, finish = std::move(finish)](
+                       absl::StatusOr<gpureduce::Partial> partial) mutable {
     std::move(finish)(Conclude(std::move(status), std::move(partial), response));
   });
 }
@@ -164,7 +164,7 @@ void ReduceCall::Cancel() {
   if (session_ != nullptr) session_->Cancel();
 }
 
-grpc::Status ReduceCall::Conclude(absl::Status status, absl::StatusOr<kernels::Partial> partial,
+grpc::Status ReduceCall::Conclude(absl::Status status, absl::StatusOr<gpureduce::Partial> partial,
                                   v1::ReduceResponse* response) {
   if (status.ok() && !spec_.has_value()) {
     status = absl::InvalidArgumentError("the request ended before it carried a spec");
@@ -176,7 +176,7 @@ grpc::Status ReduceCall::Conclude(absl::Status status, absl::StatusOr<kernels::P
   }
   if (status.ok() && !partial.ok()) status = partial.status();
   if (status.ok()) {
-    absl::StatusOr<kernels::ReduceResult> result = kernels::Finalize(spec_->op, *partial);
+    absl::StatusOr<gpureduce::ReduceResult> result = gpureduce::Finalize(spec_->op, *partial);
     if (result.ok()) {
       FillResponse(*result, response);
     } else {
@@ -185,7 +185,7 @@ grpc::Status ReduceCall::Conclude(absl::Status status, absl::StatusOr<kernels::P
   }
   if (status.ok()) {
     spdlog::debug("{} op={} kernel={} count={} chunks={} server_us={:.1f} peer={}",
-                  MethodName(method_), kernels::OpName(spec_->op),
+                  MethodName(method_), gpureduce::OpName(spec_->op),
                   kernels::GetKernel(session_->kernel()).name, elements_, chunks_,
                   response->timing().server_us(), peer_);
   } else {
@@ -224,7 +224,7 @@ void ReduceCall::LogFailure(const absl::Status& status) const {
   state_.failures.Warn(Admission::ClientOf(peer_), absl::StatusCodeToString(status.code()), line);
 }
 
-void ReduceCall::FillResponse(const kernels::ReduceResult& result,
+void ReduceCall::FillResponse(const gpureduce::ReduceResult& result,
                               v1::ReduceResponse* response) const {
   response->set_value(result.value);
   response->set_index(result.index);

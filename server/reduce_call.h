@@ -85,9 +85,9 @@ class ReduceCall {
 
  private:
   absl::Status Count(size_t elements);
-  grpc::Status Conclude(absl::Status status, absl::StatusOr<kernels::Partial> partial,
+  grpc::Status Conclude(absl::Status status, absl::StatusOr<gpureduce::Partial> partial,
                         v1::ReduceResponse* response);
-  void FillResponse(const kernels::ReduceResult& result, v1::ReduceResponse* response) const;
+  void FillResponse(const gpureduce::ReduceResult& result, v1::ReduceResponse* response) const;
 
   // Gives back the admission slot and what it let the connection hold.
   void Release();

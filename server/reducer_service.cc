@@ -19,12 +19,12 @@ void ToProto(const kernels::KernelInfo& kernel, v1::KernelInfo* out) {
   out->set_description(kernel.description);
   out->set_lineage(kernel.lineage);
   out->set_backend(std::string(kernels::BackendName(kernel.backend)));
-  for (kernels::Op op : kernel.ops) out->add_ops(static_cast<v1::Op>(op));
+  for (gpureduce::Op op : kernel.ops) out->add_ops(static_cast<v1::Op>(op));
   out->set_deterministic(kernel.deterministic);
   out->set_default_block_size(kernel.default_block_size);
   out->set_min_block_size(kernel.min_block_size);
   out->set_max_block_size(kernel.max_block_size);
-  for (kernels::Op op : kernel.ops) {
+  for (gpureduce::Op op : kernel.ops) {
     const kernels::WorkBound bound = kernels::GetWorkBound(kernel.id, op);
     if (bound.max_elements == 0) continue;
     v1::WorkBound* listed = out->add_bounds();

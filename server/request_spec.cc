@@ -12,7 +12,7 @@ namespace {
 
 std::string OpChoices() {
   std::vector<std::string> names;
-  for (kernels::Op op : kernels::kAllOps) names.push_back(v1::Op_Name(static_cast<v1::Op>(op)));
+  for (gpureduce::Op op : gpureduce::kAllOps) names.push_back(v1::Op_Name(static_cast<v1::Op>(op)));
   return absl::StrJoin(names, ", ");
 }
 
@@ -27,14 +27,14 @@ std::string KernelChoices(const runtime::Backend& backend) {
 absl::StatusOr<runtime::RequestSpec> ResolveSpec(const v1::ReduceSpec& spec,
                                                  const runtime::Backend& backend) {
   const int op_value = static_cast<int>(spec.op());
-  if (op_value < static_cast<int>(kernels::Op::kSum) ||
-      op_value > static_cast<int>(kernels::Op::kArgMax)) {
+  if (op_value < static_cast<int>(gpureduce::Op::kSum) ||
+      op_value > static_cast<int>(gpureduce::Op::kArgMax)) {
     return absl::InvalidArgumentError(
         absl::StrCat(op_value == 0 ? "op is not set" : absl::StrCat("unknown op ", op_value),
                      "; use one of ", OpChoices()));
   }
   runtime::RequestSpec out;
-  out.op = static_cast<kernels::Op>(op_value);
+  out.op = static_cast<gpureduce::Op>(op_value);
   out.block_size = spec.block_size();
   out.expected_count = spec.expected_count();
   if (spec.has_device()) {

@@ -105,19 +105,19 @@ HostSummary Summarize(size_t first, size_t n, uint64_t seed) {
 namespace {
 
 // One CUB call per op; a null d_temp asks for the temp size in temp_bytes.
-cudaError_t CubDispatch(kernels::Op op, const float* d_in, size_t n, float* d_value,
+cudaError_t CubDispatch(gpureduce::Op op, const float* d_in, size_t n, float* d_value,
                         int64_t* d_index, void* d_temp, size_t& temp_bytes, cudaStream_t stream) {
   const auto items = static_cast<int64_t>(n);
   switch (op) {
-    case kernels::Op::kSum:
+    case gpureduce::Op::kSum:
       return cub::DeviceReduce::Sum(d_temp, temp_bytes, d_in, d_value, items, stream);
-    case kernels::Op::kMin:
+    case gpureduce::Op::kMin:
       return cub::DeviceReduce::Min(d_temp, temp_bytes, d_in, d_value, items, stream);
-    case kernels::Op::kMax:
+    case gpureduce::Op::kMax:
       return cub::DeviceReduce::Max(d_temp, temp_bytes, d_in, d_value, items, stream);
-    case kernels::Op::kArgMin:
+    case gpureduce::Op::kArgMin:
       return cub::DeviceReduce::ArgMin(d_temp, temp_bytes, d_in, d_value, d_index, items, stream);
-    case kernels::Op::kArgMax:
+    case gpureduce::Op::kArgMax:
       return cub::DeviceReduce::ArgMax(d_temp, temp_bytes, d_in, d_value, d_index, items, stream);
     default:
       return cudaErrorInvalidValue;
@@ -126,7 +126,7 @@ cudaError_t CubDispatch(kernels::Op op, const float* d_in, size_t n, float* d_va
 
 }  // namespace
 
-cudaError_t CubReduce(kernels::Op op, const float* d_in, size_t n, void* d_scratch,
+cudaError_t CubReduce(gpureduce::Op op, const float* d_in, size_t n, void* d_scratch,
                       size_t scratch_bytes, cudaStream_t stream) {
   char* scratch = static_cast<char*>(d_scratch);
   size_t temp_bytes = scratch_bytes - kCubResultBytes;
@@ -137,7 +137,7 @@ cudaError_t CubReduce(kernels::Op op, const float* d_in, size_t n, void* d_scrat
 
 cudaError_t CubScratchBytes(size_t n, size_t* bytes) {
   size_t most = 0;
-  for (kernels::Op op : kCubOps) {
+  for (gpureduce::Op op : kCubOps) {
     size_t temp = 0;
     if (cudaError_t error = CubDispatch(op, nullptr, n, nullptr, nullptr, nullptr, temp, 0);
         error != cudaSuccess) {

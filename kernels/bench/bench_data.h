@@ -9,7 +9,7 @@
 #include <cstddef>
 #include <cstdint>
 
-#include "kernels/op.h"
+#include "common/reduction/op.h"
 
 namespace gpureduce::bench {
 
@@ -29,12 +29,13 @@ HostSummary Summarize(size_t first, size_t n, uint64_t seed);
 
 // CUB DeviceReduce on float32 with CUB's own operators (Sum, Min, Max, ArgMin, ArgMax): the
 // reference every run is timed against. Any other op is cudaErrorInvalidValue.
-inline constexpr kernels::Op kCubOps[] = {kernels::Op::kSum, kernels::Op::kMin, kernels::Op::kMax,
-                                          kernels::Op::kArgMin, kernels::Op::kArgMax};
+inline constexpr gpureduce::Op kCubOps[] = {gpureduce::Op::kSum, gpureduce::Op::kMin,
+                                            gpureduce::Op::kMax, gpureduce::Op::kArgMin,
+                                            gpureduce::Op::kArgMax};
 // Scratch for any of kCubOps over n elements, the results included.
 cudaError_t CubScratchBytes(size_t n, size_t* bytes);
 // Results land at the start of d_scratch: a float, then (ArgMin/ArgMax) an int64 index at +8.
-cudaError_t CubReduce(kernels::Op op, const float* d_in, size_t n, void* d_scratch,
+cudaError_t CubReduce(gpureduce::Op op, const float* d_in, size_t n, void* d_scratch,
                       size_t scratch_bytes, cudaStream_t stream);
 inline constexpr size_t kCubResultBytes = 256;
 

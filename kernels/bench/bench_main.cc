@@ -23,6 +23,7 @@
 #include "absl/strings/str_cat.h"
 #include "absl/strings/str_split.h"
 #include "common/flags.h"
+#include "common/reduction/op_name.h"
 #include "gpureduce/version.h"
 #include "kernels/bench/bench_data.h"
 #include "kernels/bench/measure.h"
@@ -30,7 +31,6 @@
 #include "kernels/bench/single_pass_variants.h"
 #include "kernels/cuda/ladder/ladder.h"
 #include "kernels/cuda/single_pass/single_pass.h"
-#include "kernels/op_name.h"
 #include "kernels/scratch_layout.h"
 
 namespace gpureduce::bench {
@@ -43,7 +43,7 @@ struct Options {
   std::string sizes;
   bool sweep = false;
   std::string kernels;
-  std::vector<kernels::Op> ops;  // production suite; parsed from --ops
+  std::vector<gpureduce::Op> ops;  // production suite; parsed from --ops
   uint32_t runs = 50, warmup = 5, block = 0;
   uint32_t max_blocks = 0;
 };
@@ -111,12 +111,12 @@ struct Buffers {
   void* d_scratch = nullptr;  // ladder and CUB scratch (results first)
   size_t scratch_bytes = 0;
   void* d_single_pass = nullptr;  // single_pass's counter and block states
-  kernels::Partial* d_partial = nullptr;
-  kernels::Partial* h_partial = nullptr;  // pinned; also mapped for single_pass's result
+  gpureduce::Partial* d_partial = nullptr;
+  gpureduce::Partial* h_partial = nullptr;  // pinned; also mapped for single_pass's result
 };
 
 Answer ReadPartial(Buffers& b, cudaStream_t stream) {
-  CheckCuda(cudaMemcpyAsync(b.h_partial, b.d_partial, sizeof(kernels::Partial),
+  CheckCuda(cudaMemcpyAsync(b.h_partial, b.d_partial, sizeof(gpureduce::Partial),
                             cudaMemcpyDeviceToHost, stream),
             "cudaMemcpyAsync");
   CheckCuda(cudaStreamSynchronize(stream), "cudaStreamSynchronize");
@@ -160,9 +160,9 @@ class Bench {
     CheckCuda(cudaMemset(b_.d_single_pass, 0, measure.end()), "cudaMemset");
     kernels::ScratchCarver carver(static_cast<std::byte*>(b_.d_single_pass));
     single_pass_.scratch = kernels::CarveSinglePassScratch(carver);
-    CheckCuda(cudaMalloc(reinterpret_cast<void**>(&b_.d_partial), sizeof(kernels::Partial)),
+    CheckCuda(cudaMalloc(reinterpret_cast<void**>(&b_.d_partial), sizeof(gpureduce::Partial)),
               "cudaMalloc");
-    CheckCuda(cudaHostAlloc(reinterpret_cast<void**>(&b_.h_partial), sizeof(kernels::Partial),
+    CheckCuda(cudaHostAlloc(reinterpret_cast<void**>(&b_.h_partial), sizeof(gpureduce::Partial),
                             cudaHostAllocMapped),
               "cudaHostAlloc");
     CheckCuda(cudaHostGetDevicePointer(reinterpret_cast<void**>(&mapped_), b_.h_partial, 0),
@@ -188,27 +188,27 @@ class Bench {
       for (const kernels::LadderPolicy& policy : kernels::kLadder) {
         if (Selected(options_.kernels, policy.name)) add(LadderCase(policy, n, aligned));
       }
-      add(SinglePassCase(kernels::Op::kSum, n, aligned.Sum(kFloat64Sum)));
-      add(CubCase(kernels::Op::kSum, n, aligned.Sum(kFloat32Sum)));
+      add(SinglePassCase(gpureduce::Op::kSum, n, aligned.Sum(kFloat64Sum)));
+      add(CubCase(gpureduce::Op::kSum, n, aligned.Sum(kFloat32Sum)));
       return rows;
     }
     add(ReadCase(n));
-    for (kernels::Op op : options_.ops) {
-      const bool sum = op == kernels::Op::kSum;
+    for (gpureduce::Op op : options_.ops) {
+      const bool sum = op == gpureduce::Op::kSum;
       const auto check =
           sum ? aligned.Sum(kFloat64Sum)
-              : aligned.Extreme(op == kernels::Op::kMin || op == kernels::Op::kArgMin,
-                                kernels::OpReturnsIndex(op));
+              : aligned.Extreme(op == gpureduce::Op::kMin || op == gpureduce::Op::kArgMin,
+                                gpureduce::OpReturnsIndex(op));
       add(SinglePassCase(op, n, check));
       if (sum) {
         add(SinglePassRow(op, "float32 accumulation", aligned.Sum(kFloat32Sum),
-                          [this, n](const float* in, kernels::Partial* out) {
+                          [this, n](const float* in, gpureduce::Partial* out) {
                             return SinglePassSumFloat32(single_pass_, in, n, out);
                           }));
         for (auto [shape, note] : {std::pair{SinglePassShape::k256x8, "256 threads x 8 vectors"},
                                    std::pair{SinglePassShape::k512x4, "512 threads x 4 vectors"}}) {
           add(SinglePassRow(op, note, aligned.Sum(kFloat64Sum),
-                            [this, n, shape = shape](const float* in, kernels::Partial* out) {
+                            [this, n, shape = shape](const float* in, gpureduce::Partial* out) {
                               return SinglePassSumShape(single_pass_, shape, in, n, out);
                             }));
         }
@@ -268,12 +268,12 @@ class Bench {
             "sum",
             "",
             [this, &policy, n, threads](const float* in) {
-              const kernels::Partial empty;
+              const gpureduce::Partial empty;
               *b_.h_partial = empty;
               CheckCuda(cudaMemcpyAsync(b_.d_partial, b_.h_partial, sizeof(empty),
                                         cudaMemcpyHostToDevice, stream_),
                         "cudaMemcpyAsync");
-              return kernels::cuda::LadderReduceInto(policy, kernels::Op::kSum, in, n, threads,
+              return kernels::cuda::LadderReduceInto(policy, gpureduce::Op::kSum, in, n, threads,
                                                      context_.gpu, b_.d_partial, ladder_scratch_,
                                                      stream_);
             },
@@ -283,11 +283,11 @@ class Bench {
 
   // `run(input, output)` timed into device memory, like CUB, and called into mapped pinned
   // memory, so the call is one launch and one synchronize.
-  using SinglePassRun = std::function<cudaError_t(const float*, kernels::Partial*)>;
-  Case SinglePassRow(kernels::Op op, std::string note, std::function<bool(const Answer&)> check,
+  using SinglePassRun = std::function<cudaError_t(const float*, gpureduce::Partial*)>;
+  Case SinglePassRow(gpureduce::Op op, std::string note, std::function<bool(const Answer&)> check,
                      SinglePassRun run) {
     Case c{"single_pass",
-           std::string(kernels::OpName(op)),
+           std::string(gpureduce::OpName(op)),
            std::move(note),
            [this, run](const float* in) { return run(in, b_.d_partial); },
            [this] { return ReadPartial(b_, stream_); },
@@ -297,16 +297,16 @@ class Bench {
     return c;
   }
 
-  Case SinglePassCase(kernels::Op op, size_t n, std::function<bool(const Answer&)> check) {
+  Case SinglePassCase(gpureduce::Op op, size_t n, std::function<bool(const Answer&)> check) {
     return SinglePassRow(
-        op, "", std::move(check), [this, op, n](const float* in, kernels::Partial* out) {
+        op, "", std::move(check), [this, op, n](const float* in, gpureduce::Partial* out) {
           return kernels::cuda::SinglePassReduce(single_pass_, op, in, n, 0, out, false);
         });
   }
 
-  Case CubCase(kernels::Op op, size_t n, std::function<bool(const Answer&)> check) {
+  Case CubCase(gpureduce::Op op, size_t n, std::function<bool(const Answer&)> check) {
     return {"cub",
-            std::string(kernels::OpName(op)),
+            std::string(gpureduce::OpName(op)),
             "",
             [this, op, n](const float* in) {
               return CubReduce(op, in, n, b_.d_scratch, b_.scratch_bytes, stream_);
@@ -335,7 +335,7 @@ class Bench {
   const Context& context_;
   cudaStream_t stream_;
   Buffers b_;
-  kernels::Partial* mapped_ = nullptr;  // device view of b_.h_partial
+  gpureduce::Partial* mapped_ = nullptr;  // device view of b_.h_partial
   float* sink_ = nullptr;
   kernels::cuda::SinglePassLaunch single_pass_{};
   kernels::LadderScratch ladder_scratch_;  // over b_.d_scratch
@@ -410,7 +410,7 @@ int main(int argc, char** argv) {
     return 0;
   }
   for (absl::string_view name : absl::StrSplit(ops_text, ',')) {
-    const std::optional<kernels::Op> op = kernels::ParseOp(name);
+    const std::optional<gpureduce::Op> op = gpureduce::ParseOp(name);
     if (!op || std::find(std::begin(kCubOps), std::end(kCubOps), *op) == std::end(kCubOps)) {
       std::fprintf(stderr,
                    "gpureduce-bench: --ops: '%s' is not one of sum, min, max, argmin, "

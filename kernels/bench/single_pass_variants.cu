@@ -5,19 +5,19 @@
 
 namespace gpureduce::bench {
 
-using kernels::Op;
+using gpureduce::Op;
 using kernels::cuda::LaunchSinglePass;
 using kernels::cuda::SumAccumulator;
 using kernels::cuda::SumInput;
 
 cudaError_t SinglePassSumFloat32(const kernels::cuda::SinglePassLaunch& launch, const float* d_in,
-                                 size_t n, kernels::Partial* d_out) {
+                                 size_t n, gpureduce::Partial* d_out) {
   return LaunchSinglePass<SumAccumulator<float, SumInput::kValue>>(launch, Op::kSum, d_in, n, 0,
                                                                    d_out, false);
 }
 
 cudaError_t SinglePassSumShape(const kernels::cuda::SinglePassLaunch& launch, SinglePassShape shape,
-                               const float* d_in, size_t n, kernels::Partial* d_out) {
+                               const float* d_in, size_t n, gpureduce::Partial* d_out) {
   using Sum = SumAccumulator<double, SumInput::kValue>;
   switch (shape) {
     case SinglePassShape::k256x8:

@@ -5,8 +5,8 @@
 #include <cstdint>
 #include <span>
 
-#include "kernels/op.h"
-#include "kernels/partial.h"
+#include "common/reduction/op.h"
+#include "common/reduction/partial.h"
 
 namespace gpureduce::kernels::cpu {
 

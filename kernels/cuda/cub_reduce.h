@@ -9,8 +9,8 @@
 #include <cstddef>
 #include <cstdint>
 
-#include "kernels/op.h"
-#include "kernels/partial.h"
+#include "common/reduction/op.h"
+#include "common/reduction/partial.h"
 #include "kernels/scratch_layout.h"
 
 namespace gpureduce::kernels::cuda {

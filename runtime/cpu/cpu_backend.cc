@@ -42,7 +42,7 @@ uint64_t PhysicalMemoryBytes() {
 
 class CpuSession final : public ReduceSession {
  public:
-  CpuSession(ThreadPool& pool, kernels::Op op, std::string device)
+  CpuSession(ThreadPool& pool, gpureduce::Op op, std::string device)
       : pool_(pool), op_(op), device_(std::move(device)) {}
 
   void ConsumePieces(FloatPieces data, ConsumeDone done) override {
@@ -60,7 +60,7 @@ class CpuSession final : public ReduceSession {
     if (span.has_value()) {
       kernels::cpu::ReduceAsync(
           pool_, op_, *span, base,
-          [this, done = std::move(done)](kernels::Partial chunk,
+          [this, done = std::move(done)](gpureduce::Partial chunk,
                                          kernels::cpu::ReduceTiming timing) mutable {
             Absorb(chunk, timing);
             std::move(done)(absl::OkStatus());
@@ -72,7 +72,7 @@ class CpuSession final : public ReduceSession {
     const uint64_t count = data.count();
     kernels::cpu::ReduceAsync(
         pool_, op_, count, PiecesBlockSource(std::move(data)), base,
-        [this, done = std::move(done)](absl::StatusOr<kernels::Partial> chunk,
+        [this, done = std::move(done)](absl::StatusOr<gpureduce::Partial> chunk,
                                        kernels::cpu::ReduceTiming timing) mutable {
           Absorb(*chunk, timing);  // memory never fails to read
           std::move(done)(absl::OkStatus());
@@ -91,7 +91,7 @@ class CpuSession final : public ReduceSession {
     consumed_ += source.count;
     kernels::cpu::ReduceAsync(
         pool_, op_, source.count, FileBlockSource(source.fd, source.file_offset), base,
-        [this, done = std::move(done)](absl::StatusOr<kernels::Partial> chunk,
+        [this, done = std::move(done)](absl::StatusOr<gpureduce::Partial> chunk,
                                        kernels::cpu::ReduceTiming timing) mutable {
           if (!chunk.ok()) {
             std::move(done)(chunk.status());
@@ -103,7 +103,7 @@ class CpuSession final : public ReduceSession {
   }
 
   void Finish(FinishDone done) override {
-    kernels::Partial partial;
+    gpureduce::Partial partial;
     {
       std::lock_guard<std::mutex> lock(mu_);
       partial = partial_;
@@ -121,19 +121,19 @@ class CpuSession final : public ReduceSession {
   kernels::KernelId kernel() const override { return kernels::KernelId::kCpu; }
 
  private:
-  void Absorb(const kernels::Partial& chunk, const kernels::cpu::ReduceTiming& timing) {
+  void Absorb(const gpureduce::Partial& chunk, const kernels::cpu::ReduceTiming& timing) {
     std::lock_guard<std::mutex> lock(mu_);
-    partial_ = kernels::Combine(op_, partial_, chunk);
+    partial_ = gpureduce::Combine(op_, partial_, chunk);
     timing_.queue += timing.queue;
     timing_.kernel += timing.compute;
   }
 
   ThreadPool& pool_;
-  const kernels::Op op_;
+  const gpureduce::Op op_;
   const std::string device_;
   uint64_t consumed_ = 0;  // the next element's index; touched only by the caller of Consume
   mutable std::mutex mu_;  // partial_ and timing_ are written on pool threads
-  kernels::Partial partial_;
+  gpureduce::Partial partial_;
   BackendTiming timing_;
 };
 
@@ -159,8 +159,8 @@ absl::Status CpuBackend::SelfCheck() {
   for (size_t i = 0; i < kCount; ++i) data[i] = static_cast<float>(int(i % 7) - 3);
   data[kCount - 5] = 9.0f;
   const double expected_sum = std::accumulate(data.begin(), data.end(), 0.0);
-  const kernels::Partial sum = kernels::cpu::Reduce(pool_, kernels::Op::kSum, data);
-  const kernels::Partial argmax = kernels::cpu::Reduce(pool_, kernels::Op::kArgMax, data);
+  const gpureduce::Partial sum = kernels::cpu::Reduce(pool_, gpureduce::Op::kSum, data);
+  const gpureduce::Partial argmax = kernels::cpu::Reduce(pool_, gpureduce::Op::kArgMax, data);
   if (sum.value != expected_sum || sum.count != kCount || argmax.value != 9.0 ||
       argmax.index != static_cast<int64_t>(kCount - 5)) {
     return absl::InternalError(absl::StrFormat(

@@ -15,15 +15,15 @@ namespace gpureduce::runtime {
 namespace {
 
 // Reduces `data` through a session and waits: for start-up checks only, never on a gRPC thread.
-absl::StatusOr<kernels::Partial> ReduceNow(ReduceSession& session, std::span<const float> data) {
+absl::StatusOr<gpureduce::Partial> ReduceNow(ReduceSession& session, std::span<const float> data) {
   std::promise<absl::Status> consumed;
   session.Consume(data, [&consumed](absl::Status status) { consumed.set_value(status); });
   const absl::Status status = consumed.get_future().get();
-  std::promise<absl::StatusOr<kernels::Partial>> finished;
-  session.Finish([&finished](absl::StatusOr<kernels::Partial> partial) {
+  std::promise<absl::StatusOr<gpureduce::Partial>> finished;
+  session.Finish([&finished](absl::StatusOr<gpureduce::Partial> partial) {
     finished.set_value(std::move(partial));
   });
-  absl::StatusOr<kernels::Partial> partial = finished.get_future().get();
+  absl::StatusOr<gpureduce::Partial> partial = finished.get_future().get();
   if (!status.ok()) return status;
   return partial;
 }
@@ -90,16 +90,16 @@ absl::Status CudaBackend::CheckDevice(Device& device) {
   for (size_t i = 0; i < count; ++i) data[i] = static_cast<float>(int(i % 7) - 3);
   data[count - 5] = 9.0f;
   const double expected_sum = std::accumulate(data.begin(), data.end(), 0.0);
-  for (kernels::Op op : kernels::kAllOps) {  // also the warm-up: each kernel loads once here
+  for (gpureduce::Op op : gpureduce::kAllOps) {  // also the warm-up: each kernel loads once here
     ASSIGN_OR_RETURN(PartialSlot * slot, device.AcquirePartial());
     ASSIGN_OR_RETURN(std::unique_ptr<CudaSession> session,
                      CudaSession::Start(device, RequestSpec{op, default_kernel(), 0, 0}, slot));
-    ASSIGN_OR_RETURN(const kernels::Partial partial, ReduceNow(*session, data));
+    ASSIGN_OR_RETURN(const gpureduce::Partial partial, ReduceNow(*session, data));
     const bool right =
-        partial.count == count && (op != kernels::Op::kSum || partial.value == expected_sum) &&
-        (op != kernels::Op::kArgMax ||
+        partial.count == count && (op != gpureduce::Op::kSum || partial.value == expected_sum) &&
+        (op != gpureduce::Op::kArgMax ||
          (partial.value == 9.0 && partial.index == int64_t(count - 5))) &&
-        (op != kernels::Op::kArgMin || (partial.value == -3.0 && partial.index == 0));
+        (op != gpureduce::Op::kArgMin || (partial.value == -3.0 && partial.index == 0));
     if (!right) {
       return absl::InternalError(absl::StrFormat(
           "GPU %d self-check failed for op %d: got %g at %d over %d elements (sum expected %g)",

@@ -58,7 +58,7 @@ class CudaSession final : public ReduceSession, private PieceRunner {
 
   Device& device_;
   Device::Lane& lane_;
-  const kernels::Op op_;
+  const gpureduce::Op op_;
   const kernels::KernelId kernel_;
   const uint32_t block_size_;
   PieceScheduler scheduler_;  // last: it uses the members above, and is destroyed first

@@ -10,7 +10,7 @@
 #include <optional>
 
 #include "absl/status/status.h"
-#include "kernels/partial.h"
+#include "common/reduction/partial.h"
 #include "runtime/backend.h"
 #include "runtime/session/completion_queue.h"
 #include "runtime/session/piece_input.h"
@@ -24,7 +24,7 @@ struct Piece {
   size_t count = 0;
   uint64_t index = 0;  // the request's index of its first element
   bool first = false;  // the request's first piece: its kernel stores the partial, not folds
-  kernels::Partial* partial = nullptr;  // the request's partial, at the GPU's address
+  gpureduce::Partial* partial = nullptr;  // the request's partial, at the GPU's address
 };
 
 class PieceRunner {

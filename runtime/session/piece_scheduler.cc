@@ -272,7 +272,8 @@ bool PieceScheduler::AnswerInline(const absl::Status& active, FinishDone& done) 
 }
 
 void PieceScheduler::Answer(GpuStatus status, absl::Status active, FinishDone done) {
-  absl::StatusOr<kernels::Partial> result = consumed_ == 0 ? kernels::Partial{} : *partial_->host;
+  absl::StatusOr<gpureduce::Partial> result =
+      consumed_ == 0 ? gpureduce::Partial{} : *partial_->host;
   // The stream has passed this request's work: nothing writes the slot any more. It goes back
   // before the answer does, or the admission slot (freed with the answer) could be reused while
   // this one is still held: "GPU 0 has N requests in progress" at N admitted.

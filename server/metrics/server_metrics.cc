@@ -16,8 +16,8 @@ const prometheus::Histogram::BucketBoundaries& Buckets() {
   return buckets;
 }
 
-std::string OpLabel(const std::optional<kernels::Op>& op) {
-  return op.has_value() ? std::string(kernels::OpName(*op)) : "none";
+std::string OpLabel(const std::optional<gpureduce::Op>& op) {
+  return op.has_value() ? std::string(gpureduce::OpName(*op)) : "none";
 }
 
 std::string KernelLabel(const std::optional<kernels::KernelId>& kernel) {

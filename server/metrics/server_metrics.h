@@ -36,7 +36,7 @@ enum class Refusal { kNotReady, kServerFull, kClientFull };
 // A finished call, as the metrics count it.
 struct CallRecord {
   Method method = Method::kReduce;
-  std::optional<kernels::Op> op;            // unset when the call ended before its spec
+  std::optional<gpureduce::Op> op;          // unset when the call ended before its spec
   std::optional<kernels::KernelId> kernel;  // what ran (or was asked for)
   absl::StatusCode code = absl::StatusCode::kOk;
   std::chrono::nanoseconds server{0};  // the whole call in the server

@@ -58,7 +58,7 @@ class WellBehavedClient {
  private:
   void Run() {
     const std::vector<float> data = MixedSignData(1024, FreshSeed());
-    const Reference expected = ComputeReference(kernels::Op::kSum, data);
+    const Reference expected = ComputeReference(gpureduce::Op::kSum, data);
     while (!stopping_) {
       const Clock::time_point start = Clock::now();
       grpc::ClientContext context;
@@ -71,7 +71,7 @@ class WellBehavedClient {
           std::chrono::duration<double, std::milli>(Clock::now() - start).count());
       const bool right =
           checked.ok() && got.ok() &&
-          CheckAgainstReference(kernels::Op::kSum, expected, got->value(), -1, 1e-9).empty();
+          CheckAgainstReference(gpureduce::Op::kSum, expected, got->value(), -1, 1e-9).empty();
       if (right) {
         ++answered_;
       } else if (failed_++ == 0) {

@@ -150,10 +150,10 @@ void ConsumeNow(runtime::ReduceSession& session, runtime::FloatPieces data) {
   CheckCode(status, {}, "ReduceSession::ConsumePieces");
 }
 
-absl::StatusOr<kernels::Partial> FinishNow(runtime::ReduceSession& session) {
-  std::promise<absl::StatusOr<kernels::Partial>> done;
+absl::StatusOr<gpureduce::Partial> FinishNow(runtime::ReduceSession& session) {
+  std::promise<absl::StatusOr<gpureduce::Partial>> done;
   session.Finish(
-      [&done](absl::StatusOr<kernels::Partial> partial) { done.set_value(std::move(partial)); });
+      [&done](absl::StatusOr<gpureduce::Partial> partial) { done.set_value(std::move(partial)); });
   return done.get_future().get();
 }
 
@@ -170,20 +170,20 @@ bool ProductStaysNormal(std::span<const float> data) {
 }
 
 // Finalize, and the value against the reference over every float the call carried.
-void CheckResult(kernels::Op op, const absl::StatusOr<kernels::Partial>& partial,
+void CheckResult(gpureduce::Op op, const absl::StatusOr<gpureduce::Partial>& partial,
                  std::span<const float> all) {
   CheckCode(partial.status(), {}, "ReduceSession::Finish");
   GPUREDUCE_FUZZ_CHECK(partial->count == all.size(), absl::StrCat(partial->count, " counted"));
-  const absl::StatusOr<kernels::ReduceResult> result = kernels::Finalize(op, *partial);
+  const absl::StatusOr<gpureduce::ReduceResult> result = gpureduce::Finalize(op, *partial);
   CheckCode(result.status(), {StatusCode::kInvalidArgument}, "Finalize");
-  if (all.empty() && !kernels::OpHasIdentity(op)) {
+  if (all.empty() && !gpureduce::OpHasIdentity(op)) {
     GPUREDUCE_FUZZ_CHECK(!result.ok(), "empty input accepted by an op without identity");
     return;
   }
   GPUREDUCE_FUZZ_CHECK(result.ok() && result->count == all.size(), result.status().ToString());
   const testing::Reference reference = testing::ComputeReference(op, all);
-  const std::string where = absl::StrCat(kernels::OpName(op), " of ", all.size(), " floats: ");
-  if (op == kernels::Op::kProd && !ProductStaysNormal(all)) {
+  const std::string where = absl::StrCat(gpureduce::OpName(op), " of ", all.size(), " floats: ");
+  if (op == gpureduce::Op::kProd && !ProductStaysNormal(all)) {
     GPUREDUCE_FUZZ_CHECK(!std::isnan(reference.value) || std::isnan(result->value),
                          absl::StrCat(where, "a NaN product came back as ", result->value));
     return;
@@ -283,7 +283,7 @@ void Unary(absl::string_view bytes, size_t offset, bool tile) {
     }
   }
   // Finish also after an error: the backend may hold the session's resources until then.
-  const absl::StatusOr<kernels::Partial> partial = FinishNow(*session);
+  const absl::StatusOr<gpureduce::Partial> partial = FinishNow(*session);
   if (!payload.pieces.ok()) return;
   CheckResult(spec->op, partial, floats);
 }
@@ -321,7 +321,7 @@ void Stream(absl::string_view bytes, size_t offset) {
     ConsumeNow(*session, *std::move(payload.pieces));
   }
   if (session == nullptr) return;
-  const absl::StatusOr<kernels::Partial> partial = FinishNow(*session);
+  const absl::StatusOr<gpureduce::Partial> partial = FinishNow(*session);
   if (!refused) CheckResult(spec->op, partial, all);
 }
 

@@ -31,8 +31,8 @@ namespace gpureduce::testing {
 namespace {
 
 using Clock = std::chrono::steady_clock;
+using gpureduce::Op;
 using kernels::KernelId;
-using kernels::Op;
 
 uint64_t HeaviestElements() {
   return kernels::GetWorkBound(KernelId::kAtomicGlobal, Op::kProd).max_elements;

@@ -5,9 +5,9 @@
 #include <memory>
 #include <vector>
 
+#include "common/reduction/op_name.h"
 #include "gmock/gmock.h"
 #include "gtest/gtest.h"
-#include "kernels/op_name.h"
 #include "tests/integration/server_process.h"
 #include "tests/support/random_data.h"
 #include "tests/support/reference.h"
@@ -15,7 +15,7 @@
 namespace gpureduce::testing {
 namespace {
 
-using kernels::Op;
+using gpureduce::Op;
 using ::testing::HasSubstr;
 
 v1::ReduceSpec CpuSpec(Op op) {
@@ -56,12 +56,12 @@ TEST_F(CpuKernelTest, TheServerListsItAfterTheGpuKernels) {
 TEST_F(CpuKernelTest, EveryOpUnaryAndStreamedRunsOnTheCpuAndMatchesTheReference) {
   const uint64_t seed = FreshSeed();
   SCOPED_TRACE(SeedTrace(seed));
-  for (Op op : kernels::kAllOps) {
+  for (Op op : gpureduce::kAllOps) {
     const std::vector<float> data =
         op == Op::kProd ? NearOneData(1000003, seed) : MixedSignData(1000003, seed);
     const Reference reference = ComputeReference(op, data);
     for (bool streamed : {false, true}) {
-      SCOPED_TRACE(std::string(kernels::OpName(op)) + (streamed ? " streamed" : " unary"));
+      SCOPED_TRACE(std::string(gpureduce::OpName(op)) + (streamed ? " streamed" : " unary"));
       const absl::StatusOr<v1::ReduceResponse> got =
           streamed ? StreamFloats(*reducer_, CpuSpec(op), data, 65537)
                    : reducer_->Reduce(CpuSpec(op), data);

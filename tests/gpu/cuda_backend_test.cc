@@ -8,8 +8,8 @@
 #include <thread>
 #include <vector>
 
+#include "common/reduction/op_name.h"
 #include "gtest/gtest.h"
-#include "kernels/op_name.h"
 #include "kernels/reduce.h"
 #include "tests/support/random_data.h"
 #include "tests/support/reference.h"
@@ -17,7 +17,7 @@
 namespace gpureduce::runtime {
 namespace {
 
-using kernels::Op;
+using gpureduce::Op;
 using testing::CheckAgainstReference;
 using testing::ComputeReference;
 
@@ -37,8 +37,8 @@ absl::StatusOr<std::unique_ptr<CudaBackend>> MakeBackend(uint32_t staging_buffer
 }
 
 // Consumes `data` in chunks of `chunk` elements and finishes, waiting for each step.
-absl::StatusOr<kernels::Partial> Reduce(Backend& backend, Op op, const std::vector<float>& data,
-                                        size_t chunk, BackendTiming* timing = nullptr) {
+absl::StatusOr<gpureduce::Partial> Reduce(Backend& backend, Op op, const std::vector<float>& data,
+                                          size_t chunk, BackendTiming* timing = nullptr) {
   absl::StatusOr<std::unique_ptr<ReduceSession>> session =
       backend.Open(RequestSpec{op, backend.default_kernel(), 0, 0});
   if (!session.ok()) return session.status();
@@ -49,20 +49,20 @@ absl::StatusOr<kernels::Partial> Reduce(Backend& backend, Op op, const std::vect
                         [&done](absl::Status status) { done.set_value(status); });
     consumed = done.get_future().get();
   }
-  std::promise<absl::StatusOr<kernels::Partial>> finished;
-  (*session)->Finish([&finished](absl::StatusOr<kernels::Partial> partial) {
+  std::promise<absl::StatusOr<gpureduce::Partial>> finished;
+  (*session)->Finish([&finished](absl::StatusOr<gpureduce::Partial> partial) {
     finished.set_value(std::move(partial));
   });
-  absl::StatusOr<kernels::Partial> partial = finished.get_future().get();
+  absl::StatusOr<gpureduce::Partial> partial = finished.get_future().get();
   if (timing != nullptr) *timing = (*session)->timing();
   if (!consumed.ok()) return consumed;
   return partial;
 }
 
 std::string Check(Op op, const std::vector<float>& data,
-                  const absl::StatusOr<kernels::Partial>& partial) {
+                  const absl::StatusOr<gpureduce::Partial>& partial) {
   if (!partial.ok()) return partial.status().ToString();
-  absl::StatusOr<kernels::ReduceResult> result = kernels::Finalize(op, *partial);
+  absl::StatusOr<gpureduce::ReduceResult> result = gpureduce::Finalize(op, *partial);
   if (!result.ok()) return result.status().ToString();
   return CheckAgainstReference(op, ComputeReference(op, data), result->value, result->index,
                                kTolerance);
@@ -119,17 +119,17 @@ TEST_P(CudaBackendTest, NaNInfinityAndTiesFollowNumPy) {
   data[2999999] = -std::numeric_limits<float>::infinity();
   EXPECT_EQ(Check(op, data, Reduce(*backend_, op, data, data.size())), "") << "infinities";
   data[2500000] = data[1700000] = std::numeric_limits<float>::quiet_NaN();
-  const absl::StatusOr<kernels::Partial> nan = Reduce(*backend_, op, data, 1 << 20);
+  const absl::StatusOr<gpureduce::Partial> nan = Reduce(*backend_, op, data, 1 << 20);
   ASSERT_TRUE(nan.ok()) << nan.status();
   EXPECT_TRUE(std::isnan(nan->value));
-  if (kernels::OpReturnsIndex(op)) {
+  if (gpureduce::OpReturnsIndex(op)) {
     EXPECT_EQ(nan->index, 1700000);
   }
 }
 
-INSTANTIATE_TEST_SUITE_P(AllOps, CudaBackendTest, ::testing::ValuesIn(kernels::kAllOps),
+INSTANTIATE_TEST_SUITE_P(AllOps, CudaBackendTest, ::testing::ValuesIn(gpureduce::kAllOps),
                          [](const ::testing::TestParamInfo<Op>& info) {
-                           return std::string(kernels::OpName(info.param));
+                           return std::string(gpureduce::OpName(info.param));
                          });
 
 class CudaPipelineTest : public ::testing::Test {
@@ -163,7 +163,7 @@ TEST_F(CudaPipelineTest, ConcurrentSessionsShareStreamsAndWaitForStagingBuffers)
   std::vector<std::thread> threads;
   for (int t = 0; t < 16; ++t) {
     threads.emplace_back([&, t] {
-      const Op op = kernels::kAllOps[t % 8];
+      const Op op = gpureduce::kAllOps[t % 8];
       const std::vector<float> data = DataFor(op, 2000003 + t, seed + t);
       BackendTiming timing;
       failures[t] = Check(op, data, Reduce(**backend, op, data, 300007, &timing));
@@ -189,8 +189,8 @@ TEST_F(CudaPipelineTest, CancelWhileWaitingForAStagingBuffer) {
   (*waiting)->Cancel();
   const absl::Status status = consumed.get_future().get();
   EXPECT_TRUE(status.ok() || status.code() == absl::StatusCode::kCancelled) << status;
-  std::promise<absl::StatusOr<kernels::Partial>> finished;
-  (*waiting)->Finish([&](absl::StatusOr<kernels::Partial> p) { finished.set_value(p); });
+  std::promise<absl::StatusOr<gpureduce::Partial>> finished;
+  (*waiting)->Finish([&](absl::StatusOr<gpureduce::Partial> p) { finished.set_value(p); });
   EXPECT_TRUE(finished.get_future().get().ok());
   EXPECT_EQ(first.get(), "");
 }
@@ -203,8 +203,8 @@ TEST_F(CudaPipelineTest, MemoryStaysFlatOverAHundredRequests) {
   ASSERT_EQ(Reduce(**backend, Op::kSum, data, 1 << 20).status(), absl::OkStatus());
   ASSERT_EQ(cudaMemGetInfo(&free_before, &total), cudaSuccess);
   for (int i = 0; i < 100; ++i) {
-    ASSERT_EQ(Check(kernels::kAllOps[i % 8], data,
-                    Reduce(**backend, kernels::kAllOps[i % 8], data, 1 << 20)),
+    ASSERT_EQ(Check(gpureduce::kAllOps[i % 8], data,
+                    Reduce(**backend, gpureduce::kAllOps[i % 8], data, 1 << 20)),
               "");
   }
   ASSERT_EQ(cudaMemGetInfo(&free_after, &total), cudaSuccess);
@@ -214,7 +214,7 @@ TEST_F(CudaPipelineTest, MemoryStaysFlatOverAHundredRequests) {
 TEST_F(CudaPipelineTest, AnEmptyRequestFinishesWithNothingCounted) {
   auto backend = MakeBackend();
   ASSERT_TRUE(backend.ok()) << backend.status();
-  const absl::StatusOr<kernels::Partial> partial = Reduce(**backend, Op::kSum, {}, 1);
+  const absl::StatusOr<gpureduce::Partial> partial = Reduce(**backend, Op::kSum, {}, 1);
   ASSERT_TRUE(partial.ok()) << partial.status();
   EXPECT_EQ(partial->count, 0u);
 }

@@ -11,8 +11,8 @@
 
 #include "absl/strings/match.h"
 #include "absl/strings/str_cat.h"
+#include "common/reduction/op_name.h"
 #include "gtest/gtest.h"
-#include "kernels/op_name.h"
 #include "tests/integration/server_process.h"
 #include "tests/support/random_data.h"
 #include "tests/support/reference.h"
@@ -20,7 +20,7 @@
 namespace gpureduce::testing {
 namespace {
 
-using kernels::Op;
+using gpureduce::Op;
 
 constexpr uint64_t kRegionOffset = 12;  // the region starts 3 floats into the allocation
 
@@ -90,8 +90,8 @@ class CudaSharedMemoryTest : public ::testing::Test {
                      const std::vector<float>& data, size_t first, size_t count,
                      double tolerance = 1e-9) {
     const Op op = static_cast<Op>(spec.op());
-    const std::string how = absl::StrCat(kernels::OpName(op), " on ", spec.kernel(), " of ", count,
-                                         " floats from ", first);
+    const std::string how = absl::StrCat(gpureduce::OpName(op), " on ", spec.kernel(), " of ",
+                                         count, " floats from ", first);
     absl::StatusOr<v1::ReduceResponse> got =
         reducer_->ReduceShared(spec, region, first * sizeof(float), count * sizeof(float));
     ASSERT_TRUE(got.ok()) << how << ": " << got.status();
@@ -123,7 +123,7 @@ TEST_F(CudaSharedMemoryTest, EveryOpInPlaceMatchesTheReferenceAtOddOffsetsAndSiz
   ASSERT_EQ(near_one_array.status(), cudaSuccess);
   const std::string mixed_region = Register(mixed_array, kFloats);
   const std::string near_one_region = Register(near_one_array, kFloats);
-  for (Op op : kernels::kAllOps) {
+  for (Op op : gpureduce::kAllOps) {
     const bool prod = op == Op::kProd;
     for (const std::string kernel : {"auto", "cub"}) {
       for (const auto& [first, count] : std::vector<std::pair<size_t, size_t>>{

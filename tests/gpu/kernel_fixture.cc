@@ -2,8 +2,8 @@
 
 namespace gpureduce::testing {
 
-double Float64KernelBound(kernels::Op op, size_t n) {
-  using kernels::Op;
+double Float64KernelBound(gpureduce::Op op, size_t n) {
+  using gpureduce::Op;
   if (op == Op::kProd) return double(n) * 0x1p-53 + 1e-15;
   if (op == Op::kSum || op == Op::kMean || op == Op::kSumSquares) return 1e-9;
   return 0;
@@ -19,7 +19,7 @@ void KernelFixture::SetUp() {
   gpu_ = {props.multiProcessorCount, props.maxThreadsPerMultiProcessor,
           props.major * 10 + props.minor};
   ASSERT_EQ(cudaStreamCreate(&stream_), cudaSuccess);
-  ASSERT_EQ(cudaMalloc(reinterpret_cast<void**>(&d_running_), sizeof(kernels::Partial)),
+  ASSERT_EQ(cudaMalloc(reinterpret_cast<void**>(&d_running_), sizeof(gpureduce::Partial)),
             cudaSuccess);
 }
 
@@ -29,11 +29,11 @@ void KernelFixture::TearDown() {
 }
 
 void KernelFixture::ResetRunning() {
-  const kernels::Partial empty;
+  const gpureduce::Partial empty;
   ASSERT_EQ(cudaMemcpy(d_running_, &empty, sizeof(empty), cudaMemcpyHostToDevice), cudaSuccess);
 }
 
-cudaError_t KernelFixture::ReadRunning(kernels::Partial* partial) {
+cudaError_t KernelFixture::ReadRunning(gpureduce::Partial* partial) {
   if (cudaError_t error = cudaStreamSynchronize(stream_); error != cudaSuccess) return error;
   return cudaMemcpy(partial, d_running_, sizeof(*partial), cudaMemcpyDeviceToHost);
 }

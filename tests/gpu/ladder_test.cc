@@ -32,9 +32,9 @@
 
 #include "absl/strings/str_cat.h"
 #include "absl/time/clock.h"
+#include "common/reduction/finalize.h"
+#include "common/reduction/op_name.h"
 #include "gtest/gtest.h"
-#include "kernels/finalize.h"
-#include "kernels/op_name.h"
 #include "kernels/scratch_layout.h"
 #include "kernels/work_bound.h"
 #include "tests/gpu/kernel_fixture.h"

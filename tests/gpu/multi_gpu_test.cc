@@ -16,8 +16,8 @@
 #include "absl/strings/str_cat.h"
 #include "absl/strings/str_join.h"
 #include "client/shared_memory/shared_memory_object.h"
+#include "common/reduction/op_name.h"
 #include "gtest/gtest.h"
-#include "kernels/op_name.h"
 #include "tests/integration/server_process.h"
 #include "tests/support/random_data.h"
 #include "tests/support/reference.h"
@@ -25,7 +25,7 @@
 namespace gpureduce::testing {
 namespace {
 
-using kernels::Op;
+using gpureduce::Op;
 
 v1::ReduceSpec SpecFor(Op op, uint64_t expected_count = 0) {
   v1::ReduceSpec spec;
@@ -76,11 +76,11 @@ SharedServer MultiGpuTest::shared_;
 TEST_F(MultiGpuTest, ALargeRequestIsSpreadOverEveryGpuAndAnswersAsOne) {
   const uint64_t seed = FreshSeed();
   SCOPED_TRACE(SeedTrace(seed));
-  for (Op op : kernels::kAllOps) {
+  for (Op op : gpureduce::kAllOps) {
     for (size_t n : {size_t{1000003}, size_t{4194305}}) {
       const std::vector<float> data =
           op == Op::kProd ? NearOneData(n, seed + n) : MixedSignData(n, seed + n);
-      const std::string what = absl::StrCat(kernels::OpName(op), " of ", n);
+      const std::string what = absl::StrCat(gpureduce::OpName(op), " of ", n);
       absl::StatusOr<v1::ReduceResponse> unary = reducer_->Reduce(SpecFor(op), data);
       EXPECT_EQ(Check(op, data, unary), "") << what << " unary";
       if (unary.ok()) EXPECT_EQ(Devices(*unary), AllGpus()) << what;
@@ -106,7 +106,7 @@ TEST_F(MultiGpuTest, TiesAndNaNsAcrossTheGpusKeepTheFirstOccurrence) {
   for (Op op : {Op::kArgMax, Op::kMin}) {
     got = StreamFloats(*reducer_, SpecFor(op, n), data, 100003);
     ASSERT_TRUE(got.ok()) << got.status();
-    EXPECT_TRUE(std::isnan(got->value())) << kernels::OpName(op);
+    EXPECT_TRUE(std::isnan(got->value())) << gpureduce::OpName(op);
     if (op == Op::kArgMax) EXPECT_EQ(got->index(), 600000);
   }
 }
@@ -123,13 +123,13 @@ TEST_F(MultiGpuTest, ASystemRegionIsReadByEveryGpuInRanges) {
   const std::string region = object->region_name();
   ASSERT_TRUE(
       reducer_->RegisterSystemSharedMemory(region, object->key(), 0, n * sizeof(float)).ok());
-  for (Op op : kernels::kAllOps) {
+  for (Op op : gpureduce::kAllOps) {
     if (op == Op::kProd) continue;  // mixed magnitudes overflow a product; covered above
     for (size_t first : {size_t{0}, size_t{7}}) {
       const size_t count = n - first - 3;
       absl::StatusOr<v1::ReduceResponse> got =
           reducer_->ReduceShared(SpecFor(op), region, first * sizeof(float), count * sizeof(float));
-      const std::string what = absl::StrCat(kernels::OpName(op), " from ", first);
+      const std::string what = absl::StrCat(gpureduce::OpName(op), " from ", first);
       EXPECT_EQ(Check(op, std::span<const float>(data).subspan(first, count), got), "") << what;
       if (got.ok()) EXPECT_EQ(Devices(*got), AllGpus()) << what;
     }

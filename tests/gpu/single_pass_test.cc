@@ -17,9 +17,9 @@
 #include <vector>
 
 #include "absl/status/statusor.h"
+#include "common/reduction/finalize.h"
+#include "common/reduction/op_name.h"
 #include "gtest/gtest.h"
-#include "kernels/finalize.h"
-#include "kernels/op_name.h"
 #include "kernels/scratch_layout.h"
 #include "tests/gpu/kernel_fixture.h"
 #include "tests/support/random_data.h"

@@ -89,17 +89,17 @@ std::vector<nlohmann::json> JsonLines(const std::string& out) {
   return lines;
 }
 
-kernels::Op OpNamed(const std::string& name) {
-  static const std::pair<const char*, kernels::Op> kNames[] = {
-      {"sum", kernels::Op::kSum},       {"prod", kernels::Op::kProd},
-      {"min", kernels::Op::kMin},       {"max", kernels::Op::kMax},
-      {"mean", kernels::Op::kMean},     {"sum_squares", kernels::Op::kSumSquares},
-      {"argmin", kernels::Op::kArgMin}, {"argmax", kernels::Op::kArgMax}};
+gpureduce::Op OpNamed(const std::string& name) {
+  static const std::pair<const char*, gpureduce::Op> kNames[] = {
+      {"sum", gpureduce::Op::kSum},       {"prod", gpureduce::Op::kProd},
+      {"min", gpureduce::Op::kMin},       {"max", gpureduce::Op::kMax},
+      {"mean", gpureduce::Op::kMean},     {"sum_squares", gpureduce::Op::kSumSquares},
+      {"argmin", gpureduce::Op::kArgMin}, {"argmax", gpureduce::Op::kArgMax}};
   for (const auto& [text, op] : kNames) {
     if (name == text) return op;
   }
   ADD_FAILURE() << "unknown op " << name;
-  return kernels::Op::kSum;
+  return gpureduce::Op::kSum;
 }
 
 class CliSharedMemoryTest : public ::testing::Test {
@@ -126,7 +126,7 @@ class CliSharedMemoryTest : public ::testing::Test {
       const nlohmann::json& line = lines[i];
       SCOPED_TRACE(line.dump());
       ASSERT_EQ(line["op"], names[i]);
-      const kernels::Op op = OpNamed(names[i]);
+      const gpureduce::Op op = OpNamed(names[i]);
       EXPECT_EQ(line["count"], data.size());
       EXPECT_EQ(line["backend"], TestBackend());
       EXPECT_EQ(line["timing"]["bytes"], data.size() * sizeof(float));

@@ -81,7 +81,7 @@ TEST_F(CliTest, ReducesAnNpyFileStreamedAndMatchesTheReference) {
   const CliRun run = Cli("reduce --op argmin --chunk-size=256KiB --json " + npy);
   std::remove(npy.c_str());
   ASSERT_EQ(run.exit_code, 0) << run.err;
-  const Reference ref = ComputeReference(kernels::Op::kArgMin, data);
+  const Reference ref = ComputeReference(gpureduce::Op::kArgMin, data);
   EXPECT_THAT(run.out, HasSubstr(absl::StrCat("\"index\":", ref.index)));
   EXPECT_THAT(run.out, HasSubstr("\"count\":1000003"));
   EXPECT_THAT(run.out, HasSubstr("\"streamed\":true"));

@@ -5,8 +5,8 @@
 #include <thread>
 #include <vector>
 
+#include "common/reduction/op_name.h"
 #include "gtest/gtest.h"
-#include "kernels/op_name.h"
 #include "tests/integration/server_process.h"
 #include "tests/support/random_data.h"
 #include "tests/support/reference.h"
@@ -31,10 +31,10 @@ TEST(ConcurrencyTest, SixteenConcurrentClientsAllGetRightAnswers) {
       auto reducer = (*server)->Connect();
       std::mt19937_64 rng(seed + c);
       for (int r = 0; r < kRequestsPerClient && failures[c].empty(); ++r) {
-        const kernels::Op op = kernels::kAllOps[rng() % std::size(kernels::kAllOps)];
+        const gpureduce::Op op = gpureduce::kAllOps[rng() % std::size(gpureduce::kAllOps)];
         const size_t n = 1 + rng() % 700001;
         const std::vector<float> data =
-            op == kernels::Op::kProd ? NearOneData(n, rng()) : MixedSignData(n, rng());
+            op == gpureduce::Op::kProd ? NearOneData(n, rng()) : MixedSignData(n, rng());
         v1::ReduceSpec spec;
         spec.set_op(static_cast<v1::Op>(op));
         absl::StatusOr<v1::ReduceResponse> got;
@@ -50,7 +50,8 @@ TEST(ConcurrencyTest, SixteenConcurrentClientsAllGetRightAnswers) {
                                                         got->value(), got->index(), 1e-9);
           if (!why.empty()) {
             failures[c] = "client " + std::to_string(c) + " op " +
-                          std::string(kernels::OpName(op)) + " n=" + std::to_string(n) + ": " + why;
+                          std::string(gpureduce::OpName(op)) + " n=" + std::to_string(n) + ": " +
+                          why;
           }
         }
       }

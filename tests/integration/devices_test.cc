@@ -41,9 +41,10 @@ TEST_F(DevicesTest, ARequestPinnedToDeviceZeroRunsThereAndIsRight) {
     EXPECT_EQ(got->backend(), TestBackend());
     ASSERT_EQ(got->device_indices_size(), 1);
     EXPECT_EQ(got->device_indices(0), 0);
-    EXPECT_EQ(CheckAgainstReference(kernels::Op::kSum, ComputeReference(kernels::Op::kSum, data),
-                                    got->value(), got->index(), 1e-9),
-              "");
+    EXPECT_EQ(
+        CheckAgainstReference(gpureduce::Op::kSum, ComputeReference(gpureduce::Op::kSum, data),
+                              got->value(), got->index(), 1e-9),
+        "");
   }
 }
 

@@ -45,9 +45,10 @@ class ErrorsTest : public ::testing::Test {
     const std::vector<float> data = MixedSignData(4097, FreshSeed());
     auto got = reducer_->Reduce(Spec(v1::SUM), data);
     ASSERT_TRUE(got.ok()) << got.status();
-    EXPECT_EQ(CheckAgainstReference(kernels::Op::kSum, ComputeReference(kernels::Op::kSum, data),
-                                    got->value(), -1, 1e-9),
-              "");
+    EXPECT_EQ(
+        CheckAgainstReference(gpureduce::Op::kSum, ComputeReference(gpureduce::Op::kSum, data),
+                              got->value(), -1, 1e-9),
+        "");
   }
 
   Outcome Unary(const v1::ReduceRequest& request) {

@@ -6,8 +6,8 @@
 #include <memory>
 #include <vector>
 
+#include "common/reduction/op_name.h"
 #include "gtest/gtest.h"
-#include "kernels/op_name.h"
 #include "tests/integration/server_process.h"
 #include "tests/support/random_data.h"
 #include "tests/support/reference.h"
@@ -15,7 +15,7 @@
 namespace gpureduce::testing {
 namespace {
 
-using kernels::Op;
+using gpureduce::Op;
 
 constexpr double kTolerance = 1e-9;  // the default kernels accumulate in float64
 constexpr size_t kStreamChunk = 1 << 18;
@@ -43,7 +43,7 @@ class ReduceOpsTest : public ::testing::TestWithParam<Op> {
   void ExpectCorrect(const std::vector<float>& data, const absl::StatusOr<v1::ReduceResponse>& got,
                      const char* how) {
     const Op op = GetParam();
-    if (data.empty() && !kernels::OpHasIdentity(op)) {
+    if (data.empty() && !gpureduce::OpHasIdentity(op)) {
       EXPECT_EQ(got.status().code(), absl::StatusCode::kInvalidArgument) << how;
       return;
     }
@@ -129,13 +129,13 @@ TEST_P(ReduceOpsTest, NaNInfinityAndTies) {
                             : reducer->Reduce(SpecFor(op), data);
     ASSERT_TRUE(got.ok()) << got.status();
     EXPECT_TRUE(std::isnan(got->value())) << "stream=" << stream;
-    EXPECT_EQ(got->index(), kernels::OpReturnsIndex(op) ? 200000 : -1) << "stream=" << stream;
+    EXPECT_EQ(got->index(), gpureduce::OpReturnsIndex(op) ? 200000 : -1) << "stream=" << stream;
   }
 }
 
-INSTANTIATE_TEST_SUITE_P(AllOps, ReduceOpsTest, ::testing::ValuesIn(kernels::kAllOps),
+INSTANTIATE_TEST_SUITE_P(AllOps, ReduceOpsTest, ::testing::ValuesIn(gpureduce::kAllOps),
                          [](const ::testing::TestParamInfo<Op>& info) {
-                           return std::string(kernels::OpName(info.param));
+                           return std::string(gpureduce::OpName(info.param));
                          });
 
 }  // namespace

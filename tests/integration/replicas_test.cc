@@ -263,8 +263,8 @@ std::string Check(v1::Op op, const std::vector<float>& data,
                   const absl::StatusOr<v1::ReduceResponse>& got) {
   if (!got.ok()) return got.status().ToString();
   if (got->count() != data.size()) return absl::StrCat("count ", got->count());
-  return CheckAgainstReference(static_cast<kernels::Op>(op),
-                               ComputeReference(static_cast<kernels::Op>(op), data), got->value(),
+  return CheckAgainstReference(static_cast<gpureduce::Op>(op),
+                               ComputeReference(static_cast<gpureduce::Op>(op), data), got->value(),
                                got->index(), 1e-9);
 }
 

@@ -58,7 +58,7 @@ class SecurityTest : public CertificatesTest {
     absl::StatusOr<v1::ReduceResponse> got = (*reducer)->Reduce(Spec(v1::SUM), data, options);
     if (!got.ok()) return got.status();
     const std::string wrong = CheckAgainstReference(
-        kernels::Op::kSum, ComputeReference(kernels::Op::kSum, data), got->value(), -1, 1e-9);
+        gpureduce::Op::kSum, ComputeReference(gpureduce::Op::kSum, data), got->value(), -1, 1e-9);
     return wrong.empty() ? absl::OkStatus() : absl::InternalError(wrong);
   }
 };

@@ -19,8 +19,8 @@
 #include "absl/strings/match.h"
 #include "absl/strings/str_cat.h"
 #include "client/shared_memory/shared_memory_object.h"
+#include "common/reduction/op_name.h"
 #include "gtest/gtest.h"
-#include "kernels/op_name.h"
 #include "tests/integration/server_process.h"
 #include "tests/support/random_data.h"
 #include "tests/support/reference.h"
@@ -28,7 +28,7 @@
 namespace gpureduce::testing {
 namespace {
 
-using kernels::Op;
+using gpureduce::Op;
 
 constexpr double kTolerance = 1e-9;     // the default kernels accumulate in float64
 constexpr uint64_t kRegionOffset = 12;  // the region starts 3 floats into its object
@@ -60,7 +60,7 @@ std::string Register(client::ReducerClient& reducer, const client::SharedMemoryO
 
 void ExpectReduces(client::ReducerClient& reducer, const std::string& region, Op op,
                    const std::vector<float>& data, size_t first, size_t count) {
-  const std::string how = absl::StrCat(kernels::OpName(op), " of ", count, " floats from ", first,
+  const std::string how = absl::StrCat(gpureduce::OpName(op), " of ", count, " floats from ", first,
                                        " in region ", region);
   const std::span<const float> slice(data.data() + first, count);
   absl::StatusOr<v1::ReduceResponse> got =
@@ -103,7 +103,7 @@ TEST_F(SharedMemoryTest, EveryOpMatchesTheReferenceAtOddOffsetsAndSizes) {
   const client::SharedMemoryObject near_one_object = ObjectWith(near_one);
   const std::string mixed_region = Register(*reducer_, mixed_object, kFloats);
   const std::string near_one_region = Register(*reducer_, near_one_object, kFloats);
-  for (Op op : kernels::kAllOps) {
+  for (Op op : gpureduce::kAllOps) {
     const bool prod = op == Op::kProd;
     for (const auto& [first, count] : std::vector<std::pair<size_t, size_t>>{
              {0, 1}, {7, 2}, {1, 31}, {13, 1000}, {37, 1000003}, {0, kFloats}}) {
@@ -136,7 +136,7 @@ TEST_F(SharedMemoryTest, ConcurrentRequestsOnOneRegionAreAllRight) {
     clients.emplace_back([&, c] {
       std::unique_ptr<client::ReducerClient> own = shared_.get()->Connect();
       for (int i = 0; i < 8; ++i) {
-        const Op op = kernels::kAllOps[(c + i) % std::size(kernels::kAllOps)];
+        const Op op = gpureduce::kAllOps[(c + i) % std::size(gpureduce::kAllOps)];
         if (op == Op::kProd) continue;  // mixed-sign products of this length over/underflow
         const size_t first = (c * 7919 + i * 104729) % (kFloats / 2);
         ExpectReduces(*own, region, op, data, first, kFloats / 2 - c);

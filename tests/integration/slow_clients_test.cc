@@ -62,7 +62,7 @@ void ExpectServed(client::ReducerClient& reducer) {
   const std::vector<float> data = MixedSignData(4097, FreshSeed());
   absl::StatusOr<v1::ReduceResponse> got = reducer.Reduce(Spec(v1::SUM), data);
   ASSERT_TRUE(got.ok()) << got.status();
-  EXPECT_EQ(CheckAgainstReference(kernels::Op::kSum, ComputeReference(kernels::Op::kSum, data),
+  EXPECT_EQ(CheckAgainstReference(gpureduce::Op::kSum, ComputeReference(gpureduce::Op::kSum, data),
                                   got->value(), -1, 1e-9),
             "");
 }
@@ -134,7 +134,7 @@ TEST(SlowClientsTest, ASlowButSteadyStreamIsNotEnded) {
   writer->WritesDone();
   const grpc::Status status = writer->Finish();
   ASSERT_TRUE(status.ok()) << status.error_message();
-  EXPECT_EQ(CheckAgainstReference(kernels::Op::kSum, ComputeReference(kernels::Op::kSum, all),
+  EXPECT_EQ(CheckAgainstReference(gpureduce::Op::kSum, ComputeReference(gpureduce::Op::kSum, all),
                                   response.value(), -1, 1e-9),
             "");
 }

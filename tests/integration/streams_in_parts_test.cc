@@ -59,7 +59,7 @@ class StreamsInPartsTest : public ::testing::Test {
 
 SharedServer StreamsInPartsTest::shared_;
 
-kernels::Op DomainOp(v1::Op op) { return static_cast<kernels::Op>(op); }
+gpureduce::Op DomainOp(v1::Op op) { return static_cast<gpureduce::Op>(op); }
 
 TEST_F(StreamsInPartsTest, EveryOpMatchesOneStreamAndTheReference) {
   const uint64_t seed = FreshSeed();

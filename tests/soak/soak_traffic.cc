@@ -57,7 +57,7 @@ grpc::Status SendStream(v1::Reducer::Stub& stub, const std::vector<v1::ReduceChu
 std::string Problem(v1::Op op, const std::vector<float>& data,
                     const absl::StatusOr<v1::ReduceResponse>& got, double tolerance) {
   if (!got.ok()) return got.status().ToString();
-  const kernels::Op domain = static_cast<kernels::Op>(op);
+  const gpureduce::Op domain = static_cast<gpureduce::Op>(op);
   return CheckAgainstReference(domain, ComputeReference(domain, data), got->value(), got->index(),
                                tolerance);
 }

@@ -5,7 +5,7 @@
 
 namespace gpureduce::testing {
 
-using kernels::Op;
+using gpureduce::Op;
 
 Reference ComputeReference(Op op, std::span<const float> data) {
   Reference ref;

@@ -7,7 +7,7 @@
 #include <span>
 #include <string>
 
-#include "kernels/op.h"
+#include "common/reduction/op.h"
 
 namespace gpureduce::testing {
 
@@ -20,12 +20,12 @@ struct Reference {
 };
 
 // Precondition: !data.empty() unless the op is SUM or PROD.
-Reference ComputeReference(kernels::Op op, std::span<const float> data);
+Reference ComputeReference(gpureduce::Op op, std::span<const float> data);
 
 // Checks `value`/`index` against the reference: NaN must match NaN, infinities must match
 // exactly, exact ops must match exactly, accumulating ops within rel_tol * scale.
 // Returns an empty string when it matches, else a description of the mismatch.
-std::string CheckAgainstReference(kernels::Op op, const Reference& ref, double value, int64_t index,
-                                  double rel_tol);
+std::string CheckAgainstReference(gpureduce::Op op, const Reference& ref, double value,
+                                  int64_t index, double rel_tol);
 
 }  // namespace gpureduce::testing

@@ -15,8 +15,8 @@
 #include <type_traits>
 
 #include "common/extreme_order.h"
+#include "common/reduction/partial.h"
 #include "kernels/op_dispatch.h"
-#include "kernels/partial.h"
 
 namespace gpureduce::kernels::cuda {
 

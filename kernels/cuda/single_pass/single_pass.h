@@ -8,10 +8,10 @@
 #include <cstddef>
 #include <cstdint>
 
+#include "common/reduction/op.h"
+#include "common/reduction/partial.h"
 #include "kernels/cuda/single_pass/single_pass_policy.h"
 #include "kernels/gpu_traits.h"
-#include "kernels/op.h"
-#include "kernels/partial.h"
 #include "kernels/scratch_layout.h"
 
 namespace gpureduce::kernels::cuda {

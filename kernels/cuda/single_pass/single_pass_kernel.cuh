@@ -19,9 +19,9 @@
 
 #include <cstdint>
 
+#include "common/reduction/op.h"
+#include "common/reduction/partial.h"
 #include "kernels/cuda/single_pass/block_merge.cuh"
-#include "kernels/op.h"
-#include "kernels/partial.h"
 #include "kernels/scratch_layout.h"
 
 namespace gpureduce::kernels::cuda {

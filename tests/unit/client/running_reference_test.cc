@@ -8,8 +8,8 @@
 #include <limits>
 #include <vector>
 
+#include "common/reduction/op.h"
 #include "gtest/gtest.h"
-#include "kernels/op.h"
 #include "tests/support/random_data.h"
 #include "tests/support/reference.h"
 
@@ -44,10 +44,10 @@ TEST(RunningReferenceTest, MatchesTheIndependentReferenceAtAwkwardSizes) {
       const std::vector<float> data =
           op == v1::PROD ? testing::NearOneData(n, seed) : testing::MixedSignData(n, seed);
       const RunningReference got = FeedInChunks(op, data);
-      const testing::Reference want = ComputeReference(static_cast<kernels::Op>(op), data);
-      const auto kernel_op = static_cast<kernels::Op>(op);
+      const testing::Reference want = ComputeReference(static_cast<gpureduce::Op>(op), data);
+      const auto kernel_op = static_cast<gpureduce::Op>(op);
       // MIN and MAX keep an index too, but only ARGMIN and ARGMAX report it.
-      const int64_t index = kernels::OpReturnsIndex(kernel_op) ? got.index() : -1;
+      const int64_t index = gpureduce::OpReturnsIndex(kernel_op) ? got.index() : -1;
       EXPECT_EQ(CheckAgainstReference(kernel_op, want, got.value(), index, 1e-12), "");
       if (op == v1::SUM || op == v1::SUM_SQUARES || op == v1::MEAN) {
         EXPECT_NEAR(got.scale(), static_cast<double>(want.scale), 1e-12 * want.scale);

@@ -21,7 +21,7 @@ std::vector<float> Floats(const std::string& bytes) {
   return out;
 }
 
-kernels::Op DomainOp(v1::Op op) { return static_cast<kernels::Op>(op); }
+gpureduce::Op DomainOp(v1::Op op) { return static_cast<gpureduce::Op>(op); }
 
 v1::ReduceResponse Answer(double value, int64_t index, uint64_t count) {
   v1::ReduceResponse response;
@@ -83,8 +83,8 @@ TEST(WorkloadTest, AStreamCyclesItsChunksAndEndsWithAShortOne) {
   const Expected& expected = workload->stream_expected();
   EXPECT_EQ(expected.count, all.size());
   // The maximum appears in every cycle: the answer must be its first occurrence.
-  EXPECT_EQ(testing::CheckAgainstReference(kernels::Op::kArgMax,
-                                           testing::ComputeReference(kernels::Op::kArgMax, all),
+  EXPECT_EQ(testing::CheckAgainstReference(gpureduce::Op::kArgMax,
+                                           testing::ComputeReference(gpureduce::Op::kArgMax, all),
                                            expected.value, expected.index, 0),
             "");
   EXPECT_LT(expected.index, 4096);

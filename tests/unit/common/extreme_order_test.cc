@@ -7,8 +7,8 @@
 #include <limits>
 #include <vector>
 
+#include "common/reduction/partial.h"
 #include "gtest/gtest.h"
-#include "kernels/partial.h"
 #include "tests/support/random_data.h"
 
 namespace gpureduce::kernels {

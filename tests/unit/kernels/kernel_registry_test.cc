@@ -1,7 +1,7 @@
 #include "kernels/kernel_registry.h"
 
+#include "common/reduction/op_name.h"
 #include "gtest/gtest.h"
-#include "kernels/op_name.h"
 
 namespace gpureduce::kernels {
 namespace {

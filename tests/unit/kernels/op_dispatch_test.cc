@@ -7,8 +7,8 @@
 #include <string>
 #include <typeinfo>
 
+#include "common/reduction/op_name.h"
 #include "gtest/gtest.h"
-#include "kernels/op_name.h"
 
 namespace gpureduce::kernels {
 namespace {

@@ -6,9 +6,9 @@
 #include <limits>
 #include <vector>
 
+#include "common/reduction/finalize.h"
+#include "common/reduction/op_name.h"
 #include "gtest/gtest.h"
-#include "kernels/finalize.h"
-#include "kernels/op_name.h"
 #include "kernels/reduce.h"
 #include "tests/support/random_data.h"
 #include "tests/support/reference.h"

@@ -16,7 +16,7 @@
 namespace gpureduce::runtime {
 namespace {
 
-using kernels::Op;
+using gpureduce::Op;
 using ::testing::HasSubstr;
 
 std::unique_ptr<Backend> CpuBackend(uint32_t threads) {
@@ -29,8 +29,8 @@ std::unique_ptr<Backend> CpuBackend(uint32_t threads) {
 }
 
 // Consumes `data` in chunks of `chunk` elements, waiting for each, then finishes.
-absl::StatusOr<kernels::Partial> Reduce(Backend& backend, Op op, std::span<const float> data,
-                                        size_t chunk) {
+absl::StatusOr<gpureduce::Partial> Reduce(Backend& backend, Op op, std::span<const float> data,
+                                          size_t chunk) {
   absl::StatusOr<std::unique_ptr<ReduceSession>> session =
       backend.Open(RequestSpec{op, backend.default_kernel(), 0, 0});
   if (!session.ok()) return session.status();
@@ -40,9 +40,9 @@ absl::StatusOr<kernels::Partial> Reduce(Backend& backend, Op op, std::span<const
                         [&](absl::Status status) { consumed.set_value(status); });
     if (absl::Status status = consumed.get_future().get(); !status.ok()) return status;
   }
-  std::promise<absl::StatusOr<kernels::Partial>> finished;
+  std::promise<absl::StatusOr<gpureduce::Partial>> finished;
   (*session)->Finish(
-      [&](absl::StatusOr<kernels::Partial> partial) { finished.set_value(std::move(partial)); });
+      [&](absl::StatusOr<gpureduce::Partial> partial) { finished.set_value(std::move(partial)); });
   return finished.get_future().get();
 }
 
@@ -65,7 +65,7 @@ TEST(CpuBackendTest, ChunkedSessionsMatchTheReferenceForEveryOp) {
   const uint64_t seed = testing::FreshSeed();
   SCOPED_TRACE(testing::SeedTrace(seed));
   for (size_t n : {size_t{1}, size_t{2}, size_t{31}, size_t{1000003}}) {
-    for (Op op : kernels::kAllOps) {
+    for (Op op : gpureduce::kAllOps) {
       std::vector<float> data =
           op == Op::kProd ? testing::NearOneData(n, seed + n) : testing::MixedSignData(n, seed + n);
       if (op == Op::kArgMin || op == Op::kArgMax) {
@@ -75,14 +75,14 @@ TEST(CpuBackendTest, ChunkedSessionsMatchTheReferenceForEveryOp) {
         data.back() = *extreme;
       }
       // Chunks of 65537 elements: every task boundary falls inside a chunk at a new offset.
-      absl::StatusOr<kernels::Partial> partial = Reduce(*backend, op, data, 65537);
+      absl::StatusOr<gpureduce::Partial> partial = Reduce(*backend, op, data, 65537);
       ASSERT_TRUE(partial.ok()) << partial.status();
-      absl::StatusOr<kernels::ReduceResult> result = kernels::Finalize(op, *partial);
+      absl::StatusOr<gpureduce::ReduceResult> result = gpureduce::Finalize(op, *partial);
       ASSERT_TRUE(result.ok()) << result.status();
       EXPECT_EQ(testing::CheckAgainstReference(op, testing::ComputeReference(op, data),
                                                result->value, result->index, 1e-9),
                 "")
-          << kernels::OpName(op) << " n=" << n;
+          << gpureduce::OpName(op) << " n=" << n;
       EXPECT_EQ(result->count, n);
     }
   }

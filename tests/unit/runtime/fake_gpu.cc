@@ -6,7 +6,7 @@
 #include <utility>
 
 #include "absl/strings/str_cat.h"
-#include "kernels/partial.h"
+#include "common/reduction/partial.h"
 
 namespace gpureduce::runtime {
 
@@ -88,16 +88,16 @@ void FakeGpu::Reduce(const QueuedPiece& queued, const PieceSlot& slot) const {
   const bool in_slot = piece.source.kind == PieceSource::Kind::kMappedSlot ||
                        piece.source.kind == PieceSource::Kind::kStagedSlot;
   const std::span<const float> floats(in_slot ? slot.host : piece.source.data, piece.count);
-  const bool indexed = op_ == kernels::Op::kArgMin || op_ == kernels::Op::kArgMax;
-  kernels::Partial sum;
+  const bool indexed = op_ == gpureduce::Op::kArgMin || op_ == gpureduce::Op::kArgMax;
+  gpureduce::Partial sum;
   for (size_t i = 0; i < floats.size(); ++i) {
     const double x = floats[i];
-    const kernels::Partial element{.value = op_ == kernels::Op::kSumSquares ? x * x : x,
-                                   .index = indexed ? int64_t(piece.index + i) : -1,
-                                   .count = 1};
-    sum = kernels::Combine(op_, sum, element);
+    const gpureduce::Partial element{.value = op_ == gpureduce::Op::kSumSquares ? x * x : x,
+                                     .index = indexed ? int64_t(piece.index + i) : -1,
+                                     .count = 1};
+    sum = gpureduce::Combine(op_, sum, element);
   }
-  *piece.partial = piece.first ? sum : kernels::Combine(op_, *piece.partial, sum);
+  *piece.partial = piece.first ? sum : gpureduce::Combine(op_, *piece.partial, sum);
 }
 
 }  // namespace gpureduce::runtime

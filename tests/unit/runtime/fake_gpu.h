@@ -17,7 +17,7 @@
 #include <vector>
 
 #include "absl/status/status.h"
-#include "kernels/op.h"
+#include "common/reduction/op.h"
 #include "runtime/session/completion_queue.h"
 #include "runtime/session/piece_runner.h"
 
@@ -34,7 +34,7 @@ class FakeGpu final : public CompletionQueue, public PieceRunner {
     bool time_copy = false;
   };
 
-  explicit FakeGpu(kernels::Op op) : op_(op) {}
+  explicit FakeGpu(gpureduce::Op op) : op_(op) {}
 
   // CompletionQueue
   void RunAfter(StreamHandle stream, StreamDone callback) override;
@@ -84,7 +84,7 @@ class FakeGpu final : public CompletionQueue, public PieceRunner {
   // Runs the front of the queue while it is a piece.
   void RunPieces();
 
-  const kernels::Op op_;
+  const gpureduce::Op op_;
   static constexpr uintptr_t kStreamId = 0x5157;  // any address: only its identity matters
   std::mutex mu_;
   std::deque<Work> work_;

@@ -86,7 +86,7 @@ class FakeSessionDevice final : public SessionDevice {
   const size_t slot_floats_;
   std::deque<absl::AnyInvocable<void() &&>> copies_;
   absl::Status activate_;
-  kernels::Partial partial_;  // the GPU writes it where the host reads it: one address
+  gpureduce::Partial partial_;  // the GPU writes it where the host reads it: one address
   PartialSlot partial_slot_{&partial_, &partial_};
   int partials_released_ = 0;
   int requests_ = 0;

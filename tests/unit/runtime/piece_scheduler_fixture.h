@@ -13,8 +13,8 @@
 
 #include "absl/status/status.h"
 #include "absl/status/statusor.h"
+#include "common/reduction/finalize.h"
 #include "gtest/gtest.h"
-#include "kernels/finalize.h"
 #include "runtime/session/piece_scheduler.h"
 #include "tests/support/reference.h"
 #include "tests/unit/runtime/fake_gpu.h"
@@ -30,13 +30,13 @@ class PieceSchedulerTest : public ::testing::Test {
 
   // What the scheduler's device saw when the answer came.
   struct Answer {
-    absl::StatusOr<kernels::Partial> partial;
+    absl::StatusOr<gpureduce::Partial> partial;
     size_t free_slots = 0;
     int partials_released = 0;
     int requests = 0;
   };
 
-  static RequestSpec Spec(kernels::Op op,
+  static RequestSpec Spec(gpureduce::Op op,
                           kernels::KernelId kernel = kernels::KernelId::kSinglePass) {
     return RequestSpec{op, kernel, 0, 0};
   }
@@ -80,7 +80,7 @@ class PieceSchedulerTest : public ::testing::Test {
 
   void Finish() {
     answer_.reset();
-    scheduler_->Finish([this](absl::StatusOr<kernels::Partial> partial) {
+    scheduler_->Finish([this](absl::StatusOr<gpureduce::Partial> partial) {
       answer_ = Answer{std::move(partial), device_->staging().free_slots(),
                        device_->partials_released(), device_->requests()};
     });
@@ -91,7 +91,8 @@ class PieceSchedulerTest : public ::testing::Test {
     ASSERT_TRUE(answer_.has_value());
     ASSERT_TRUE(answer_->partial.ok()) << answer_->partial.status();
     EXPECT_EQ(answer_->partial->count, data.size());
-    const absl::StatusOr<kernels::ReduceResult> result = kernels::Finalize(op_, *answer_->partial);
+    const absl::StatusOr<gpureduce::ReduceResult> result =
+        gpureduce::Finalize(op_, *answer_->partial);
     ASSERT_TRUE(result.ok()) << result.status();
     const testing::Reference reference = testing::ComputeReference(op_, data);
     EXPECT_EQ(testing::CheckAgainstReference(op_, reference, result->value, result->index, 1e-9),
@@ -119,7 +120,7 @@ class PieceSchedulerTest : public ::testing::Test {
 
   static constexpr size_t kRangeBytes = 4099;
 
-  kernels::Op op_ = kernels::Op::kSum;
+  gpureduce::Op op_ = gpureduce::Op::kSum;
   std::unique_ptr<FakeGpu> gpu_;
   std::unique_ptr<FakeSessionDevice> device_;
   std::unique_ptr<PieceScheduler> scheduler_;

@@ -13,8 +13,8 @@
 namespace gpureduce::runtime {
 namespace {
 
+using gpureduce::Op;
 using kernels::KernelId;
-using kernels::Op;
 
 constexpr GpuStatus kIllegalAddress = 700;  // cudaErrorIllegalAddress
 

@@ -13,8 +13,8 @@
 namespace gpureduce::runtime {
 namespace {
 
+using gpureduce::Op;
 using kernels::KernelId;
-using kernels::Op;
 using Kind = PieceSource::Kind;
 
 TEST_F(PieceSchedulerTest, AStreamOfMessagesAnswersAsTheReferenceDoes) {

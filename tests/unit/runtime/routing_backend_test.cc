@@ -21,9 +21,9 @@
 namespace gpureduce::runtime {
 namespace {
 
+using gpureduce::Op;
 using kernels::BackendKind;
 using kernels::KernelId;
-using kernels::Op;
 using ::testing::ElementsAre;
 using ::testing::HasSubstr;
 
@@ -35,7 +35,7 @@ class FakeSession final : public ReduceSession {
   void ConsumeShared(const SharedSource&, ConsumeDone done) override {
     std::move(done)(absl::OkStatus());
   }
-  void Finish(FinishDone done) override { std::move(done)(kernels::Partial{}); }
+  void Finish(FinishDone done) override { std::move(done)(gpureduce::Partial{}); }
   BackendTiming timing() const override { return {}; }
   std::string device_name() const override { return absl::StrCat("fake ", device_); }
   std::vector<int> devices() const override { return {device_}; }
@@ -286,11 +286,11 @@ TEST(RoutingToTheCpuBackendTest, TheCpuKernelAnswersAsTheReferenceDoes) {
     std::promise<absl::Status> consumed;
     (*session)->Consume(data, [&](absl::Status status) { consumed.set_value(status); });
     ASSERT_TRUE(consumed.get_future().get().ok());
-    std::promise<absl::StatusOr<kernels::Partial>> finished;
-    (*session)->Finish([&](absl::StatusOr<kernels::Partial> p) { finished.set_value(p); });
-    const absl::StatusOr<kernels::Partial> partial = finished.get_future().get();
+    std::promise<absl::StatusOr<gpureduce::Partial>> finished;
+    (*session)->Finish([&](absl::StatusOr<gpureduce::Partial> p) { finished.set_value(p); });
+    const absl::StatusOr<gpureduce::Partial> partial = finished.get_future().get();
     ASSERT_TRUE(partial.ok()) << partial.status();
-    const absl::StatusOr<kernels::ReduceResult> result = kernels::Finalize(op, *partial);
+    const absl::StatusOr<gpureduce::ReduceResult> result = gpureduce::Finalize(op, *partial);
     ASSERT_TRUE(result.ok()) << result.status();
     EXPECT_EQ(testing::CheckAgainstReference(op, testing::ComputeReference(op, data), result->value,
                                              result->index, 1e-9),

@@ -23,7 +23,7 @@
 namespace gpureduce::runtime {
 namespace {
 
-using kernels::Op;
+using gpureduce::Op;
 
 class SplitSessionTest : public ::testing::Test {
  protected:
@@ -47,17 +47,17 @@ class SplitSessionTest : public ::testing::Test {
     return std::make_unique<SplitSession>(op, std::move(sessions));
   }
 
-  static absl::StatusOr<kernels::ReduceResult> Finish(Op op, ReduceSession& session) {
-    std::promise<absl::StatusOr<kernels::Partial>> finished;
-    session.Finish([&](absl::StatusOr<kernels::Partial> p) { finished.set_value(std::move(p)); });
-    absl::StatusOr<kernels::Partial> partial = finished.get_future().get();
+  static absl::StatusOr<gpureduce::ReduceResult> Finish(Op op, ReduceSession& session) {
+    std::promise<absl::StatusOr<gpureduce::Partial>> finished;
+    session.Finish([&](absl::StatusOr<gpureduce::Partial> p) { finished.set_value(std::move(p)); });
+    absl::StatusOr<gpureduce::Partial> partial = finished.get_future().get();
     if (!partial.ok()) return partial.status();
-    return kernels::Finalize(op, *partial);
+    return gpureduce::Finalize(op, *partial);
   }
 
   // `data` streamed in chunks of `chunk` through a split over `parts` sessions.
-  absl::StatusOr<kernels::ReduceResult> Stream(Op op, std::span<const float> data, size_t chunk,
-                                               size_t parts) {
+  absl::StatusOr<gpureduce::ReduceResult> Stream(Op op, std::span<const float> data, size_t chunk,
+                                                 size_t parts) {
     std::unique_ptr<SplitSession> session = Open(op, parts);
     for (size_t at = 0; at < data.size(); at += chunk) {
       std::promise<absl::Status> consumed;
@@ -69,7 +69,7 @@ class SplitSessionTest : public ::testing::Test {
   }
 
   // `data` in a memfd (after `lead` floats of padding), read in place by a split over `parts`.
-  absl::StatusOr<kernels::ReduceResult> Shared(Op op, std::span<const float> data, size_t parts) {
+  absl::StatusOr<gpureduce::ReduceResult> Shared(Op op, std::span<const float> data, size_t parts) {
     const size_t lead = 3;
     const int fd = memfd_create("split_session_test", 0);
     EXPECT_GE(fd, 0);
@@ -86,14 +86,14 @@ class SplitSessionTest : public ::testing::Test {
     std::promise<absl::Status> consumed;
     session->ConsumeShared(source, [&](absl::Status status) { consumed.set_value(status); });
     const absl::Status status = consumed.get_future().get();
-    absl::StatusOr<kernels::ReduceResult> result = Finish(op, *session);
+    absl::StatusOr<gpureduce::ReduceResult> result = Finish(op, *session);
     close(fd);
     if (!status.ok()) return status;
     return result;
   }
 
   static std::string Check(Op op, std::span<const float> data,
-                           const absl::StatusOr<kernels::ReduceResult>& got) {
+                           const absl::StatusOr<gpureduce::ReduceResult>& got) {
     if (!got.ok()) return got.status().ToString();
     if (got->count != data.size()) return absl::StrCat("count ", got->count);
     return testing::CheckAgainstReference(op, testing::ComputeReference(op, data), got->value,
@@ -107,11 +107,11 @@ TEST_F(SplitSessionTest, EveryOpMatchesTheReferenceAtAwkwardSizesAndSplits) {
   const uint64_t seed = testing::FreshSeed();
   SCOPED_TRACE(testing::SeedTrace(seed));
   for (size_t n : {size_t{1}, size_t{2}, size_t{31}, size_t{1000003}}) {
-    for (Op op : kernels::kAllOps) {
+    for (Op op : gpureduce::kAllOps) {
       const std::vector<float> data =
           op == Op::kProd ? testing::NearOneData(n, seed + n) : testing::MixedSignData(n, seed + n);
       for (size_t parts : {size_t{2}, size_t{3}}) {
-        const std::string what = absl::StrCat(kernels::OpName(op), " n=", n, " parts=", parts);
+        const std::string what = absl::StrCat(gpureduce::OpName(op), " n=", n, " parts=", parts);
         EXPECT_EQ(Check(op, data, Stream(op, data, 65537, parts)), "") << what << " streamed";
         EXPECT_EQ(Check(op, data, Stream(op, data, 997, parts)), "") << what << " small chunks";
         EXPECT_EQ(Check(op, data, Stream(op, data, n, parts)), "") << what << " one message";
@@ -133,11 +133,11 @@ TEST_F(SplitSessionTest, TiesAndNaNsAcrossPartsKeepTheFirstOccurrence) {
     const float extreme = less ? -4096.0f : 4096.0f;  // beyond MixedSignData's 2^11
     for (size_t at : {size_t{290000}, size_t{150001}, size_t{200000}}) data[at] = extreme;
     for (size_t parts : {size_t{2}, size_t{3}}) {
-      const std::string what = absl::StrCat(kernels::OpName(op), " parts=", parts);
+      const std::string what = absl::StrCat(gpureduce::OpName(op), " parts=", parts);
       EXPECT_EQ(Check(op, data, Stream(op, data, 49999, parts)), "") << what;
       EXPECT_EQ(Check(op, data, Stream(op, data, n, parts)), "") << what << " one message";
       EXPECT_EQ(Check(op, data, Shared(op, data, parts)), "") << what;
-      const absl::StatusOr<kernels::ReduceResult> got = Shared(op, data, parts);
+      const absl::StatusOr<gpureduce::ReduceResult> got = Shared(op, data, parts);
       ASSERT_TRUE(got.ok());
       if (op == Op::kArgMin || op == Op::kArgMax) EXPECT_EQ(got->index, 150001) << what;
     }
@@ -146,11 +146,11 @@ TEST_F(SplitSessionTest, TiesAndNaNsAcrossPartsKeepTheFirstOccurrence) {
     nans[250000] = std::numeric_limits<float>::quiet_NaN();
     nans[100003] = std::numeric_limits<float>::quiet_NaN();
     for (size_t parts : {size_t{2}, size_t{3}}) {
-      const absl::StatusOr<kernels::ReduceResult> streamed = Stream(op, nans, 49999, parts);
-      const absl::StatusOr<kernels::ReduceResult> shared = Shared(op, nans, parts);
+      const absl::StatusOr<gpureduce::ReduceResult> streamed = Stream(op, nans, 49999, parts);
+      const absl::StatusOr<gpureduce::ReduceResult> shared = Shared(op, nans, parts);
       for (const auto* got : {&streamed, &shared}) {
         ASSERT_TRUE(got->ok()) << got->status();
-        EXPECT_TRUE(std::isnan((*got)->value)) << kernels::OpName(op);
+        EXPECT_TRUE(std::isnan((*got)->value)) << gpureduce::OpName(op);
         if (op == Op::kArgMin || op == Op::kArgMax) EXPECT_EQ((*got)->index, 100003);
       }
     }

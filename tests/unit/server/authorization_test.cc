@@ -126,8 +126,8 @@ TEST_F(AuthorizationTest, ACallWithAnAcceptedTokenIsServed) {
   request.set_data(testing::Bytes(data_));
   v1::ReduceResponse response;
   ASSERT_TRUE(server_->stub().Reduce(&context, request, &response).ok());
-  EXPECT_EQ(testing::CheckAgainstReference(kernels::Op::kSum,
-                                           testing::ComputeReference(kernels::Op::kSum, data_),
+  EXPECT_EQ(testing::CheckAgainstReference(gpureduce::Op::kSum,
+                                           testing::ComputeReference(gpureduce::Op::kSum, data_),
                                            response.value(), -1, 1e-9),
             "");
 }

@@ -79,8 +79,8 @@ TEST_F(ReduceCallTest, EveryOpMatchesTheReferenceAtAwkwardSizesInUnevenMessages)
   const uint64_t seed = testing::FreshSeed();
   SCOPED_TRACE(testing::SeedTrace(seed));
   for (size_t n : {size_t{1}, size_t{2}, size_t{31}, size_t{1000003}}) {
-    for (kernels::Op op : kernels::kAllOps) {
-      const std::vector<float> data = op == kernels::Op::kProd
+    for (gpureduce::Op op : gpureduce::kAllOps) {
+      const std::vector<float> data = op == gpureduce::Op::kProd
                                           ? testing::NearOneData(n, seed + n)
                                           : testing::MixedSignData(n, seed + n);
       // Two messages of uneven length, as a stream would carry them.
@@ -95,7 +95,7 @@ TEST_F(ReduceCallTest, EveryOpMatchesTheReferenceAtAwkwardSizesInUnevenMessages)
       EXPECT_EQ(testing::CheckAgainstReference(op, testing::ComputeReference(op, data),
                                                response.value(), response.index(), 1e-9),
                 "")
-          << kernels::OpName(op) << " n=" << n;
+          << gpureduce::OpName(op) << " n=" << n;
       EXPECT_EQ(response.count(), n);
       EXPECT_EQ(response.kernel(), "cpu");
       EXPECT_EQ(response.backend(), "cpu");

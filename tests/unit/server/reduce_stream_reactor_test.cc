@@ -49,15 +49,15 @@ TEST(ReduceStreamReactorTest, EveryOpMatchesTheReferenceInUnevenChunks) {
   const uint64_t seed = testing::FreshSeed();
   SCOPED_TRACE(testing::SeedTrace(seed));
   for (size_t n : {size_t{1}, size_t{4097}, size_t{1000003}}) {
-    for (kernels::Op op : kernels::kAllOps) {
-      const std::vector<float> data = op == kernels::Op::kProd
+    for (gpureduce::Op op : gpureduce::kAllOps) {
+      const std::vector<float> data = op == gpureduce::Op::kProd
                                           ? testing::NearOneData(n, seed + n)
                                           : testing::MixedSignData(n, seed + n);
       const bool values = n == 4097 && int(op) % 2 == 0;
       const std::vector<v1::ReduceChunk> chunks = Chunks(
           testing::Spec(static_cast<v1::Op>(op), "", 0, n), data, {1, 262147, 3, 99991}, values);
       const Reduced got = testing::Stream(server.stub(), chunks);
-      const std::string what = absl::StrCat(kernels::OpName(op), " n=", n, " in ", chunks.size(),
+      const std::string what = absl::StrCat(gpureduce::OpName(op), " n=", n, " in ", chunks.size(),
                                             values ? " values chunks" : " chunks");
       ASSERT_TRUE(got.status.ok()) << what << ": " << got.status.error_message();
       EXPECT_EQ(testing::CheckAgainstReference(op, testing::ComputeReference(op, data),
@@ -119,8 +119,8 @@ TEST(ReduceStreamReactorTest, AStreamBrokenAgainstItsRulesIsRefusedPrecisely) {
   }
   const Reduced fits = testing::Stream(server.stub(), Chunks(sum, data, {1024}));
   ASSERT_TRUE(fits.status.ok()) << fits.status.error_message();
-  EXPECT_EQ(testing::CheckAgainstReference(kernels::Op::kSum,
-                                           testing::ComputeReference(kernels::Op::kSum, data),
+  EXPECT_EQ(testing::CheckAgainstReference(gpureduce::Op::kSum,
+                                           testing::ComputeReference(gpureduce::Op::kSum, data),
                                            fits.response.value(), -1, 1e-9),
             "");
   EXPECT_EQ(server.state().admission.in_use(), 0u);
@@ -185,8 +185,8 @@ TEST(ReduceStreamReactorTest, AStreamItsClientCancelsGivesItsPlaceBack) {
             1);
   const Reduced next = testing::Stream(server.stub(), Chunks(testing::Spec(v1::SUM), data, {4096}));
   ASSERT_TRUE(next.status.ok()) << next.status.error_message();
-  EXPECT_EQ(testing::CheckAgainstReference(kernels::Op::kSum,
-                                           testing::ComputeReference(kernels::Op::kSum, data),
+  EXPECT_EQ(testing::CheckAgainstReference(gpureduce::Op::kSum,
+                                           testing::ComputeReference(gpureduce::Op::kSum, data),
                                            next.response.value(), -1, 1e-9),
             "");
 }

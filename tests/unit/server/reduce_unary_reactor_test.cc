@@ -34,11 +34,12 @@ v1::ReduceRequest Request(v1::Op op, const std::vector<float>& data,
   return request;
 }
 
-std::vector<float> DataFor(kernels::Op op, size_t n, uint64_t seed) {
-  return op == kernels::Op::kProd ? testing::NearOneData(n, seed) : testing::MixedSignData(n, seed);
+std::vector<float> DataFor(gpureduce::Op op, size_t n, uint64_t seed) {
+  return op == gpureduce::Op::kProd ? testing::NearOneData(n, seed)
+                                    : testing::MixedSignData(n, seed);
 }
 
-std::string Mismatch(kernels::Op op, const std::vector<float>& data, const Reduced& got) {
+std::string Mismatch(gpureduce::Op op, const std::vector<float>& data, const Reduced& got) {
   return testing::CheckAgainstReference(op, testing::ComputeReference(op, data),
                                         got.response.value(), got.response.index(), 1e-9);
 }
@@ -54,7 +55,7 @@ TEST(ReduceUnaryReactorTest, EveryOpMatchesTheReferenceInEitherPayloadField) {
   const uint64_t seed = testing::FreshSeed();
   SCOPED_TRACE(testing::SeedTrace(seed));
   for (size_t n : {size_t{1}, size_t{3}, size_t{1021}, size_t{1000003}}) {
-    for (kernels::Op op : kernels::kAllOps) {
+    for (gpureduce::Op op : gpureduce::kAllOps) {
       const std::vector<float> data = DataFor(op, n, seed + n);
       v1::ReduceRequest request = Request(static_cast<v1::Op>(op), data);
       const bool in_values = n < 2000 && int(op) % 2 == 1;  // the JSON tools' field
@@ -64,7 +65,7 @@ TEST(ReduceUnaryReactorTest, EveryOpMatchesTheReferenceInEitherPayloadField) {
       }
       const Reduced got = testing::Unary(server.stub(), request);
       const std::string what =
-          absl::StrCat(kernels::OpName(op), " n=", n, in_values ? " values" : "");
+          absl::StrCat(gpureduce::OpName(op), " n=", n, in_values ? " values" : "");
       ASSERT_TRUE(got.status.ok()) << what << ": " << got.status.error_message();
       EXPECT_EQ(Mismatch(op, data, got), "") << what;
       EXPECT_EQ(got.response.count(), n) << what;
@@ -129,7 +130,7 @@ TEST(ReduceUnaryReactorTest, BadRequestsAreRefusedWithTheirCodeAndCounted) {
   const std::vector<float> largest = testing::MixedSignData(1024, testing::FreshSeed());
   const Reduced fits = testing::Unary(server.stub(), Request(v1::SUM, largest));
   ASSERT_TRUE(fits.status.ok()) << fits.status.error_message();
-  EXPECT_EQ(Mismatch(kernels::Op::kSum, largest, fits), "");
+  EXPECT_EQ(Mismatch(gpureduce::Op::kSum, largest, fits), "");
   const prometheus::Registry& registry = *server.state().metrics.registry();
   EXPECT_EQ(testing::SumOfSeries(registry, "gpureduce_requests_total"), std::size(cases) + 1);
   EXPECT_EQ(testing::SeriesValue(registry, "gpureduce_requests_in_flight", {{"method", "Reduce"}}),
@@ -173,14 +174,14 @@ TEST(ReduceUnaryReactorTest, ARegisteredRegionIsReducedByReference) {
           .ok());
   for (const auto& [first, count] :
        {std::pair<size_t, size_t>{0, data.size()}, {17, 4099}, {data.size() - 1, 1}}) {
-    for (kernels::Op op : {kernels::Op::kSum, kernels::Op::kArgMin, kernels::Op::kMax}) {
+    for (gpureduce::Op op : {gpureduce::Op::kSum, gpureduce::Op::kArgMin, gpureduce::Op::kMax}) {
       v1::ReduceRequest request;
       *request.mutable_spec() = testing::Spec(static_cast<v1::Op>(op));
       request.mutable_shared_memory()->set_region("floats");
       request.mutable_shared_memory()->set_offset(first * 4);
       request.mutable_shared_memory()->set_byte_size(count * 4);
       const Reduced got = testing::Unary(server.stub(), request);
-      const std::string what = absl::StrCat(kernels::OpName(op), " of ", count, " from ", first);
+      const std::string what = absl::StrCat(gpureduce::OpName(op), " of ", count, " from ", first);
       ASSERT_TRUE(got.status.ok()) << what << ": " << got.status.error_message();
       const std::vector<float> slice(data.begin() + first, data.begin() + first + count);
       EXPECT_EQ(Mismatch(op, slice, got), "") << what;
@@ -219,7 +220,7 @@ TEST(ReduceUnaryReactorTest, ConcurrentCallersEachGetTheirOwnAnswer) {
         } else if (got.response.count() != n) {
           failures[caller] = absl::StrCat("count ", got.response.count(), " for ", n);
         } else {
-          failures[caller] = Mismatch(kernels::Op::kSumSquares, data, got);
+          failures[caller] = Mismatch(gpureduce::Op::kSumSquares, data, got);
         }
       }
     });

@@ -23,16 +23,16 @@ const StandInBackend kCpu(BackendKind::kCpu);
 const StandInBackend kCuda(BackendKind::kCuda);
 
 TEST(ResolveSpecTest, EveryOpOfTheWireMapsToItsDomainOp) {
-  const std::pair<v1::Op, kernels::Op> pairs[] = {
-      {v1::SUM, kernels::Op::kSum},       {v1::PROD, kernels::Op::kProd},
-      {v1::MIN, kernels::Op::kMin},       {v1::MAX, kernels::Op::kMax},
-      {v1::MEAN, kernels::Op::kMean},     {v1::SUM_SQUARES, kernels::Op::kSumSquares},
-      {v1::ARGMIN, kernels::Op::kArgMin}, {v1::ARGMAX, kernels::Op::kArgMax}};
+  const std::pair<v1::Op, gpureduce::Op> pairs[] = {
+      {v1::SUM, gpureduce::Op::kSum},       {v1::PROD, gpureduce::Op::kProd},
+      {v1::MIN, gpureduce::Op::kMin},       {v1::MAX, gpureduce::Op::kMax},
+      {v1::MEAN, gpureduce::Op::kMean},     {v1::SUM_SQUARES, gpureduce::Op::kSumSquares},
+      {v1::ARGMIN, gpureduce::Op::kArgMin}, {v1::ARGMAX, gpureduce::Op::kArgMax}};
   for (const auto& [wire, op] : pairs) {
     absl::StatusOr<runtime::RequestSpec> spec = ResolveSpec(Spec(wire), kCpu);
     ASSERT_TRUE(spec.ok()) << v1::Op_Name(wire) << ": " << spec.status();
     EXPECT_EQ(spec->op, op) << v1::Op_Name(wire);
-    EXPECT_EQ(kernels::OpName(op), absl::AsciiStrToLower(v1::Op_Name(wire)));
+    EXPECT_EQ(gpureduce::OpName(op), absl::AsciiStrToLower(v1::Op_Name(wire)));
   }
 }
 
@@ -50,7 +50,7 @@ TEST(ResolveSpecTest, ANamedKernelResolvesToItsIdAndKeepsTheRest) {
       ResolveSpec(Spec(v1::SUM_SQUARES, "warp_shuffle", 128, 1000003), kCuda);
   ASSERT_TRUE(spec.ok()) << spec.status();
   EXPECT_EQ(spec->kernel, KernelId::kWarpShuffle);
-  EXPECT_EQ(spec->op, kernels::Op::kSumSquares);
+  EXPECT_EQ(spec->op, gpureduce::Op::kSumSquares);
   EXPECT_EQ(spec->block_size, 128u);
   EXPECT_EQ(spec->expected_count, 1000003u);
   EXPECT_EQ(ResolveSpec(Spec(v1::ARGMAX, "cub"), kCuda)->kernel, KernelId::kCub);

@@ -53,8 +53,8 @@ class ServerCredentialsTest : public testing::CertificatesTest {
                                     ->Reduce(testing::BoundedContext().get(), request, &response);
     if (!status.ok()) return status;
     const std::string wrong = testing::CheckAgainstReference(
-        kernels::Op::kSum, testing::ComputeReference(kernels::Op::kSum, data), response.value(), -1,
-        1e-9);
+        gpureduce::Op::kSum, testing::ComputeReference(gpureduce::Op::kSum, data), response.value(),
+        -1, 1e-9);
     return wrong.empty() ? grpc::Status::OK : grpc::Status(grpc::StatusCode::INTERNAL, wrong);
   }
 };

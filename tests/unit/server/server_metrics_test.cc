@@ -21,7 +21,7 @@ using namespace std::chrono_literals;
 CallRecord OkCall(Method method, kernels::KernelId kernel, uint64_t bytes) {
   CallRecord call;
   call.method = method;
-  call.op = kernels::Op::kSum;
+  call.op = gpureduce::Op::kSum;
   call.kernel = kernel;
   call.bytes = bytes;
   call.server = 3ms;

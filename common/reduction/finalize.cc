@@ -1,9 +1,9 @@
-#include "kernels/finalize.h"
+#include "common/reduction/finalize.h"
 
 #include "absl/strings/str_cat.h"
-#include "kernels/op_name.h"
+#include "common/reduction/op_name.h"
 
-namespace gpureduce::kernels {
+namespace gpureduce {
 
 absl::StatusOr<ReduceResult> Finalize(Op op, const Partial& partial) {
   ReduceResult result;
@@ -24,4 +24,4 @@ absl::StatusOr<ReduceResult> Finalize(Op op, const Partial& partial) {
   return result;
 }
 
-}  // namespace gpureduce::kernels
+}  // namespace gpureduce

@@ -3,10 +3,10 @@
 #include <cstdint>
 
 #include "absl/status/statusor.h"
-#include "kernels/op.h"
-#include "kernels/partial.h"
+#include "common/reduction/op.h"
+#include "common/reduction/partial.h"
 
-namespace gpureduce::kernels {
+namespace gpureduce {
 
 // The finished answer of a request.
 struct ReduceResult {
@@ -19,4 +19,4 @@ struct ReduceResult {
 // everything else is INVALID_ARGUMENT.
 absl::StatusOr<ReduceResult> Finalize(Op op, const Partial& partial);
 
-}  // namespace gpureduce::kernels
+}  // namespace gpureduce

@@ -3,7 +3,7 @@
 // The reduction operations and the facts about them every backend shares. Plain C++ with no
 // dependencies, so CUDA sources include it too (names live in op_name.h).
 
-namespace gpureduce::kernels {
+namespace gpureduce {
 
 // Values match gpureduce.v1.Op so logs and the wire agree; the server still converts explicitly.
 enum class Op : int {
@@ -26,4 +26,4 @@ constexpr bool OpHasIdentity(Op op) { return op == Op::kSum || op == Op::kProd; 
 // ARGMIN and ARGMAX report an index; the others report -1.
 constexpr bool OpReturnsIndex(Op op) { return op == Op::kArgMin || op == Op::kArgMax; }
 
-}  // namespace gpureduce::kernels
+}  // namespace gpureduce

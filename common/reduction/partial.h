@@ -8,9 +8,9 @@
 
 #include "common/extreme_order.h"
 #include "common/host_device.h"
-#include "kernels/op.h"
+#include "common/reduction/op.h"
 
-namespace gpureduce::kernels {
+namespace gpureduce {
 
 struct Partial {
   // SUM, MEAN, SUM_SQUARES: the float64 sum; PROD: the float64 product; MIN, MAX, ARGMIN,
@@ -50,4 +50,4 @@ GPUREDUCE_HOST_DEVICE inline Partial Combine(Op op, const Partial& left, const P
   return out;
 }
 
-}  // namespace gpureduce::kernels
+}  // namespace gpureduce

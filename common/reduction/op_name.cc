@@ -1,8 +1,8 @@
-#include "kernels/op_name.h"
+#include "common/reduction/op_name.h"
 
 #include "absl/strings/ascii.h"
 
-namespace gpureduce::kernels {
+namespace gpureduce {
 
 absl::string_view OpName(Op op) {
   switch (op) {
@@ -34,4 +34,4 @@ std::optional<Op> ParseOp(absl::string_view name) {
   return std::nullopt;
 }
 
-}  // namespace gpureduce::kernels
+}  // namespace gpureduce
