@@ -3,6 +3,7 @@
 #include <algorithm>
 #include <atomic>
 #include <mutex>
+#include <optional>
 #include <string>
 #include <thread>
 
@@ -12,7 +13,9 @@
 #include "absl/strings/str_split.h"
 #include "absl/time/clock.h"
 #include "absl/time/time.h"
-#include "common/extreme_order.h"
+#include "common/reduction/finalize.h"
+#include "common/reduction/partial.h"
+#include "wire/op_mapping.h"
 
 namespace gpureduce::client {
 namespace {
@@ -65,35 +68,15 @@ std::vector<std::pair<uint64_t, uint64_t>> SplitIntoParts(uint64_t n, uint32_t s
 v1::ReduceResponse CombineParts(v1::Op op, const std::vector<uint64_t>& begins,
                                 const std::vector<v1::ReduceResponse>& responses) {
   v1::ReduceResponse out = responses.front();
-  out.set_index(-1);
-  uint64_t count = 0;
-  double value = op == v1::PROD ? 1.0 : 0.0;
-  int64_t index = -1;
-  const bool less = op == v1::MIN || op == v1::ARGMIN;
+  const std::optional<Op> domain_op = wire::FromProto(op);
+  Partial total;
   for (size_t i = 0; i < responses.size(); ++i) {
     const v1::ReduceResponse& part = responses[i];
     if (i > 0) CombineTiming(part.timing(), out.mutable_timing());
-    switch (op) {
-      case v1::PROD:
-        value *= part.value();
-        break;
-      case v1::MIN:
-      case v1::MAX:
-        value = i == 0 ? part.value() : PickExtreme(less, value, part.value());
-        break;
-      case v1::ARGMIN:
-      case v1::ARGMAX: {
-        const int64_t at = static_cast<int64_t>(begins[i]) + part.index();
-        if (i == 0 || PrecedesExtreme(less, part.value(), at, value, index)) {
-          value = part.value();
-          index = at;
-        }
-        break;
-      }
-      default:
-        value += part.value();  // SUM, SUM_SQUARES, and MEAN (its parts asked as SUM)
-    }
-    count += part.count();
+    // A part's index counts from its own start; MEAN's parts were asked as SUM, so each holds a
+    // sum, as a Partial of MEAN does.
+    const int64_t index = part.index() < 0 ? -1 : static_cast<int64_t>(begins[i]) + part.index();
+    if (domain_op) total = Combine(*domain_op, total, Partial{part.value(), index, part.count()});
   }
   // Each device that took a part, once, in order.
   std::vector<int32_t> devices;
@@ -103,10 +86,12 @@ v1::ReduceResponse CombineParts(v1::Op op, const std::vector<uint64_t>& begins,
   std::sort(devices.begin(), devices.end());
   devices.erase(std::unique(devices.begin(), devices.end()), devices.end());
   out.mutable_device_indices()->Assign(devices.begin(), devices.end());
-  if (op == v1::MEAN) value = count > 0 ? value / static_cast<double>(count) : 0.0;
-  out.set_value(value);
-  out.set_index(index);
-  out.set_count(count);
+  // The parts answered, so the op is valid and none of them was empty.
+  const absl::StatusOr<ReduceResult> result =
+      domain_op ? Finalize(*domain_op, total) : absl::StatusOr<ReduceResult>(ReduceResult{});
+  out.set_value(result.ok() ? result->value : 0.0);
+  out.set_index(result.ok() ? result->index : -1);
+  out.set_count(total.count);
   out.set_streams(static_cast<uint32_t>(responses.size()));
   v1::Timing* timing = out.mutable_timing();
   const double bytes = static_cast<double>(timing->bytes());

@@ -60,8 +60,9 @@ absl::StatusOr<v1::ReduceResponse> ReduceInParts(const std::vector<ReducerClient
                                                  std::vector<StreamPart> parts,
                                                  const StreamOptions& options);
 
-// How the parts' answers combine; responses[i] answered the part starting at begins[i], with
-// MEAN asked as SUM (a mean of means would round twice). For tests and ReduceInParts.
+// How the parts' answers combine: as the server combines its own pieces (Combine, then Finalize,
+// common/reduction/). responses[i] answered the part starting at begins[i], with MEAN asked as
+// SUM (a mean of means would round twice). For tests and ReduceInParts.
 v1::ReduceResponse CombineParts(v1::Op op, const std::vector<uint64_t>& begins,
                                 const std::vector<v1::ReduceResponse>& responses);
 

@@ -10,6 +10,7 @@
 #include "server/reduce_stream_reactor.h"
 #include "server/reduce_unary_reactor.h"
 #include "server/shared_memory/shared_memory_rpcs.h"
+#include "wire/op_mapping.h"
 
 namespace gpureduce::server {
 namespace {
@@ -19,16 +20,16 @@ void ToProto(const kernels::KernelInfo& kernel, v1::KernelInfo* out) {
   out->set_description(kernel.description);
   out->set_lineage(kernel.lineage);
   out->set_backend(std::string(kernels::BackendName(kernel.backend)));
-  for (gpureduce::Op op : kernel.ops) out->add_ops(static_cast<v1::Op>(op));
+  for (Op op : kernel.ops) out->add_ops(wire::ToProto(op));
   out->set_deterministic(kernel.deterministic);
   out->set_default_block_size(kernel.default_block_size);
   out->set_min_block_size(kernel.min_block_size);
   out->set_max_block_size(kernel.max_block_size);
-  for (gpureduce::Op op : kernel.ops) {
+  for (Op op : kernel.ops) {
     const kernels::WorkBound bound = kernels::GetWorkBound(kernel.id, op);
     if (bound.max_elements == 0) continue;
     v1::WorkBound* listed = out->add_bounds();
-    listed->set_op(static_cast<v1::Op>(op));
+    listed->set_op(wire::ToProto(op));
     listed->set_max_elements(bound.max_elements);
     listed->set_elements_per_launch(bound.elements_per_launch);
     listed->set_ns_per_element(bound.ns_per_element);

@@ -1,18 +1,20 @@
 #include "server/request_spec.h"
 
+#include <optional>
 #include <string>
 #include <vector>
 
 #include "absl/strings/str_cat.h"
 #include "absl/strings/str_join.h"
 #include "kernels/work_bound.h"
+#include "wire/op_mapping.h"
 
 namespace gpureduce::server {
 namespace {
 
 std::string OpChoices() {
   std::vector<std::string> names;
-  for (gpureduce::Op op : gpureduce::kAllOps) names.push_back(v1::Op_Name(static_cast<v1::Op>(op)));
+  for (Op op : kAllOps) names.push_back(v1::Op_Name(wire::ToProto(op)));
   return absl::StrJoin(names, ", ");
 }
 
@@ -26,15 +28,15 @@ std::string KernelChoices(const runtime::Backend& backend) {
 
 absl::StatusOr<runtime::RequestSpec> ResolveSpec(const v1::ReduceSpec& spec,
                                                  const runtime::Backend& backend) {
-  const int op_value = static_cast<int>(spec.op());
-  if (op_value < static_cast<int>(gpureduce::Op::kSum) ||
-      op_value > static_cast<int>(gpureduce::Op::kArgMax)) {
+  const std::optional<Op> op = wire::FromProto(spec.op());
+  if (!op.has_value()) {
+    const int op_value = spec.op();
     return absl::InvalidArgumentError(
         absl::StrCat(op_value == 0 ? "op is not set" : absl::StrCat("unknown op ", op_value),
                      "; use one of ", OpChoices()));
   }
   runtime::RequestSpec out;
-  out.op = static_cast<gpureduce::Op>(op_value);
+  out.op = *op;
   out.block_size = spec.block_size();
   out.expected_count = spec.expected_count();
   if (spec.has_device()) {

@@ -5,7 +5,8 @@
 
 namespace gpureduce {
 
-// Values match gpureduce.v1.Op so logs and the wire agree; the server still converts explicitly.
+// Values match gpureduce.v1.Op so logs and the wire agree; both ends convert through
+// wire/op_mapping.h, which checks that at compile time.
 enum class Op : int {
   kSum = 1,
   kProd = 2,

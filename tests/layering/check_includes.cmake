@@ -7,7 +7,7 @@ cmake_minimum_required(VERSION 3.25)
 set(found)
 file(GLOB_RECURSE below_the_edge ${ROOT}/kernels/* ${ROOT}/runtime/*)
 file(GLOB_RECURSE product ${ROOT}/common/* ${ROOT}/kernels/* ${ROOT}/runtime/* ${ROOT}/server/*
-     ${ROOT}/client/*)
+     ${ROOT}/client/* ${ROOT}/wire/*)
 foreach(source IN LISTS product)
   if(NOT source MATCHES "\\.(h|cc|cu|cuh)$")
     continue()

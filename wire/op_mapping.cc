@@ -1,0 +1,52 @@
+#include "wire/op_mapping.h"
+
+#include <iterator>
+
+namespace gpureduce::wire {
+namespace {
+
+constexpr bool SameValue(Op op, v1::Op wire) { return static_cast<int>(op) == wire; }
+
+static_assert(SameValue(Op::kSum, v1::SUM));
+static_assert(SameValue(Op::kProd, v1::PROD));
+static_assert(SameValue(Op::kMin, v1::MIN));
+static_assert(SameValue(Op::kMax, v1::MAX));
+static_assert(SameValue(Op::kMean, v1::MEAN));
+static_assert(SameValue(Op::kSumSquares, v1::SUM_SQUARES));
+static_assert(SameValue(Op::kArgMin, v1::ARGMIN));
+static_assert(SameValue(Op::kArgMax, v1::ARGMAX));
+// Every wire op but OP_UNSPECIFIED has a domain op: a new one fails here until it is mapped.
+static_assert(v1::OP_UNSPECIFIED == 0 && std::size(kAllOps) + 1 == v1::Op_ARRAYSIZE);
+
+}  // namespace
+
+v1::Op ToProto(Op op) {
+  switch (op) {
+    case Op::kSum:
+      return v1::SUM;
+    case Op::kProd:
+      return v1::PROD;
+    case Op::kMin:
+      return v1::MIN;
+    case Op::kMax:
+      return v1::MAX;
+    case Op::kMean:
+      return v1::MEAN;
+    case Op::kSumSquares:
+      return v1::SUM_SQUARES;
+    case Op::kArgMin:
+      return v1::ARGMIN;
+    case Op::kArgMax:
+      return v1::ARGMAX;
+  }
+  return v1::OP_UNSPECIFIED;
+}
+
+std::optional<Op> FromProto(int wire_value) {
+  for (Op op : kAllOps) {
+    if (ToProto(op) == wire_value) return op;
+  }
+  return std::nullopt;
+}
+
+}  // namespace gpureduce::wire
