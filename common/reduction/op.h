@@ -5,8 +5,7 @@
 
 namespace gpureduce {
 
-// Values match gpureduce.v1.Op so logs and the wire agree; both ends convert through
-// wire/op_mapping.h, which checks that at compile time.
+// Values match gpureduce.v1.Op so logs and the wire agree; the server still converts explicitly.
 enum class Op : int {
   kSum = 1,
   kProd = 2,
