@@ -148,6 +148,26 @@ void FlagSet::AddChoice(absl::string_view name, std::string* value,
        }});
 }
 
+void FlagSet::AddOptionalString(absl::string_view name, std::string* value,
+                                std::string implicit_value, absl::string_view help,
+                                absl::string_view placeholder) {
+  AddString(name, value, help, placeholder);
+  flags_.back().implicit_value = std::move(implicit_value);
+}
+
+void FlagSet::AddOptionalChoice(absl::string_view name, std::string* value,
+                                std::vector<std::string> choices, std::string implicit_value,
+                                absl::string_view help) {
+  if (std::find(choices.begin(), choices.end(), implicit_value) == choices.end() &&
+      registration_error_.ok()) {
+    registration_error_ = absl::InvalidArgumentError(
+        absl::StrFormat("flag --%s: bare value \"%s\" is not a choice", name, implicit_value));
+  }
+  AddChoice(name, value, choices, help);
+  flags_.back().implicit_value = std::move(implicit_value);
+  flags_.back().choices = std::move(choices);
+}
+
 void FlagSet::Add(Flag flag) {
   absl::string_view problem;
   if (flag.name.empty() || flag.name.front() == '-' || absl::StrContains(flag.name, '=') ||
@@ -277,6 +297,11 @@ absl::Status FlagSet::Parse(const std::vector<std::string>& args) {
     if (!has_value) {
       if (flag->placeholder.empty()) {
         value = "true";
+      } else if (flag->implicit_value.has_value()) {
+        const bool next_is_choice =
+            i + 1 < args.size() && std::find(flag->choices.begin(), flag->choices.end(),
+                                             args[i + 1]) != flag->choices.end();
+        value = next_is_choice ? absl::string_view(args[++i]) : *flag->implicit_value;
       } else if (i + 1 < args.size() && !absl::StartsWith(args[i + 1], "--")) {
         value = args[++i];
       } else {
@@ -308,7 +333,11 @@ std::string FlagSet::Help() const {
   std::vector<std::pair<std::string, std::string>> rows;  // {"--name=VALUE", "help (default)"}
   for (const Flag& flag : flags_) {
     std::string left = absl::StrCat("--", flag.name);
-    if (!flag.placeholder.empty()) absl::StrAppend(&left, "=", flag.placeholder);
+    if (flag.implicit_value.has_value()) {
+      absl::StrAppend(&left, "[=", flag.placeholder, "]");
+    } else if (!flag.placeholder.empty()) {
+      absl::StrAppend(&left, "=", flag.placeholder);
+    }
     std::string right = flag.help;
     if (!flag.default_text.empty()) absl::StrAppend(&right, " (default: ", flag.default_text, ")");
     if (!environment_prefix_.empty())

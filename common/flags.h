@@ -4,6 +4,7 @@
 
 #include <cstdint>
 #include <functional>
+#include <optional>
 #include <string>
 #include <utility>
 #include <vector>
@@ -57,6 +58,15 @@ class FlagSet {
   // (meaning "not chosen"); any other default must be one of the choices.
   void AddChoice(absl::string_view name, std::string* value, std::vector<std::string> choices,
                  absl::string_view help);
+  // Flags whose value may be left out: a bare `--name` means `implicit_value`, and takes the next
+  // argument as its value only when that is one of the flag's choices (so `--json data.npy`
+  // keeps data.npy an argument, and `--shared-memory cuda` still says cuda); `--name=value`
+  // gives one. Help() shows `--name[=PLACEHOLDER]`.
+  void AddOptionalString(absl::string_view name, std::string* value, std::string implicit_value,
+                         absl::string_view help, absl::string_view placeholder = "STRING");
+  void AddOptionalChoice(absl::string_view name, std::string* value,
+                         std::vector<std::string> choices, std::string implicit_value,
+                         absl::string_view help);
 
   // Lets every flag --foo-bar also come from the environment variable <prefix>FOO_BAR (upper
   // case, each character other than a letter or digit as '_'). The command line wins: a flag it
@@ -86,6 +96,9 @@ class FlagSet {
     std::string default_text;  // Empty: no "(default: ...)" in Help().
     // Parses `value` into the bound variable; the error message omits the flag name.
     std::function<absl::Status(absl::string_view value)> set;
+    // Set: the value may be left out, and a bare --name means this.
+    std::optional<std::string> implicit_value;
+    std::vector<std::string> choices;  // AddChoice's; empty for any other flag
   };
 
   void Add(Flag flag);
