@@ -12,24 +12,12 @@
 #include "grpcpp/support/channel_arguments.h"
 
 namespace gpureduce::client {
-namespace {
-
-grpc::ChannelArguments Arguments(bool own_connection, Balancing balancing) {
-  grpc::ChannelArguments args;
-  SetBalancing(balancing, &args);
-  args.SetMaxReceiveMessageSize(-1);
-  args.SetMaxSendMessageSize(-1);
-  if (own_connection) args.SetInt(GRPC_ARG_USE_LOCAL_SUBCHANNEL_POOL, 1);
-  return args;
-}
-
-}  // namespace
 
 void ReducerClient::Prepare(const CallOptions& options, grpc::ClientContext* context) const {
   if (options.timeout != absl::InfiniteDuration()) {
     context->set_deadline(absl::ToChronoTime(absl::Now() + options.timeout));
   }
-  if (!token_.empty()) context->AddMetadata("authorization", "Bearer " + token_);
+  AddToken(token_, context);
 }
 
 absl::Status FromGrpcStatus(const grpc::Status& status) {
@@ -55,29 +43,22 @@ ReducerClient::ReducerClient(std::shared_ptr<grpc::Channel> channel, std::string
       stub_(v1::Reducer::NewStub(channel_)),
       token_(std::move(token)) {}
 
-void SetBalancing(Balancing balancing, grpc::ChannelArguments* args) {
-  args->SetLoadBalancingPolicyName(balancing == Balancing::kRoundRobin ? "round_robin"
-                                                                       : "pick_first");
-}
-
 std::unique_ptr<ReducerClient> ReducerClient::Connect(const std::string& target,
                                                       bool own_connection, Balancing balancing) {
-  return std::make_unique<ReducerClient>(grpc::CreateCustomChannel(
-      target, grpc::InsecureChannelCredentials(), Arguments(own_connection, balancing)));
+  // Plaintext reads no file, so opening its channel cannot fail.
+  return std::make_unique<ReducerClient>(*OpenChannel(
+      target, ChannelSecurity(), {.balancing = balancing, .own_connection = own_connection}));
 }
 
 absl::StatusOr<std::unique_ptr<ReducerClient>> ReducerClient::Connect(
     const std::string& target, const ChannelSecurity& security, bool own_connection,
     Balancing balancing) {
-  absl::StatusOr<std::shared_ptr<grpc::ChannelCredentials>> credentials =
-      MakeChannelCredentials(security);
-  if (!credentials.ok()) return credentials.status();
+  absl::StatusOr<std::shared_ptr<grpc::Channel>> channel =
+      OpenChannel(target, security, {.balancing = balancing, .own_connection = own_connection});
+  if (!channel.ok()) return channel.status();
   absl::StatusOr<std::string> token = ReadToken(security);
   if (!token.ok()) return token.status();
-  grpc::ChannelArguments args = Arguments(own_connection, balancing);
-  AddChannelArguments(security, &args);
-  return std::make_unique<ReducerClient>(grpc::CreateCustomChannel(target, *credentials, args),
-                                         *token);
+  return std::make_unique<ReducerClient>(*std::move(channel), *std::move(token));
 }
 
 absl::StatusOr<v1::ReduceResponse> ReducerClient::Reduce(const v1::ReduceSpec& spec,

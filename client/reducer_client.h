@@ -14,6 +14,7 @@
 #include "absl/status/statusor.h"
 #include "absl/time/time.h"
 #include "absl/types/span.h"
+#include "client/channel_factory.h"
 #include "client/channel_security.h"
 #include "gpureduce/v1/reduce.grpc.pb.h"
 #include "grpcpp/channel.h"
@@ -23,15 +24,6 @@ namespace gpureduce::client {
 
 inline constexpr char kDefaultTarget[] = "127.0.0.1:50051";
 
-// How a channel spreads its calls over the servers its target names (ipv4:A:P,B:P, or a DNS name
-// with several addresses such as a headless Kubernetes Service). With one server both are alike.
-enum class Balancing {
-  kRoundRobin,  // over every server that is up; one that goes away leaves the rotation
-  kInOrder,     // the first server that answers takes every call, the next once it fails
-};
-
-// Sets `balancing` on channel arguments (every channel of the clients sets one).
-void SetBalancing(Balancing balancing, grpc::ChannelArguments* args);
 inline constexpr size_t kDefaultChunkElements = 256 * 1024;  // 1 MiB of floats per message
 
 struct CallOptions {

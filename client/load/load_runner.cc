@@ -12,10 +12,9 @@
 #include "absl/status/status.h"
 #include "absl/strings/str_format.h"
 #include "absl/strings/str_join.h"
+#include "client/channel_factory.h"
 #include "client/reducer_client.h"
 #include "gpureduce/v1/reduce.grpc.pb.h"
-#include "grpcpp/create_channel.h"
-#include "grpcpp/security/credentials.h"
 #include "grpcpp/support/client_callback.h"
 
 namespace gpureduce::client {
@@ -29,22 +28,6 @@ uint64_t Nanos(Clock::duration duration) {
 }
 
 uint64_t MicrosToNanos(double us) { return us > 0 ? uint64_t(us * 1e3) : 0; }
-
-// One channel per connection: a channel argument of its own keeps gRPC from sharing one TCP
-// connection between them.
-std::shared_ptr<grpc::Channel> MakeChannel(const std::string& target,
-                                           const ChannelSecurity& security,
-                                           const std::shared_ptr<grpc::ChannelCredentials>& creds,
-                                           uint32_t index) {
-  grpc::ChannelArguments args;
-  AddChannelArguments(security, &args);
-  SetBalancing(Balancing::kRoundRobin, &args);  // over every server the target names
-  args.SetMaxReceiveMessageSize(-1);
-  args.SetMaxSendMessageSize(-1);
-  args.SetInt("gpureduce.load.connection", int(index));
-  args.SetInt(GRPC_ARG_USE_LOCAL_SUBCHANNEL_POOL, 1);
-  return grpc::CreateCustomChannel(target, creds, args);
-}
 
 class Runner {
  public:
@@ -101,7 +84,7 @@ struct CallState {
   CallState(Runner& runner, uint64_t index, Clock::time_point intended, bool measured)
       : runner(runner), index(index), intended(intended), measured(measured) {
     context.set_deadline(runner.deadline());
-    if (!runner.token().empty()) context.AddMetadata("authorization", "Bearer " + runner.token());
+    AddToken(runner.token(), &context);
   }
   void Answered(const grpc::Status& status) {
     runner.Answered(index, intended, measured, status, response);
@@ -294,15 +277,17 @@ absl::StatusOr<LoadResult> Runner::Run() {
   if (options_.duration <= absl::ZeroDuration() && options_.requests == 0) {
     return absl::InvalidArgumentError("give a --duration or a number of --requests");
   }
-  absl::StatusOr<std::shared_ptr<grpc::ChannelCredentials>> credentials =
-      MakeChannelCredentials(options_.security);
-  if (!credentials.ok()) return credentials.status();
   absl::StatusOr<std::string> token = ReadToken(options_.security);
   if (!token.ok()) return token.status();
   token_ = *token;
+  // One channel per connection, each of its own TCP connection; calls go round robin over every
+  // server the target names.
   for (uint32_t i = 0; i < options_.connections; ++i) {
-    stubs_.push_back(
-        v1::Reducer::NewStub(MakeChannel(options_.target, options_.security, *credentials, i)));
+    absl::StatusOr<std::shared_ptr<grpc::Channel>> channel =
+        OpenChannel(options_.target, options_.security,
+                    {.own_connection = true, .connection_number = static_cast<int>(i)});
+    if (!channel.ok()) return channel.status();
+    stubs_.push_back(v1::Reducer::NewStub(*channel));
   }
   start_ = Clock::now();
   measure_from_ = start_ + absl::ToChronoNanoseconds(options_.warmup);
