@@ -12,7 +12,7 @@ void AddConnectionFlags(FlagSet& flags, ConnectionOptions* options) {
                   "again if its server goes away",
                   "TARGET");
   flags.AddDuration("timeout", &options->timeout, "deadline for the call; 0 means none");
-  flags.AddBool("json", &options->json, "print one JSON object instead of text");
+  options->json.Register(flags, "the answer");
   client::AddSecurityFlags(flags, &options->security);
 }
 
@@ -44,6 +44,16 @@ int ParseFlags(FlagSet& flags, int argc, char** argv, size_t max_positional) {
     return kExitUsage;
   }
   return -1;
+}
+
+int PrintAnswer(const char* command, ConnectionOptions& options, absl::string_view text,
+                absl::string_view json) {
+  if (!options.json.on_stdout()) std::fwrite(text.data(), 1, text.size(), stdout);
+  if (!options.json.requested()) return kExitOk;
+  if (absl::Status written = options.json.Write(json); !written.ok()) {
+    return ReportUsageError(command, std::string(written.message()));
+  }
+  return kExitOk;
 }
 
 int ReportServerError(const char* command, const absl::Status& status) {

@@ -10,6 +10,7 @@
 #include "absl/time/time.h"
 #include "client/reducer_client.h"
 #include "common/flags.h"
+#include "common/json_flag.h"
 
 namespace gpureduce::cli {
 
@@ -22,8 +23,8 @@ enum ExitCode : int {
 struct ConnectionOptions {
   std::string target = "127.0.0.1:50051";
   absl::Duration timeout = absl::Seconds(0);  // 0: no deadline
-  bool json = false;
-  client::ChannelSecurity security;  // --tls-ca, --tls-cert, --tls-key, --token-file
+  JsonFlag json;                              // --json[=FILE]
+  client::ChannelSecurity security;           // --tls-ca, --tls-cert, --tls-key, --token-file
 };
 
 void AddConnectionFlags(FlagSet& flags, ConnectionOptions* options);
@@ -41,6 +42,11 @@ absl::Duration CallTimeout(const ConnectionOptions& options);
 // Parses the subcommand's flags. Returns -1 to go on, or the exit code to return now (help
 // printed: 0; a usage error printed: 2).
 int ParseFlags(FlagSet& flags, int argc, char** argv, size_t max_positional);
+
+// Prints an answer as --json asks: `text` on stdout unless the JSON goes there instead, `json`
+// wherever --json sends it. Returns 0, or 2 when the JSON's file cannot be written.
+int PrintAnswer(const char* command, ConnectionOptions& options, absl::string_view text,
+                absl::string_view json);
 
 // Prints "gpureduce <command>: the server refused: CODE: message" and returns 1.
 int ReportServerError(const char* command, const absl::Status& status);

@@ -10,8 +10,10 @@
 #include "absl/strings/str_join.h"
 #include "client/cli/command.h"
 #include "client/cli/json.h"
+#include "client/cli/simple_command.h"
 #include "client/reducer_client.h"
 #include "common/byte_size.h"
+#include "common/status_macros.h"
 
 namespace gpureduce::cli {
 namespace {
@@ -136,40 +138,30 @@ std::string InfoJson(const v1::ServerInfo& info) {
 }  // namespace
 
 int RunKernels(int argc, char** argv) {
-  ConnectionOptions connection;
   FlagSet flags("gpureduce kernels", "gpureduce kernels [flags]",
                 "Lists the kernels the server can run now: ops, determinism, block sizes.");
-  AddConnectionFlags(flags, &connection);
-  if (int exit = ParseFlags(flags, argc, argv, 0); exit >= 0) return exit;
-  client::CallOptions options;
-  options.timeout = CallTimeout(connection);
-  absl::StatusOr<std::unique_ptr<client::ReducerClient>> reducer = Connect(connection);
-  if (!reducer.ok()) return ReportUsageError("kernels", std::string(reducer.status().message()));
-  absl::StatusOr<v1::ListKernelsResponse> response = (*reducer)->ListKernels(options);
-  if (!response.ok()) return ReportServerError("kernels", response.status());
-  std::fputs((connection.json ? KernelsJson(*response) : KernelsText(*response)).c_str(), stdout);
-  return kExitOk;
+  return RunSimpleCommand({.name = "kernels"}, flags, argc, argv,
+                          [](client::ReducerClient& reducer, const client::CallOptions& options,
+                             const std::string&) -> absl::StatusOr<Answer> {
+                            ASSIGN_OR_RETURN(const v1::ListKernelsResponse response,
+                                             reducer.ListKernels(options));
+                            return Answer{KernelsText(response), KernelsJson(response)};
+                          });
 }
 
 int RunInfo(int argc, char** argv) {
-  ConnectionOptions connection;
   FlagSet flags("gpureduce info", "gpureduce info [flags]",
                 "Shows the server's version, backend, devices and limits.");
-  AddConnectionFlags(flags, &connection);
-  if (int exit = ParseFlags(flags, argc, argv, 0); exit >= 0) return exit;
-  client::CallOptions options;
-  options.timeout = CallTimeout(connection);
-  absl::StatusOr<std::unique_ptr<client::ReducerClient>> reducer = Connect(connection);
-  if (!reducer.ok()) return ReportUsageError("info", std::string(reducer.status().message()));
-  absl::StatusOr<v1::ServerInfo> info = (*reducer)->GetServerInfo(options);
-  if (!info.ok()) return ReportServerError("info", info.status());
-  std::fputs((connection.json ? InfoJson(*info) : InfoText(*info, connection.target)).c_str(),
-             stdout);
-  return kExitOk;
+  return RunSimpleCommand({.name = "info"}, flags, argc, argv,
+                          [](client::ReducerClient& reducer, const client::CallOptions& options,
+                             const std::string& target) -> absl::StatusOr<Answer> {
+                            ASSIGN_OR_RETURN(const v1::ServerInfo info,
+                                             reducer.GetServerInfo(options));
+                            return Answer{InfoText(info, target), InfoJson(info)};
+                          });
 }
 
 int RunHealth(int argc, char** argv) {
-  ConnectionOptions connection;
   std::string service;
   absl::Duration wait = absl::ZeroDuration();
   FlagSet flags("gpureduce health", "gpureduce health [flags]",
@@ -178,30 +170,23 @@ int RunHealth(int argc, char** argv) {
   flags.AddString("service", &service, "service to ask about; empty means the whole server",
                   "NAME");
   flags.AddDuration("wait", &wait, "keep asking until SERVING or this much time has passed");
-  AddConnectionFlags(flags, &connection);
-  if (int exit = ParseFlags(flags, argc, argv, 0); exit >= 0) return exit;
-
-  absl::StatusOr<std::unique_ptr<client::ReducerClient>> connected = Connect(connection);
-  if (!connected.ok()) return ReportUsageError("health", std::string(connected.status().message()));
-  std::unique_ptr<client::ReducerClient> reducer = std::move(*connected);
-  client::CallOptions options;
-  options.timeout =
-      connection.timeout == absl::ZeroDuration() ? absl::Seconds(5) : connection.timeout;
-  const absl::Time give_up = absl::Now() + wait;
-  absl::StatusOr<bool> serving;
-  while (true) {
-    serving = reducer->IsServing(service, options);
-    if ((serving.ok() && *serving) || absl::Now() >= give_up) break;
-    absl::SleepFor(absl::Milliseconds(100));
-  }
-  if (!serving.ok()) return ReportServerError("health", serving.status());
-  const char* state = *serving ? "SERVING" : "NOT_SERVING";
-  if (connection.json) {
-    std::fputs(JsonLine({{"status", state}, {"target", connection.target}}).c_str(), stdout);
-  } else {
-    std::printf("%s %s\n", connection.target.c_str(), state);
-  }
-  return *serving ? kExitOk : kExitServerRefused;
+  return RunSimpleCommand({.name = "health", .default_timeout = absl::Seconds(5)}, flags, argc,
+                          argv,
+                          [&](client::ReducerClient& reducer, const client::CallOptions& options,
+                              const std::string& target) -> absl::StatusOr<Answer> {
+                            const absl::Time give_up = absl::Now() + wait;
+                            absl::StatusOr<bool> serving;
+                            while (true) {
+                              serving = reducer.IsServing(service, options);
+                              if ((serving.ok() && *serving) || absl::Now() >= give_up) break;
+                              absl::SleepFor(absl::Milliseconds(100));
+                            }
+                            if (!serving.ok()) return serving.status();
+                            const char* state = *serving ? "SERVING" : "NOT_SERVING";
+                            return Answer{absl::StrFormat("%s %s\n", target, state),
+                                          JsonLine({{"status", state}, {"target", target}}),
+                                          *serving ? kExitOk : kExitServerRefused};
+                          });
 }
 
 }  // namespace gpureduce::cli

@@ -18,6 +18,7 @@
 #include "client/parallel_streams.h"
 #include "client/reducer_client.h"
 #include "client/running_reference.h"
+#include "common/shared_memory_flag.h"
 
 namespace gpureduce::cli {
 namespace {
@@ -37,7 +38,7 @@ struct ReduceFlags {
   bool values = false;
   bool verify = false;
   uint32_t streams = 1;
-  bool shared_memory = false;
+  std::string shared_memory;  // "", or the kind: system (the only one the CLI makes) or cuda
 };
 
 void Register(FlagSet& flags, ReduceFlags* f) {
@@ -65,12 +66,15 @@ void Register(FlagSet& flags, ReduceFlags* f) {
   flags.AddBool("values", &f->values, "send `repeated float values` instead of bytes");
   flags.AddBool("verify", &f->verify,
                 "also compute a float64 reference on the client and report the difference");
-  flags.AddBool("shared-memory", &f->shared_memory,
-                "load the input into a POSIX shared-memory object on this host, register it with "
-                "the server once, reduce it by reference once per --op (no copy over gRPC), then "
-                "unregister and remove it, also on an error or Ctrl-C. The server must run on "
-                "this host with --allow-shared-memory; in Docker, /dev/shm must hold the input "
-                "(--shm-size). Prints the registration time, the server's and the client's");
+  AddSharedMemoryFlag(
+      flags, &f->shared_memory,
+      "system (or bare --shared-memory): load the input into a POSIX shared-memory object on this "
+      "host, register it with "
+      "the server once, reduce it by reference once per --op (no copy over gRPC), then "
+      "unregister and remove it, also on an error or Ctrl-C. The server must run on "
+      "this host with --allow-shared-memory; in Docker, /dev/shm must hold the input "
+      "(--shm-size). Prints the registration time, the server's and the client's. cuda is "
+      "gpureduce-load's and the Python client's: the CLI has no GPU memory to lend");
   flags.AddUint32("streams", &f->streams,
                   "send the input as N streams at once, each a contiguous part on a connection "
                   "of its own, and combine their answers exactly as one stream's (needs an input "
@@ -155,8 +159,8 @@ absl::StatusOr<size_t> ReadChunk(client::FloatSource& source, absl::Span<float> 
 }
 
 // One op over the input `source` (freshly opened), printed as its own result.
-int ReduceOnce(const ReduceFlags& f, const client::SourceOptions& source_options,
-               size_t chunk_elements, v1::Op op, std::unique_ptr<client::FloatSource> source,
+int ReduceOnce(ReduceFlags& f, const client::SourceOptions& source_options, size_t chunk_elements,
+               v1::Op op, std::unique_ptr<client::FloatSource> source,
                client::ReducerClient& reducer) {
   v1::ReduceSpec spec;
   spec.set_op(op);
@@ -243,12 +247,11 @@ int ReduceOnce(const ReduceFlags& f, const client::SourceOptions& source_options
   if (reference.has_value()) {
     verification = Verification{reference->value(), reference->index(), reference->scale()};
   }
-  const std::string text = f.connection.json
-                               ? FormatReduceJson(op, *response, client_side, verification)
-                               : FormatReduceText(op, *response, client_side, verification);
-  std::fputs(text.c_str(), stdout);
+  const int exit = PrintAnswer(kCommand, f.connection,
+                               FormatReduceText(op, *response, client_side, verification),
+                               FormatReduceJson(op, *response, client_side, verification));
   std::fflush(stdout);
-  return kExitOk;
+  return exit;
 }
 
 }  // namespace
@@ -289,7 +292,12 @@ int RunReduce(int argc, char** argv) {
   if (chunk_elements == 0) return ReportUsageError(kCommand, "--chunk-size must be at least 4B");
   if (f.streams == 0) return ReportUsageError(kCommand, "--streams must be at least 1");
 
-  if (f.shared_memory) {
+  if (f.shared_memory == kSharedMemoryCuda) {
+    return ReportUsageError(kCommand,
+                            "--shared-memory=cuda: the CLI lends only system shared memory; "
+                            "gpureduce-load --shared-memory=cuda sends from GPU memory");
+  }
+  if (!f.shared_memory.empty()) {
     if (f.streams > 1) {
       return ReportUsageError(kCommand,
                               "--streams and --shared-memory exclude each other: "

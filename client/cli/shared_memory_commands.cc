@@ -7,12 +7,15 @@
 #include <vector>
 
 #include "absl/strings/ascii.h"
+#include "absl/strings/str_cat.h"
 #include "absl/strings/str_format.h"
 #include "absl/strings/str_join.h"
 #include "client/cli/command.h"
 #include "client/cli/json.h"
+#include "client/cli/simple_command.h"
 #include "client/reducer_client.h"
 #include "common/byte_size.h"
+#include "common/status_macros.h"
 
 namespace gpureduce::cli {
 namespace {
@@ -80,55 +83,44 @@ std::string ListJson(const v1::ListSharedMemoryResponse& response) {
 }
 
 int RunList(int argc, char** argv) {
-  ConnectionOptions connection;
   FlagSet flags("gpureduce shared-memory list", "gpureduce shared-memory list [flags]",
                 "Lists the shared-memory regions the server holds, with its limits.");
-  AddConnectionFlags(flags, &connection);
-  if (int exit = ParseFlags(flags, argc, argv, 0); exit >= 0) return exit;
-  client::CallOptions options;
-  options.timeout = CallTimeout(connection);
-  absl::StatusOr<std::unique_ptr<client::ReducerClient>> reducer =
-      Connect(connection, /*own_connection=*/false, client::Balancing::kInOrder);
-  if (!reducer.ok()) {
-    return ReportUsageError("shared-memory list", std::string(reducer.status().message()));
-  }
-  absl::StatusOr<v1::ListSharedMemoryResponse> response = (*reducer)->ListSharedMemory(options);
-  if (!response.ok()) return ReportServerError("shared-memory list", response.status());
-  std::fputs((connection.json ? ListJson(*response) : ListText(*response)).c_str(), stdout);
-  return kExitOk;
+  return RunSimpleCommand({.name = "shared-memory list", .balancing = client::Balancing::kInOrder},
+                          flags, argc, argv,
+                          [](client::ReducerClient& reducer, const client::CallOptions& options,
+                             const std::string&) -> absl::StatusOr<Answer> {
+                            ASSIGN_OR_RETURN(const v1::ListSharedMemoryResponse response,
+                                             reducer.ListSharedMemory(options));
+                            return Answer{ListText(response), ListJson(response)};
+                          });
 }
 
 int RunUnregister(int argc, char** argv) {
-  constexpr char kCommand[] = "shared-memory unregister";
-  ConnectionOptions connection;
   bool all = false;
   FlagSet flags("gpureduce shared-memory unregister",
                 "gpureduce shared-memory unregister [flags] NAME|--all",
                 "Unregisters one shared-memory region, or every region with --all. A request "
                 "reading a region keeps its memory until it ends.");
   flags.AddBool("all", &all, "unregister every region");
-  AddConnectionFlags(flags, &connection);
-  if (int exit = ParseFlags(flags, argc, argv, 1); exit >= 0) return exit;
-  if (all == !flags.positional().empty()) {
-    return ReportUsageError(kCommand, "give either a region's NAME or --all");
-  }
-  client::CallOptions options;
-  options.timeout = CallTimeout(connection);
-  absl::StatusOr<std::unique_ptr<client::ReducerClient>> reducer =
-      Connect(connection, /*own_connection=*/false, client::Balancing::kInOrder);
-  if (!reducer.ok()) return ReportUsageError(kCommand, std::string(reducer.status().message()));
-  absl::StatusOr<std::vector<std::string>> names =
-      all ? (*reducer)->UnregisterAllSharedMemory(options)
-          : (*reducer)->UnregisterSharedMemory(flags.positional().front(), options);
-  if (!names.ok()) return ReportServerError(kCommand, names.status());
-  if (connection.json) {
-    std::fputs(JsonLine({{"unregistered", *names}}).c_str(), stdout);
-  } else if (names->empty()) {
-    std::puts("no regions were registered");
-  } else {
-    std::printf("unregistered %s\n", absl::StrJoin(*names, ", ").c_str());
-  }
-  return kExitOk;
+  const SimpleCommand command = {
+      .name = "shared-memory unregister",
+      .max_operands = 1,
+      .balancing = client::Balancing::kInOrder,
+      .check_operands = [&]() -> std::string {
+        return all == !flags.positional().empty() ? "give either a region's NAME or --all" : "";
+      }};
+  return RunSimpleCommand(
+      command, flags, argc, argv,
+      [&](client::ReducerClient& reducer, const client::CallOptions& options,
+          const std::string&) -> absl::StatusOr<Answer> {
+        ASSIGN_OR_RETURN(const std::vector<std::string> names,
+                         all ? reducer.UnregisterAllSharedMemory(options)
+                             : reducer.UnregisterSharedMemory(flags.positional().front(), options));
+        return Answer{names.empty()
+                          ? "no regions were registered\n"
+                          : absl::StrCat("unregistered ", absl::StrJoin(names, ", "), "\n"),
+                      JsonLine({{"unregistered", names}})};
+      });
 }
 
 }  // namespace

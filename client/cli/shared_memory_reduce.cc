@@ -79,7 +79,7 @@ absl::Status LoadInto(absl::Span<float> mapping, Input& input, size_t piece_elem
 
 }  // namespace
 
-int RunSharedMemoryReduce(const SharedMemoryReduceFlags& flags) {
+int RunSharedMemoryReduce(SharedMemoryReduceFlags& flags) {
   // Before any thread starts: gRPC's threads must not take Ctrl-C either. Until the object
   // exists a signal still ends the process at once.
   InterruptWatch watch;
@@ -159,7 +159,7 @@ int RunSharedMemoryReduce(const SharedMemoryReduceFlags& flags) {
                                               absl::Now() - load_start,
                                               region->client_register_time(),
                                               region->region().register_us()};
-  if (!flags.connection.json) {
+  if (!flags.connection.json.on_stdout()) {
     std::fputs(FormatSharedMemoryText(*client_side.shared_memory).c_str(), stdout);
   }
   for (size_t i = 0; i < flags.ops.size(); ++i) {
@@ -180,11 +180,13 @@ int RunSharedMemoryReduce(const SharedMemoryReduceFlags& flags) {
       const client::RunningReference& reference = input.references[i];
       verification = Verification{reference.value(), reference.index(), reference.scale()};
     }
-    const std::string text =
-        flags.connection.json
-            ? FormatReduceJson(flags.ops[i], *response, client_side, verification)
-            : FormatReduceText(flags.ops[i], *response, client_side, verification);
-    std::fputs(text.c_str(), stdout);
+    if (int exit =
+            PrintAnswer(kCommand, flags.connection,
+                        FormatReduceText(flags.ops[i], *response, client_side, verification),
+                        FormatReduceJson(flags.ops[i], *response, client_side, verification));
+        exit != kExitOk) {
+      return exit;
+    }
     std::fflush(stdout);
   }
 

@@ -28,6 +28,6 @@ struct SharedMemoryReduceFlags {
 
 // The exit code: 0, 1 (the server refused), 2 (usage, unreadable input, no shared memory here)
 // or 128 + the signal when interrupted.
-int RunSharedMemoryReduce(const SharedMemoryReduceFlags& flags);
+int RunSharedMemoryReduce(SharedMemoryReduceFlags& flags);
 
 }  // namespace gpureduce::cli
