@@ -5,7 +5,6 @@
 
 #include <cstdio>
 #include <cstring>
-#include <fstream>
 #include <memory>
 #include <optional>
 #include <string>
@@ -15,12 +14,14 @@
 #include "absl/strings/numbers.h"
 #include "absl/strings/str_cat.h"
 #include "absl/strings/str_split.h"
+#include "client/load/load_flags.h"
 #include "client/load/load_report.h"
 #include "client/load/load_runner.h"
 #include "client/load/shared_payload.h"
 #include "client/load/sink_service.h"
 #include "client/load/workload.h"
 #include "common/flags.h"
+#include "common/json_flag.h"
 #include "common/malloc_tuning.h"
 #include "common/mutex_tuning.h"
 
@@ -35,8 +36,9 @@ int Usage(FlagSet& flags, absl::Status parsed) {
   return kExitUsage;
 }
 
-// Parses argv[first, argc); -1 to go on, else the exit code (help: 0, a usage error: 2).
-int ParseFlags(FlagSet& flags, int argc, char** argv, int first) {
+// Parses argv[first, argc); -1 to go on, else the exit code (help: 0, a usage error: 2). `json`,
+// when given, may take the one operand as its file (`--json FILE`).
+int ParseFlags(FlagSet& flags, int argc, char** argv, int first, JsonFlag* json = nullptr) {
   if (absl::Status parsed = flags.Parse(argc, argv, first); !parsed.ok()) {
     return Usage(flags, parsed);
   }
@@ -44,11 +46,29 @@ int ParseFlags(FlagSet& flags, int argc, char** argv, int first) {
     std::fputs(flags.Help().c_str(), stdout);
     return 0;
   }
+  if (json != nullptr && json->AdoptFileOperand(flags.positional())) return -1;
   if (!flags.positional().empty()) {
     return Usage(flags, absl::InvalidArgumentError("unexpected argument '" +
                                                    flags.positional().front() + "'"));
   }
   return -1;
+}
+
+// --tolerance 0: the kernel's, by what the server lists about it. A server that cannot say (one
+// not reachable: the run reports that) leaves the float64 bound.
+double ToleranceFromServer(const LoadOptions& load, const WorkloadOptions& work) {
+  absl::StatusOr<std::unique_ptr<ReducerClient>> client =
+      ReducerClient::Connect(load.target, load.security);
+  if (!client.ok()) return kFloat64Tolerance;
+  CallOptions options;
+  options.timeout = absl::Seconds(10);
+  absl::StatusOr<v1::ListKernelsResponse> listing = (*client)->ListKernels(options);
+  if (!listing.ok()) {
+    std::fprintf(stderr, "gpureduce-load: warning: the server did not list its kernels (%s)\n",
+                 listing.status().ToString().c_str());
+    return kFloat64Tolerance;
+  }
+  return KernelTolerance(work.kernel, *listing);
 }
 
 int RunSinkCommand(int argc, char** argv) {
@@ -72,16 +92,6 @@ int RunSinkCommand(int argc, char** argv) {
   if (int exit = ParseFlags(flags, argc, argv, 2); exit >= 0) return exit;
   return RunSink(options);
 }
-
-struct OutputFlags {
-  std::string json;  // a file, or - for stdout
-  bool csv = false;
-  bool csv_header = true;
-  std::string label;
-  bool progress = isatty(STDERR_FILENO) != 0;
-  std::string shared_memory;          // "", "system" or "cuda"
-  std::string shared_memory_devices;  // cuda: GPUs to put regions on, "0,1"; "": GPU 0
-};
 
 // --shared-memory: the payloads go into regions registered with the server (one, or for cuda one
 // per GPU of --shared-memory-devices, payloads dealt over them in turn), and the requests refer
@@ -130,69 +140,6 @@ absl::StatusOr<std::vector<std::unique_ptr<SharedPayload>>> MakeSharedPayloads(
   return payloads;
 }
 
-void Register(FlagSet& flags, LoadOptions* load, WorkloadOptions* work, std::string* op,
-              OutputFlags* out) {
-  flags.AddString("target", &load->target,
-                  "the server (or a sink) to load: HOST:PORT, or several, requests going round "
-                  "robin over them (ipv4:HOST1:PORT,HOST2:PORT or dns:///NAME:PORT)",
-                  "TARGET");
-  client::AddSecurityFlags(flags, &load->security);
-  flags.AddUint32("connections", &load->connections,
-                  "gRPC channels, each its own TCP connection; requests go round robin over them");
-  flags.AddUint32("concurrency", &load->concurrency,
-                  "closed loop: requests in flight at once, each answer sending the next");
-  flags.AddDouble("rate", &load->rate,
-                  "open loop instead: requests per second on a fixed schedule; latency counts from "
-                  "each request's scheduled time, so queueing in the server is not hidden; 0 "
-                  "means closed loop",
-                  "RPS");
-  flags.AddDuration("duration", &load->duration, "how long to measure, after the warm-up");
-  flags.AddUint64("requests", &load->requests,
-                  "stop after this many measured requests instead (0: --duration decides)");
-  flags.AddDuration("warmup", &load->warmup, "load sent first and not measured");
-  flags.AddDuration("timeout", &load->timeout, "deadline of each request");
-  flags.AddUint32("max-outstanding", &load->max_outstanding,
-                  "open loop: requests due while this many are in flight are not sent (counted)");
-  flags.AddUint64("floats", &work->floats, "unary requests of this many floats", "N");
-  flags.AddByteSize("bytes", &work->stream_bytes,
-                    "streams instead: each request a ReduceStream of this many payload bytes");
-  flags.AddByteSize("chunk-size", &work->chunk_bytes, "streams: payload bytes per message");
-  flags.AddChoice("op", op,
-                  {"sum", "prod", "min", "max", "mean", "sum_squares", "argmin", "argmax"},
-                  "the reduction");
-  flags.AddString("kernel", &work->kernel, "kernel variant, as the server names them", "NAME");
-  flags.AddUint32("payloads", &work->payloads,
-                  "distinct payloads, made before the clock starts and sent in turn");
-  flags.AddUint64("seed", &work->seed, "seed of the payloads' random values", "S");
-  flags.AddInt64("device", &work->device,
-                 "pin every request to this device of the server (GetServerInfo's index); -1: "
-                 "the server chooses, and may spread a large request over every GPU",
-                 "N");
-  flags.AddDouble("tolerance", &work->tolerance,
-                  "relative error allowed in sums, products and means (against sum|x|, |product|, "
-                  "mean|x|); 0: 1e-9 for the float64 kernels (auto, cpu, single_pass, cub), 1e-3 "
-                  "for the ladder's float32 ones; MIN, MAX, ARGMIN, ARGMAX must be exact");
-  flags.AddString("json", &out->json, "also write the report as JSON to this file (- for stdout)",
-                  "FILE");
-  flags.AddBool("csv", &out->csv, "print the report as a CSV row instead of text");
-  flags.AddBool("csv-header", &out->csv_header, "with --csv: print the header line first");
-  flags.AddString("label", &out->label, "a name for this run in JSON and CSV", "TEXT");
-  flags.AddString("shared-memory", &out->shared_memory,
-                  "unary requests by reference instead: the payloads in one shared-memory region "
-                  "of this process, 'system' (a POSIX object) or 'cuda' (its GPU memory, by IPC "
-                  "handle), registered once; the server must run on this host with "
-                  "--allow-shared-memory",
-                  "KIND");
-  flags.AddString("shared-memory-devices", &out->shared_memory_devices,
-                  "with --shared-memory=cuda: one region on each of these GPUs (0,1), the "
-                  "payloads dealt over them in turn, so requests keep every GPU busy; default "
-                  "GPU 0",
-                  "LIST");
-  flags.AddBool(
-      "progress", &out->progress,
-      "print a progress line on stderr every second (default: when stderr is a terminal)");
-}
-
 int RunLoadCommand(int argc, char** argv) {
   LoadOptions load;
   WorkloadOptions work;
@@ -207,9 +154,10 @@ int RunLoadCommand(int argc, char** argv) {
       "float64 reference, and a wrong one counts as an error. 'gpureduce-load sink' runs the "
       "bare gRPC server to compare with. Exit codes: 0 every answer right, 1 errors or wrong "
       "answers, 2 usage.");
-  Register(flags, &load, &work, &op, &out);
-  if (int exit = ParseFlags(flags, argc, argv, 1); exit >= 0) return exit;
+  RegisterLoadFlags(flags, &load, &work, &op, &out);
+  if (int exit = ParseFlags(flags, argc, argv, 1, &out.json); exit >= 0) return exit;
   v1::Op_Parse(absl::AsciiStrToUpper(op), &work.op);
+  if (work.tolerance == 0) work.tolerance = ToleranceFromServer(load, work);
   std::unique_ptr<ReducerClient> registrar;  // declared first: outlives the region it unregisters
   absl::StatusOr<std::vector<std::unique_ptr<SharedPayload>>> shared =
       MakeSharedPayloads(out, work);
@@ -258,15 +206,12 @@ int RunLoadCommand(int argc, char** argv) {
   if (out.csv) {
     if (out.csv_header) std::printf("%s\n", ReportCsvHeader().c_str());
     std::printf("%s\n", ReportCsvRow(run).c_str());
-  } else if (out.json != "-") {
+  } else if (!out.json.on_stdout()) {
     std::fputs(ReportText(run).c_str(), stdout);
   }
-  if (!out.json.empty()) {
-    const std::string json = ReportJson(run).dump(2) + "\n";
-    if (out.json == "-") {
-      std::fputs(json.c_str(), stdout);
-    } else if (!(std::ofstream(out.json) << json)) {
-      std::fprintf(stderr, "gpureduce-load: cannot write %s\n", out.json.c_str());
+  if (out.json.requested()) {
+    if (absl::Status written = out.json.Write(ReportJson(run).dump(2) + "\n"); !written.ok()) {
+      std::fprintf(stderr, "gpureduce-load: %s\n", std::string(written.message()).c_str());
       return 1;
     }
   }

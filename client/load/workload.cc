@@ -24,11 +24,6 @@ std::vector<float> MakePayload(v1::Op op, uint64_t seed, size_t floats) {
   return data;
 }
 
-bool FromFloat64Kernel(const std::string& kernel) {
-  return kernel.empty() || kernel == "auto" || kernel == "cpu" || kernel == "single_pass" ||
-         kernel == "cub";
-}
-
 // The index only where the op reports one, as the server does (-1 otherwise).
 Expected Answer(v1::Op op, const RunningReference& reference, uint64_t count) {
   const bool indexed = op == v1::ARGMIN || op == v1::ARGMAX;
@@ -37,13 +32,20 @@ Expected Answer(v1::Op op, const RunningReference& reference, uint64_t count) {
 
 }  // namespace
 
+double KernelTolerance(const std::string& kernel, const v1::ListKernelsResponse& listing) {
+  const std::string& name = kernel.empty() || kernel == "auto" ? listing.default_kernel() : kernel;
+  for (const v1::KernelInfo& listed : listing.kernels()) {
+    if (listed.name() == name) return listed.lineage().empty() ? kFloat64Tolerance : 1e-3;
+  }
+  return kFloat64Tolerance;
+}
+
 absl::StatusOr<Workload> Workload::Make(const WorkloadOptions& options,
                                         const SharedPayloadTarget* shared) {
   if (options.payloads == 0) return absl::InvalidArgumentError("--payloads must be at least 1");
   Workload workload;
   workload.options_ = options;
-  workload.tolerance_ =
-      options.tolerance > 0 ? options.tolerance : (FromFloat64Kernel(options.kernel) ? 1e-9 : 1e-3);
+  workload.tolerance_ = options.tolerance > 0 ? options.tolerance : kFloat64Tolerance;
   v1::ReduceSpec spec;
   spec.set_op(options.op);
   spec.set_kernel(options.kernel);

@@ -28,10 +28,19 @@ struct WorkloadOptions {
   uint64_t seed = 1;
   int64_t device = -1;  // >= 0: every request pins this device (spec.device)
   // Relative error allowed in sums, products and means, against sum(|x|), |product| and
-  // mean(|x|); MIN, MAX, ARGMIN and ARGMAX must be exact. 0: by kernel (1e-9 for the float64
-  // kernels: auto, cpu, single_pass, cub; 1e-3 for the ladder's float32 accumulation).
+  // mean(|x|); MIN, MAX, ARGMIN and ARGMAX must be exact. 0: kFloat64Tolerance (gpureduce-load
+  // sets KernelTolerance's first).
   double tolerance = 0;
 };
+
+// What a kernel that accumulates in float64 answers within.
+inline constexpr double kFloat64Tolerance = 1e-9;
+
+// The tolerance for `kernel` ("" or "auto": the listing's default) by what the server lists
+// about it (ListKernels): kFloat64Tolerance, or 1e-3 for a kernel with a lineage, which
+// reproduces the seed documents' ladder, float32 accumulation included. A kernel the listing
+// lacks (a sink lists none) gets kFloat64Tolerance.
+double KernelTolerance(const std::string& kernel, const v1::ListKernelsResponse& listing);
 
 // Where payloads go by reference: payload p in regions[p % regions.size()], at byte
 // (p / regions.size()) * floats * 4; `write` puts it there.

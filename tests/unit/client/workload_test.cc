@@ -107,10 +107,34 @@ TEST(WorkloadTest, TheCheckFindsWrongValuesIndicesAndCounts) {
   ASSERT_TRUE(argmin.ok());
   const Expected& first = argmin->unary_expected(0);
   EXPECT_THAT(argmin->Check(Answer(first.value, first.index + 1, 1000), first), HasSubstr("at"));
+}
 
-  options.op = v1::SUM;
-  options.kernel = "warp_shuffle";
-  EXPECT_EQ(Workload::Make(options)->tolerance(), 1e-3) << "the ladder accumulates in float32";
+// What ListKernels says decides the tolerance: a kernel with a lineage is one of the seeds'
+// float32 ladder; "auto" is whatever the server's default is.
+TEST(WorkloadTest, TheToleranceFollowsWhatTheServerListsAboutTheKernel) {
+  v1::ListKernelsResponse listing;
+  listing.set_default_kernel("single_pass");
+  listing.add_kernels()->set_name("single_pass");
+  v1::KernelInfo* ladder = listing.add_kernels();
+  ladder->set_name("warp_shuffle");
+  ladder->set_lineage("seed 003 step 5");
+  v1::KernelInfo* float32_default = listing.add_kernels();
+  float32_default->set_name("reduce0");
+  float32_default->set_lineage("seed 002 step 0");
+
+  EXPECT_EQ(KernelTolerance("single_pass", listing), kFloat64Tolerance);
+  EXPECT_EQ(KernelTolerance("warp_shuffle", listing), 1e-3);
+  EXPECT_EQ(KernelTolerance("", listing), kFloat64Tolerance);
+  EXPECT_EQ(KernelTolerance("auto", listing), kFloat64Tolerance);
+  EXPECT_EQ(KernelTolerance("not_listed", listing), kFloat64Tolerance);
+  listing.set_default_kernel("reduce0");
+  EXPECT_EQ(KernelTolerance("auto", listing), 1e-3) << "auto is the server's default kernel";
+
+  WorkloadOptions options;
+  options.tolerance = KernelTolerance("warp_shuffle", listing);
+  EXPECT_EQ(Workload::Make(options)->tolerance(), 1e-3);
+  options.tolerance = 0;
+  EXPECT_EQ(Workload::Make(options)->tolerance(), kFloat64Tolerance);
 }
 
 TEST(WorkloadTest, BadSizesAreRefusedWithTheReason) {

@@ -1,0 +1,70 @@
+#include "client/load/load_flags.h"
+
+#include "client/channel_security.h"
+#include "common/shared_memory_flag.h"
+
+namespace gpureduce::client {
+
+void RegisterLoadFlags(FlagSet& flags, LoadOptions* load, WorkloadOptions* work, std::string* op,
+                       OutputFlags* out) {
+  flags.AddString("target", &load->target,
+                  "the server (or a sink) to load: HOST:PORT, or several, requests going round "
+                  "robin over them (ipv4:HOST1:PORT,HOST2:PORT or dns:///NAME:PORT)",
+                  "TARGET");
+  client::AddSecurityFlags(flags, &load->security);
+  flags.AddUint32("connections", &load->connections,
+                  "gRPC channels, each its own TCP connection; requests go round robin over them");
+  flags.AddUint32("concurrency", &load->concurrency,
+                  "closed loop: requests in flight at once, each answer sending the next");
+  flags.AddDouble("rate", &load->rate,
+                  "open loop instead: requests per second on a fixed schedule; latency counts from "
+                  "each request's scheduled time, so queueing in the server is not hidden; 0 "
+                  "means closed loop",
+                  "RPS");
+  flags.AddDuration("duration", &load->duration, "how long to measure, after the warm-up");
+  flags.AddUint64("requests", &load->requests,
+                  "stop after this many measured requests instead (0: --duration decides)");
+  flags.AddDuration("warmup", &load->warmup, "load sent first and not measured");
+  flags.AddDuration("timeout", &load->timeout, "deadline of each request");
+  flags.AddUint32("max-outstanding", &load->max_outstanding,
+                  "open loop: requests due while this many are in flight are not sent (counted)");
+  flags.AddUint64("floats", &work->floats, "unary requests of this many floats", "N");
+  flags.AddByteSize("bytes", &work->stream_bytes,
+                    "streams instead: each request a ReduceStream of this many payload bytes");
+  flags.AddByteSize("chunk-size", &work->chunk_bytes, "streams: payload bytes per message");
+  flags.AddChoice("op", op,
+                  {"sum", "prod", "min", "max", "mean", "sum_squares", "argmin", "argmax"},
+                  "the reduction");
+  flags.AddString("kernel", &work->kernel, "kernel variant, as the server names them", "NAME");
+  flags.AddUint32("payloads", &work->payloads,
+                  "distinct payloads, made before the clock starts and sent in turn");
+  flags.AddUint64("seed", &work->seed, "seed of the payloads' random values", "S");
+  flags.AddInt64("device", &work->device,
+                 "pin every request to this device of the server (GetServerInfo's index); -1: "
+                 "the server chooses, and may spread a large request over every GPU",
+                 "N");
+  flags.AddDouble("tolerance", &work->tolerance,
+                  "relative error allowed in sums, products and means (against sum|x|, |product|, "
+                  "mean|x|); 0: by what the server lists about the kernel: 1e-9 for float64 "
+                  "accumulation, 1e-3 for the ladder's float32; MIN, MAX, ARGMIN, ARGMAX must be "
+                  "exact");
+  out->json.Register(flags, "the report");
+  flags.AddBool("csv", &out->csv, "print the report as a CSV row instead of text");
+  flags.AddBool("csv-header", &out->csv_header, "with --csv: print the header line first");
+  flags.AddString("label", &out->label, "a name for this run in JSON and CSV", "TEXT");
+  AddSharedMemoryFlag(flags, &out->shared_memory,
+                      "unary requests by reference instead: the payloads in one shared-memory "
+                      "region of this process, system (a POSIX object; bare --shared-memory) or "
+                      "cuda (its GPU memory, by IPC handle), registered once; the server must run "
+                      "on this host with --allow-shared-memory");
+  flags.AddString("shared-memory-devices", &out->shared_memory_devices,
+                  "with --shared-memory=cuda: one region on each of these GPUs (0,1), the "
+                  "payloads dealt over them in turn, so requests keep every GPU busy; default "
+                  "GPU 0",
+                  "LIST");
+  flags.AddBool(
+      "progress", &out->progress,
+      "print a progress line on stderr every second (default: when stderr is a terminal)");
+}
+
+}  // namespace gpureduce::client
