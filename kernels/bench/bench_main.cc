@@ -23,6 +23,7 @@
 #include "absl/strings/str_cat.h"
 #include "absl/strings/str_split.h"
 #include "common/flags.h"
+#include "common/json_flag.h"
 #include "common/reduction/op_name.h"
 #include "gpureduce/version.h"
 #include "kernels/bench/bench_data.h"
@@ -365,7 +366,7 @@ int main(int argc, char** argv) {
   using namespace gpureduce::bench;
   Options options;
   bool list = false, csv = false;
-  std::string json_path;
+  JsonFlag json;
   FlagSet flags(
       "gpureduce-bench", "gpureduce-bench [flags]",
       "Times gpureduce's CUDA kernels directly, with CUB DeviceReduce in the same run: cold "
@@ -390,7 +391,7 @@ int main(int argc, char** argv) {
   flags.AddUint32("max-blocks", &options.max_blocks,
                   "single_pass: the most blocks a launch uses (each reads 16 KiB tiles); 0: the "
                   "policy's rule");
-  flags.AddString("json", &json_path, "also write every row and run as JSON to FILE", "FILE");
+  json.Register(flags, "every row and run");
   flags.AddBool("csv", &csv, "CSV instead of Markdown on stdout");
   flags.AddBool("list", &list, "list the kernels and exit (needs no GPU)");
   if (absl::Status parsed = flags.Parse(argc, argv); !parsed.ok()) {
@@ -401,6 +402,7 @@ int main(int argc, char** argv) {
     std::fputs(flags.Help().c_str(), stdout);
     return 0;
   }
+  json.AdoptFileOperand(flags.positional());  // `--json FILE`, as scripts spell it
   if (list) {
     for (const kernels::LadderPolicy& policy : kernels::kLadder) {
       std::printf("%-22s ladder      %s\n", policy.name, policy.lineage);
@@ -429,21 +431,25 @@ int main(int argc, char** argv) {
   CheckCuda(cudaStreamCreate(&stream), "cudaStreamCreate");
   Bench bench(options, context, stream);
   context.ceiling_gbps = bench.MeasureCeiling();
-  std::printf(
-      "# %s, %d SMs, %.0f MB L2; theoretical %.0f GB/s, measured read ceiling %.0f GB/s; "
-      "median of %u runs, cold; commit %s\n\n",
-      context.device.c_str(), context.sms, context.l2_bytes / 1e6, context.peak_gbps,
-      context.ceiling_gbps, options.runs, context.commit.c_str());
-  if (csv) std::fputs(CsvHeader().c_str(), stdout);
+  FILE* const text = json.on_stdout() ? stderr : stdout;  // the JSON takes stdout
+  std::fprintf(text,
+               "# %s, %d SMs, %.0f MB L2; theoretical %.0f GB/s, measured read ceiling %.0f GB/s; "
+               "median of %u runs, cold; commit %s\n\n",
+               context.device.c_str(), context.sms, context.l2_bytes / 1e6, context.peak_gbps,
+               context.ceiling_gbps, options.runs, context.commit.c_str());
+  if (csv) std::fputs(CsvHeader().c_str(), text);
   std::vector<Row> all;
   for (size_t n : Sizes(options)) {
     const std::vector<Row> rows = bench.RunSize(n);
-    std::fputs((csv ? CsvRows(context, rows) : MarkdownTable(context, rows)).c_str(), stdout);
-    std::fflush(stdout);
+    std::fputs((csv ? CsvRows(context, rows) : MarkdownTable(context, rows)).c_str(), text);
+    std::fflush(text);
     all.insert(all.end(), rows.begin(), rows.end());
   }
-  if (!json_path.empty()) {
-    std::ofstream(json_path) << Json(context, all);
+  if (json.requested()) {
+    if (absl::Status written = json.Write(Json(context, all)); !written.ok()) {
+      std::fprintf(stderr, "gpureduce-bench: %s\n", std::string(written.message()).c_str());
+      return 1;
+    }
   }
   int wrong = 0;
   for (const Row& row : all) wrong += row.wrong;
