@@ -2,6 +2,8 @@
 
 #include <iterator>
 
+#include "common/reduction/op_name.h"
+
 namespace gpureduce::wire {
 namespace {
 
@@ -45,6 +47,24 @@ v1::Op ToProto(Op op) {
 std::optional<Op> FromProto(int wire_value) {
   for (Op op : kAllOps) {
     if (ToProto(op) == wire_value) return op;
+  }
+  return std::nullopt;
+}
+
+std::vector<std::string> OpNames() {
+  std::vector<std::string> names;
+  for (Op op : kAllOps) names.emplace_back(gpureduce::OpName(op));
+  return names;
+}
+
+std::string OpName(int wire_value) {
+  const std::optional<Op> op = FromProto(wire_value);
+  return op.has_value() ? std::string(gpureduce::OpName(*op)) : "unknown";
+}
+
+std::optional<v1::Op> ParseOpName(const std::string& name) {
+  for (Op op : kAllOps) {
+    if (gpureduce::OpName(op) == name) return ToProto(op);
   }
   return std::nullopt;
 }

@@ -5,6 +5,8 @@
 // op_mapping.cc), so a log line and the wire name an op by the same number.
 
 #include <optional>
+#include <string>
+#include <vector>
 
 #include "common/reduction/op.h"
 #include "gpureduce/v1/reduce.pb.h"
@@ -16,5 +18,14 @@ v1::Op ToProto(Op op);
 // The domain op a wire value names; nullopt for OP_UNSPECIFIED and for a number this build does
 // not know (proto3 enums are open: a newer client may send one).
 std::optional<Op> FromProto(int wire_value);
+
+// The tools' names of the ops (common/reduction/op_name.h's: "sum", ..., "argmax"), in order.
+std::vector<std::string> OpNames();
+
+// The tools' name of a wire op; "unknown" for a number that names no op.
+std::string OpName(int wire_value);
+
+// The wire op the tools' name stands for, exactly as OpNames spells it; nullopt for other text.
+std::optional<v1::Op> ParseOpName(const std::string& name);
 
 }  // namespace gpureduce::wire

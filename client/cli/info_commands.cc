@@ -5,7 +5,6 @@
 #include <utility>
 #include <vector>
 
-#include "absl/strings/ascii.h"
 #include "absl/strings/str_format.h"
 #include "absl/strings/str_join.h"
 #include "client/cli/command.h"
@@ -14,13 +13,14 @@
 #include "client/reducer_client.h"
 #include "common/byte_size.h"
 #include "common/status_macros.h"
+#include "wire/op_mapping.h"
 
 namespace gpureduce::cli {
 namespace {
 
 std::string OpList(const v1::KernelInfo& kernel) {
   std::vector<std::string> names;
-  for (int op : kernel.ops()) names.push_back(absl::AsciiStrToLower(v1::Op_Name(v1::Op(op))));
+  for (int op : kernel.ops()) names.push_back(wire::OpName(op));
   return absl::StrJoin(names, ",");
 }
 
@@ -45,7 +45,7 @@ std::string KernelsText(const v1::ListKernelsResponse& response) {
     if (!kernel.lineage().empty()) absl::StrAppendFormat(&out, "    seeds: %s\n", kernel.lineage());
     for (const v1::WorkBound& bound : kernel.bounds()) {
       absl::StrAppendFormat(&out, "    %s: at most %d elements per request (%s per element: %s)\n",
-                            absl::AsciiStrToLower(v1::Op_Name(bound.op())), bound.max_elements(),
+                            wire::OpName(bound.op()), bound.max_elements(),
                             NsPerElement(bound.ns_per_element()), bound.why());
     }
   }
@@ -57,10 +57,10 @@ std::string KernelsJson(const v1::ListKernelsResponse& response) {
   Json kernels = Json::array();
   for (const v1::KernelInfo& kernel : response.kernels()) {
     Json ops = Json::array();
-    for (int op : kernel.ops()) ops.push_back(absl::AsciiStrToLower(v1::Op_Name(v1::Op(op))));
+    for (int op : kernel.ops()) ops.push_back(wire::OpName(op));
     Json bounds = Json::array();
     for (const v1::WorkBound& bound : kernel.bounds()) {
-      bounds.push_back({{"op", absl::AsciiStrToLower(v1::Op_Name(bound.op()))},
+      bounds.push_back({{"op", wire::OpName(bound.op())},
                         {"max_elements", bound.max_elements()},
                         {"elements_per_launch", bound.elements_per_launch()},
                         {"ns_per_element", JsonNumber(bound.ns_per_element())},

@@ -1,39 +1,32 @@
 #include "client/cli/op_list.h"
 
 #include <algorithm>
+#include <optional>
 
-#include "absl/strings/ascii.h"
 #include "absl/strings/str_cat.h"
 #include "absl/strings/str_join.h"
 #include "absl/strings/str_split.h"
 #include "absl/strings/string_view.h"
+#include "wire/op_mapping.h"
 
 namespace gpureduce::cli {
-namespace {
 
-constexpr const char* kOpNames[] = {"sum",  "prod",        "min",    "max",
-                                    "mean", "sum_squares", "argmin", "argmax"};
-
-}  // namespace
-
-std::string OpChoices() { return absl::StrCat("{", absl::StrJoin(kOpNames, "|"), "}"); }
+std::string OpChoices() { return absl::StrCat("{", absl::StrJoin(wire::OpNames(), "|"), "}"); }
 
 absl::StatusOr<std::vector<v1::Op>> ParseOpList(const std::string& text) {
   std::vector<v1::Op> ops;
   for (absl::string_view entry : absl::StrSplit(text, ',')) {
     const std::string name(absl::StripAsciiWhitespace(entry));
-    const bool known =
-        std::find(std::begin(kOpNames), std::end(kOpNames), name) != std::end(kOpNames);
-    v1::Op op = v1::OP_UNSPECIFIED;
-    if (!known || !v1::Op_Parse(absl::AsciiStrToUpper(name), &op)) {
+    const std::optional<v1::Op> op = wire::ParseOpName(name);
+    if (!op.has_value()) {
       return absl::InvalidArgumentError(
           absl::StrCat("--op: '", name, "' is not an op: expected one of ", OpChoices(),
                        " or a comma list of them (sum,min,max)"));
     }
-    if (std::find(ops.begin(), ops.end(), op) != ops.end()) {
+    if (std::find(ops.begin(), ops.end(), *op) != ops.end()) {
       return absl::InvalidArgumentError(absl::StrCat("--op: ", name, " is listed twice"));
     }
-    ops.push_back(op);
+    ops.push_back(*op);
   }
   return ops;
 }

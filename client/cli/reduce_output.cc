@@ -4,16 +4,14 @@
 #include <cmath>
 #include <cstdint>
 
-#include "absl/strings/ascii.h"
 #include "absl/strings/str_cat.h"
 #include "absl/strings/str_format.h"
 #include "absl/strings/str_join.h"
 #include "client/cli/json.h"
+#include "wire/op_mapping.h"
 
 namespace gpureduce::cli {
 namespace {
-
-std::string OpName(v1::Op op) { return absl::AsciiStrToLower(v1::Op_Name(op)); }
 
 double Millis(double micros) { return micros / 1e3; }
 
@@ -60,7 +58,7 @@ std::string FormatReduceText(v1::Op op, const v1::ReduceResponse& response,
                              const ClientSide& client,
                              const std::optional<Verification>& verification) {
   const v1::Timing& t = response.timing();
-  std::string out = absl::StrFormat("%s = %.17g", OpName(op), response.value());
+  std::string out = absl::StrFormat("%s = %.17g", wire::OpName(op), response.value());
   if (response.index() >= 0) absl::StrAppendFormat(&out, " at index %d", response.index());
   absl::StrAppendFormat(&out, "   (%d floats, %s)\n", response.count(), client.input);
   absl::StrAppendFormat(
@@ -105,7 +103,7 @@ std::string FormatReduceJson(v1::Op op, const v1::ReduceResponse& response,
                              const ClientSide& client,
                              const std::optional<Verification>& verification) {
   const v1::Timing& t = response.timing();
-  Json out = {{"op", OpName(op)},
+  Json out = {{"op", wire::OpName(op)},
               {"value", JsonNumber(response.value())},
               {"index", response.index()},
               {"count", response.count()},

@@ -2,6 +2,7 @@
 
 #include "client/channel_security.h"
 #include "common/shared_memory_flag.h"
+#include "wire/op_mapping.h"
 
 namespace gpureduce::client {
 
@@ -32,9 +33,7 @@ void RegisterLoadFlags(FlagSet& flags, LoadOptions* load, WorkloadOptions* work,
   flags.AddByteSize("bytes", &work->stream_bytes,
                     "streams instead: each request a ReduceStream of this many payload bytes");
   flags.AddByteSize("chunk-size", &work->chunk_bytes, "streams: payload bytes per message");
-  flags.AddChoice("op", op,
-                  {"sum", "prod", "min", "max", "mean", "sum_squares", "argmin", "argmax"},
-                  "the reduction");
+  flags.AddChoice("op", op, wire::OpNames(), "the reduction");
   flags.AddString("kernel", &work->kernel, "kernel variant, as the server names them", "NAME");
   flags.AddUint32("payloads", &work->payloads,
                   "distinct payloads, made before the clock starts and sent in turn");

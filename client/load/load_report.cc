@@ -2,19 +2,17 @@
 
 #include <vector>
 
-#include "absl/strings/ascii.h"
 #include "absl/strings/str_cat.h"
 #include "absl/strings/str_format.h"
 #include "absl/strings/str_join.h"
 #include "absl/time/time.h"
 #include "common/byte_size.h"
+#include "wire/op_mapping.h"
 
 namespace gpureduce::client {
 namespace {
 
 constexpr double kPercentiles[] = {50, 90, 99, 99.9};
-
-std::string OpName(v1::Op op) { return absl::AsciiStrToLower(v1::Op_Name(op)); }
 
 double Rate(uint64_t count, double seconds) { return seconds > 0 ? count / seconds : 0; }
 
@@ -66,7 +64,7 @@ nlohmann::json ReportJson(const LoadRun& run) {
       {"floats",
        run.workload.stream_bytes > 0 ? run.workload.stream_bytes / 4 : run.workload.floats},
       {"chunk_bytes", run.workload.stream_bytes > 0 ? run.workload.chunk_bytes : 0},
-      {"op", OpName(run.workload.op)},
+      {"op", wire::OpName(run.workload.op)},
       {"kernel_requested", run.workload.kernel},
       {"connections", run.options.connections},
       {"concurrency", run.options.rate > 0 ? 0 : run.options.concurrency},
@@ -104,8 +102,9 @@ nlohmann::json ReportJson(const LoadRun& run) {
 std::string ReportText(const LoadRun& run) {
   const LoadResult& r = run.result;
   const uint64_t answers = r.latency.count();
-  std::string out = absl::StrCat("gpureduce-load: ", What(run), ", op ", OpName(run.workload.op),
-                                 ", kernel ", run.workload.kernel, " -> ", run.options.target);
+  std::string out =
+      absl::StrCat("gpureduce-load: ", What(run), ", op ", wire::OpName(run.workload.op),
+                   ", kernel ", run.workload.kernel, " -> ", run.options.target);
   if (r.backend == "sink") {
     absl::StrAppend(&out, "\n  answered by: the sink (nothing computed, nothing to check)");
   } else if (!r.backend.empty()) {

@@ -10,7 +10,6 @@
 #include <string>
 #include <vector>
 
-#include "absl/strings/ascii.h"
 #include "absl/strings/numbers.h"
 #include "absl/strings/str_cat.h"
 #include "absl/strings/str_split.h"
@@ -24,6 +23,7 @@
 #include "common/json_flag.h"
 #include "common/malloc_tuning.h"
 #include "common/mutex_tuning.h"
+#include "wire/op_mapping.h"
 
 namespace gpureduce::client {
 namespace {
@@ -156,7 +156,7 @@ int RunLoadCommand(int argc, char** argv) {
       "answers, 2 usage.");
   RegisterLoadFlags(flags, &load, &work, &op, &out);
   if (int exit = ParseFlags(flags, argc, argv, 1, &out.json); exit >= 0) return exit;
-  v1::Op_Parse(absl::AsciiStrToUpper(op), &work.op);
+  work.op = *wire::ParseOpName(op);  // one of the choices --op declares
   if (work.tolerance == 0) work.tolerance = ToleranceFromServer(load, work);
   std::unique_ptr<ReducerClient> registrar;  // declared first: outlives the region it unregisters
   absl::StatusOr<std::vector<std::unique_ptr<SharedPayload>>> shared =

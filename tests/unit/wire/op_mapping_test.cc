@@ -5,6 +5,7 @@
 
 #include <set>
 #include <string>
+#include <vector>
 
 #include "absl/strings/ascii.h"
 #include "common/reduction/op_name.h"
@@ -42,6 +43,23 @@ TEST(OpMappingTest, NumbersTheWireDoesNotKnowNameNoOp) {
   EXPECT_FALSE(FromProto(v1::Op_MAX + 1).has_value());
   EXPECT_FALSE(FromProto(-1).has_value());
   EXPECT_FALSE(FromProto(1 << 20).has_value());
+}
+
+TEST(OpMappingTest, TheToolsNamesAreTheDomainsAndParseBackExactly) {
+  const std::vector<std::string> names = OpNames();
+  ASSERT_EQ(names.size(), std::size(kAllOps));
+  for (size_t i = 0; i < names.size(); ++i) {
+    const v1::Op wire = ToProto(kAllOps[i]);
+    EXPECT_EQ(names[i], OpName(kAllOps[i]));
+    EXPECT_EQ(OpName(static_cast<int>(wire)), names[i]);
+    EXPECT_EQ(ParseOpName(names[i]), wire) << names[i];
+    EXPECT_FALSE(ParseOpName(absl::AsciiStrToUpper(names[i])).has_value())
+        << "the tools spell ops in lower case only";
+  }
+  EXPECT_EQ(OpName(v1::OP_UNSPECIFIED), "unknown");
+  EXPECT_EQ(OpName(v1::Op_MAX + 1), "unknown");
+  EXPECT_FALSE(ParseOpName("median").has_value());
+  EXPECT_FALSE(ParseOpName("").has_value());
 }
 
 }  // namespace
