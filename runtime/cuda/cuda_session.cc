@@ -60,13 +60,8 @@ absl::Status CudaSession::QueuePiece(PieceSlot& piece_slot, const Piece& piece, 
   }
   CUDA_RETURN_IF_ERROR(cudaEventRecord(slot.copied.get(), copy_stream));
   if (copy_stream != stream) CUDA_RETURN_IF_ERROR(cudaStreamWaitEvent(stream, slot.copied.get()));
-  const kernels::cuda::ChunkLaunch launch{kernel_,
-                                          op_,
-                                          block_size_,
-                                          device_.traits(),
-                                          lane_.scratch_layout,
-                                          stream,
-                                          piece.first};
+  const kernels::cuda::ChunkLaunch launch{
+      kernel_, op_, block_size_, device_.traits(), lane_.scratch_layout, stream, piece.first};
   CUDA_RETURN_IF_ERROR(
       kernels::cuda::ReduceInto(launch, reduce_from, count, piece.index, piece.partial));
   CUDA_RETURN_IF_ERROR(cudaEventRecord(slot.reduced.get(), stream));
