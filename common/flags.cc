@@ -168,6 +168,19 @@ void FlagSet::AddOptionalChoice(absl::string_view name, std::string* value,
   flags_.back().choices = std::move(choices);
 }
 
+void FlagSet::LetValueFollow(absl::string_view name) {
+  for (Flag& flag : flags_) {
+    if (flag.name == name && flag.implicit_value.has_value()) {
+      flag.value_may_follow = true;
+      return;
+    }
+  }
+  if (registration_error_.ok()) {
+    registration_error_ = absl::InvalidArgumentError(
+        absl::StrFormat("flag --%s: not a registered flag whose value may be left out", name));
+  }
+}
+
 void FlagSet::Add(Flag flag) {
   absl::string_view problem;
   if (flag.name.empty() || flag.name.front() == '-' || absl::StrContains(flag.name, '=') ||
@@ -298,10 +311,13 @@ absl::Status FlagSet::Parse(const std::vector<std::string>& args) {
       if (flag->placeholder.empty()) {
         value = "true";
       } else if (flag->implicit_value.has_value()) {
-        const bool next_is_choice =
-            i + 1 < args.size() && std::find(flag->choices.begin(), flag->choices.end(),
-                                             args[i + 1]) != flag->choices.end();
-        value = next_is_choice ? absl::string_view(args[++i]) : *flag->implicit_value;
+        const bool has_next = i + 1 < args.size();
+        const bool next_is_value =
+            has_next && (flag->value_may_follow
+                             ? !absl::StartsWith(args[i + 1], "--")
+                             : std::find(flag->choices.begin(), flag->choices.end(), args[i + 1]) !=
+                                   flag->choices.end());
+        value = next_is_value ? absl::string_view(args[++i]) : *flag->implicit_value;
       } else if (i + 1 < args.size() && !absl::StartsWith(args[i + 1], "--")) {
         value = args[++i];
       } else {

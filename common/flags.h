@@ -67,6 +67,10 @@ class FlagSet {
   void AddOptionalChoice(absl::string_view name, std::string* value,
                          std::vector<std::string> choices, std::string implicit_value,
                          absl::string_view help);
+  // For a tool that takes no operands: the optional-value flag `name` also takes the argument
+  // after a bare `--name` as its value, unless that is another flag (`--json out.json`,
+  // `--json -`).
+  void LetValueFollow(absl::string_view name);
 
   // Lets every flag --foo-bar also come from the environment variable <prefix>FOO_BAR (upper
   // case, each character other than a letter or digit as '_'). The command line wins: a flag it
@@ -99,6 +103,7 @@ class FlagSet {
     // Set: the value may be left out, and a bare --name means this.
     std::optional<std::string> implicit_value;
     std::vector<std::string> choices;  // AddChoice's; empty for any other flag
+    bool value_may_follow = false;     // LetValueFollow
   };
 
   void Add(Flag flag);

@@ -7,18 +7,13 @@
 
 namespace gpureduce {
 
-void JsonFlag::Register(FlagSet& flags, absl::string_view what) {
+void JsonFlag::Register(FlagSet& flags, absl::string_view what, Operands operands) {
   flags.AddOptionalString("json", &destination_, kStdout,
                           absl::StrCat(what,
                                        " as JSON: on stdout in place of the text (--json or "
                                        "--json=-), or into FILE as well as the text (--json=FILE)"),
                           "FILE");
-}
-
-bool JsonFlag::AdoptFileOperand(const std::vector<std::string>& operands) {
-  if (!on_stdout() || operands.size() != 1 || operands.front() == kStdout) return false;
-  destination_ = operands.front();
-  return true;
+  if (operands == Operands::kNone) flags.LetValueFollow("json");
 }
 
 absl::Status JsonFlag::Write(absl::string_view json) {

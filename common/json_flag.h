@@ -17,13 +17,13 @@ class JsonFlag {
  public:
   static constexpr char kStdout[] = "-";
 
-  // Registers --json[=FILE]; `what` names the JSON in the help ("the report").
-  void Register(FlagSet& flags, absl::string_view what);
+  // Whether the tool takes operands: one that does (the CLI's input file) keeps the argument
+  // after a bare --json an operand; one that does not also reads `--json FILE` and `--json -`,
+  // the older spellings, as --json=FILE and --json=-.
+  enum class Operands { kTaken, kNone };
 
-  // A tool that takes no operand also reads `--json FILE` (its older spelling) as --json=FILE:
-  // given the operands Parse left, takes a lone one after a bare --json as the file and returns
-  // whether it did; the caller then ignores the operands.
-  bool AdoptFileOperand(const std::vector<std::string>& operands);
+  // Registers --json[=FILE]; `what` names the JSON in the help ("the report").
+  void Register(FlagSet& flags, absl::string_view what, Operands operands = Operands::kTaken);
 
   bool requested() const { return !destination_.empty(); }
   // The JSON replaces the text on stdout.

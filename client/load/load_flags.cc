@@ -47,7 +47,7 @@ void RegisterLoadFlags(FlagSet& flags, LoadOptions* load, WorkloadOptions* work,
                   "mean|x|); 0: by what the server lists about the kernel: 1e-9 for float64 "
                   "accumulation, 1e-3 for the ladder's float32; MIN, MAX, ARGMIN, ARGMAX must be "
                   "exact");
-  out->json.Register(flags, "the report");
+  out->json.Register(flags, "the report", JsonFlag::Operands::kNone);
   flags.AddBool("csv", &out->csv, "print the report as a CSV row instead of text");
   flags.AddBool("csv-header", &out->csv_header, "with --csv: print the header line first");
   flags.AddString("label", &out->label, "a name for this run in JSON and CSV", "TEXT");

@@ -36,9 +36,8 @@ int Usage(FlagSet& flags, absl::Status parsed) {
   return kExitUsage;
 }
 
-// Parses argv[first, argc); -1 to go on, else the exit code (help: 0, a usage error: 2). `json`,
-// when given, may take the one operand as its file (`--json FILE`).
-int ParseFlags(FlagSet& flags, int argc, char** argv, int first, JsonFlag* json = nullptr) {
+// Parses argv[first, argc); -1 to go on, else the exit code (help: 0, a usage error: 2).
+int ParseFlags(FlagSet& flags, int argc, char** argv, int first) {
   if (absl::Status parsed = flags.Parse(argc, argv, first); !parsed.ok()) {
     return Usage(flags, parsed);
   }
@@ -46,7 +45,6 @@ int ParseFlags(FlagSet& flags, int argc, char** argv, int first, JsonFlag* json 
     std::fputs(flags.Help().c_str(), stdout);
     return 0;
   }
-  if (json != nullptr && json->AdoptFileOperand(flags.positional())) return -1;
   if (!flags.positional().empty()) {
     return Usage(flags, absl::InvalidArgumentError("unexpected argument '" +
                                                    flags.positional().front() + "'"));
@@ -155,7 +153,7 @@ int RunLoadCommand(int argc, char** argv) {
       "bare gRPC server to compare with. Exit codes: 0 every answer right, 1 errors or wrong "
       "answers, 2 usage.");
   RegisterLoadFlags(flags, &load, &work, &op, &out);
-  if (int exit = ParseFlags(flags, argc, argv, 1, &out.json); exit >= 0) return exit;
+  if (int exit = ParseFlags(flags, argc, argv, 1); exit >= 0) return exit;
   work.op = *wire::ParseOpName(op);  // one of the choices --op declares
   if (work.tolerance == 0) work.tolerance = ToleranceFromServer(load, work);
   std::unique_ptr<ReducerClient> registrar;  // declared first: outlives the region it unregisters

@@ -391,7 +391,7 @@ int main(int argc, char** argv) {
   flags.AddUint32("max-blocks", &options.max_blocks,
                   "single_pass: the most blocks a launch uses (each reads 16 KiB tiles); 0: the "
                   "policy's rule");
-  json.Register(flags, "every row and run");
+  json.Register(flags, "every row and run", JsonFlag::Operands::kNone);
   flags.AddBool("csv", &csv, "CSV instead of Markdown on stdout");
   flags.AddBool("list", &list, "list the kernels and exit (needs no GPU)");
   if (absl::Status parsed = flags.Parse(argc, argv); !parsed.ok()) {
@@ -402,7 +402,11 @@ int main(int argc, char** argv) {
     std::fputs(flags.Help().c_str(), stdout);
     return 0;
   }
-  json.AdoptFileOperand(flags.positional());  // `--json FILE`, as scripts spell it
+  if (!flags.positional().empty()) {
+    std::fprintf(stderr, "gpureduce-bench: unexpected argument '%s'\n",
+                 flags.positional().front().c_str());
+    return 2;
+  }
   if (list) {
     for (const kernels::LadderPolicy& policy : kernels::kLadder) {
       std::printf("%-22s ladder      %s\n", policy.name, policy.lineage);

@@ -37,6 +37,9 @@ TEST(LoadFlagsTest, JsonGoesToStdoutBareOrAsDashAndToAFileWithAName) {
   ASSERT_TRUE(file.status.ok());
   EXPECT_EQ(file.out.json.destination(), "runs/a.json");
   EXPECT_FALSE(file.out.json.on_stdout());
+  // The older spellings: the tool takes no operands, so the argument after a bare --json is its.
+  EXPECT_EQ(Parse({"--json", "runs/b.json"}).out.json.destination(), "runs/b.json");
+  EXPECT_TRUE(Parse({"--json", "-"}).out.json.on_stdout());
 }
 
 TEST(LoadFlagsTest, SharedMemoryIsADeclaredKindDefaultingToSystem) {

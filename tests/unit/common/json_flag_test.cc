@@ -31,10 +31,11 @@ struct Parsed {
   std::vector<std::string> operands;
 };
 
-Parsed Parse(std::vector<std::string> args) {
+Parsed Parse(std::vector<std::string> args,
+             JsonFlag::Operands operands = JsonFlag::Operands::kTaken) {
   Parsed out;
   FlagSet flags("tool", "tool [flags]", "");
-  out.json.Register(flags, "the report");
+  out.json.Register(flags, "the report", operands);
   out.status = flags.Parse(args);
   out.operands = flags.positional();
   return out;
@@ -68,21 +69,31 @@ TEST(JsonFlagTest, ABareJsonLeavesTheInputFileAnOperand) {
   EXPECT_THAT(parsed.operands, ElementsAre("data.npy"));
 }
 
-TEST(JsonFlagTest, AToolWithoutOperandsTakesTheOneAfterABareJsonAsTheFile) {
-  Parsed parsed = Parse({"--json", "ladder.json"});
+TEST(JsonFlagTest, AToolWithoutOperandsTakesTheArgumentAfterABareJsonAsItsValue) {
+  constexpr JsonFlag::Operands kNone = JsonFlag::Operands::kNone;
+  Parsed parsed = Parse({"--json", "ladder.json", "--csv-free"}, kNone);
+  EXPECT_FALSE(parsed.status.ok()) << "--csv-free is an unknown flag, not the file";
+  parsed = Parse({"--json", "ladder.json"}, kNone);
   ASSERT_TRUE(parsed.status.ok());
-  EXPECT_TRUE(parsed.json.AdoptFileOperand(parsed.operands));
   EXPECT_EQ(parsed.json.destination(), "ladder.json");
+  EXPECT_TRUE(parsed.operands.empty());
 
-  Parsed given_file = Parse({"--json=a.json", "b.json"});
-  EXPECT_FALSE(given_file.json.AdoptFileOperand(given_file.operands));
+  const Parsed dash = Parse({"--json", "-"}, kNone);
+  ASSERT_TRUE(dash.status.ok());
+  EXPECT_TRUE(dash.json.on_stdout());
+  EXPECT_TRUE(dash.operands.empty());
+
+  // Only the argument right after a bare --json: any other stays an operand, for the tool to
+  // refuse.
+  const Parsed given_file = Parse({"--json=a.json", "b.json"}, kNone);
   EXPECT_EQ(given_file.json.destination(), "a.json");
-  Parsed two = Parse({"--json", "a", "b"});
-  EXPECT_FALSE(two.json.AdoptFileOperand(two.operands));
-  EXPECT_TRUE(two.json.on_stdout());
-  Parsed not_given = Parse({"a.json"});
-  EXPECT_FALSE(not_given.json.AdoptFileOperand(not_given.operands));
-  EXPECT_FALSE(not_given.json.requested());
+  EXPECT_THAT(given_file.operands, ElementsAre("b.json"));
+  const Parsed stray = Parse({"oops", "--json"}, kNone);
+  EXPECT_TRUE(stray.json.on_stdout());
+  EXPECT_THAT(stray.operands, ElementsAre("oops"));
+  const Parsed before_flag = Parse({"--json", "--json=x.json"}, kNone);
+  ASSERT_TRUE(before_flag.status.ok());
+  EXPECT_EQ(before_flag.json.destination(), "x.json") << "a flag is never the value";
 }
 
 TEST(JsonFlagTest, WritesReplaceTheFileOnceThenAddToIt) {
