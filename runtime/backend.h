@@ -109,7 +109,7 @@ class ReduceSession {
   // (SplitSession's) is told where each part starts. Indices count from 0 otherwise.
   virtual void StartAt(uint64_t index) = 0;
   // What runs the request, as the response names it: with `auto` a backend may hand a small
-  // request to another backend (the CUDA backend's CPU below its crossover).
+  // request to another backend (the routing backend sends it to the CPU below its crossover).
   virtual kernels::KernelId kernel() const = 0;
   kernels::BackendKind backend() const { return kernels::GetKernel(kernel()).backend; }
 

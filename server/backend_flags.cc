@@ -44,9 +44,8 @@ void BackendFlags::Register(FlagSet& flags) {
   flags.AddChoice("backend", &kind_, {"auto", "cpu", "cuda"},
                   "compute backend: auto takes the GPU when there is one, else the CPU");
   flags.AddUint32("worker-threads", &options_.worker_threads,
-                  "CPU backend threads, and those of the CUDA backend's CPU path (the cpu "
-                  "kernel, and small auto requests: see --auto-cpu-below); 0 means one per "
-                  "hardware thread");
+                  "CPU backend threads, also beside the GPUs (the cpu kernel, and small auto "
+                  "requests: see --auto-cpu-below); 0 means one per hardware thread");
   flags.AddString("devices", &devices_, "GPUs to own: all, or indices such as 0,1", "LIST");
   flags.AddUint32("cuda-streams", &options_.device.streams,
                   "CUDA streams per GPU; 0 picks twice the copy engines (at least 4)");

@@ -32,7 +32,8 @@ absl::StatusOr<std::unique_ptr<ReduceSession>> RoutingBackend::Open(const Reques
       return absl::FailedPreconditionError(
           absl::StrCat("kernel '", kernels::GetKernel(spec.kernel).name,
                        "' runs on the CPU, but the request pins GPU ", spec.device,
-                       "; leave the device unset, or name a GPU kernel or auto"));
+                       " (by its device, or by a CUDA IPC region on that GPU); name a GPU "
+                       "kernel or auto, or leave the device unset"));
     }
     return gpus_->Open(spec);
   }

@@ -64,7 +64,7 @@ TEST_P(ScratchLayoutTest, ArraysAreAlignedSizedAndApartWhereTheyMustBe) {
   EXPECT_EQ(layout.ladder.partials_b.size, (c.max_elements + 31) / 32);
   EXPECT_EQ(layout.single_pass.counter.size, 1u);
   EXPECT_EQ(layout.single_pass.block_states.size, kSinglePassMaxBlocks);
-  EXPECT_GE(sizeof(SinglePassBlockState), 16u);  // an ARGMIN state: a float and an int64
+  static_assert(sizeof(SinglePassBlockState) >= 16, "an ARGMIN state: a float and an int64");
 
   std::vector<Range> all = cub;
   all.insert(all.end(), ladder.begin(), ladder.end());
