@@ -119,10 +119,14 @@ TEST(RapidResetTest, ResetStreamsGetTheirConnectionsSentAwayAndMemoryStaysBounde
                 Describe(result.outcomes).c_str());
     // Every connection ends with a GOAWAY saying why: sent away for the reset streams (as soon
     // as the server sees them, maybe before its SETTINGS), or refused while the address cools
-    // down (the other threads' connections too). None is closed without a word.
+    // down (the other threads' connections too). None is closed without a word, except under a
+    // sanitizer: there the server is several times slower than the flood, and an evicted
+    // connection still receiving it can close with a TCP reset that takes the GOAWAY the client
+    // had not read yet (CI saw 5 of 4,671; docs/reliability.md, "The bound on memory").
+    const int64_t closed_allowed = kSanitizerScale > 1 ? 16 : 0;
     EXPECT_GE(result.outcomes.goaways + result.outcomes.refused, 1) << Describe(result.outcomes);
     EXPECT_THAT(result.outcomes.goaway_reasons, Contains(HasSubstr("rapid reset")));
-    EXPECT_EQ(result.outcomes.closed, 0) << Describe(result.outcomes);
+    EXPECT_LE(result.outcomes.closed, closed_allowed) << Describe(result.outcomes);
     const uint64_t rss = *(*server)->ResidentBytes();
     const uint64_t peak = *(*server)->PeakResidentBytes();
     std::printf("round %d: server VmRSS %.1f MiB (before the attack %.1f), VmHWM %.1f MiB\n", round,
