@@ -5,7 +5,6 @@
 // it to FILE and the text still goes to stdout.
 
 #include <string>
-#include <vector>
 
 #include "absl/status/status.h"
 #include "absl/strings/string_view.h"
