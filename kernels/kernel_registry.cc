@@ -12,7 +12,13 @@
 namespace gpureduce::kernels {
 namespace {
 
+std::vector<Op> ClassicOps() {
+  return std::vector<Op>(std::begin(kClassicOps), std::end(kClassicOps));
+}
 std::vector<Op> EveryOp() { return std::vector<Op>(std::begin(kAllOps), std::end(kAllOps)); }
+std::vector<DType> EveryDType() {
+  return std::vector<DType>(std::begin(kAllDTypes), std::end(kAllDTypes));
+}
 
 // The ladder keeps the seeds' float32 accumulation and leaves ARGMIN/ARGMAX to cub and cpu.
 KernelInfo LadderKernel(const LadderPolicy& policy) {
@@ -23,6 +29,8 @@ KernelInfo LadderKernel(const LadderPolicy& policy) {
           .lineage = policy.lineage,
           .backend = BackendKind::kCuda,
           .ops = {Op::kSum, Op::kProd, Op::kMin, Op::kMax, Op::kMean, Op::kSumSquares},
+          .dtypes = {DType::kFloat32},
+          .multi_op = false,
           .deterministic = policy.deterministic,
           .default_block_size = policy.default_block_size,
           .min_block_size = policy.min_block_size,
@@ -33,11 +41,14 @@ std::vector<KernelInfo> MakeCatalogue() {
   std::vector<KernelInfo> catalogue = {
       {.id = KernelId::kCpu,
        .name = "cpu",
-       .description = "Multi-threaded CPU reduction: 64Ki-element tasks accumulated in float64 "
-                      "and combined in order",
+       .description = "Multi-threaded CPU reduction of every dtype and op: 64Ki-element tasks "
+                      "accumulated in float64 (compensated for float64, exact for integers) and "
+                      "merged in order",
        .lineage = "",
        .backend = BackendKind::kCpu,
        .ops = EveryOp(),
+       .dtypes = EveryDType(),
+       .multi_op = true,
        .deterministic = true,
        .default_block_size = 0,
        .min_block_size = 0,
@@ -49,7 +60,9 @@ std::vector<KernelInfo> MakeCatalogue() {
                       "last block to finish combines the block results in block order",
        .lineage = "",
        .backend = BackendKind::kCuda,
-       .ops = EveryOp(),
+       .ops = ClassicOps(),
+       .dtypes = {DType::kFloat32},
+       .multi_op = false,
        .deterministic = true,
        .default_block_size = 0,
        .min_block_size = 0,
@@ -60,7 +73,9 @@ std::vector<KernelInfo> MakeCatalogue() {
                       "sums and products, NaN propagation, first-occurrence argmin/argmax",
        .lineage = "",
        .backend = BackendKind::kCuda,
-       .ops = EveryOp(),
+       .ops = ClassicOps(),
+       .dtypes = {DType::kFloat32},
+       .multi_op = false,
        .deterministic = true,
        .default_block_size = 0,
        .min_block_size = 0,
@@ -132,6 +147,33 @@ absl::Status ValidateOp(const KernelInfo& kernel, Op op) {
   return absl::InvalidArgumentError(
       absl::StrCat("kernel '", kernel.name, "' does not support ", OpName(op),
                    "; kernels that do: ", absl::StrJoin(with_op, ", ")));
+}
+
+bool Runs(const KernelInfo& kernel, std::span<const Op> ops, DType dtype) {
+  if (ops.size() > 1 && !kernel.multi_op) return false;
+  if (std::find(kernel.dtypes.begin(), kernel.dtypes.end(), dtype) == kernel.dtypes.end()) {
+    return false;
+  }
+  return std::all_of(ops.begin(), ops.end(), [&](Op op) {
+    return std::find(kernel.ops.begin(), kernel.ops.end(), op) != kernel.ops.end();
+  });
+}
+
+absl::Status ValidateRequest(const KernelInfo& kernel, std::span<const Op> ops, DType dtype) {
+  for (Op op : ops) {
+    if (absl::Status status = ValidateOp(kernel, op); !status.ok()) return status;
+  }
+  if (Runs(kernel, ops, dtype)) return absl::OkStatus();
+  std::vector<std::string> able;
+  for (const KernelInfo& other : AllKernels()) {
+    if (Runs(other, ops, dtype)) able.push_back(other.name);
+  }
+  const std::string what = ops.size() > 1 ? absl::StrCat(ops.size(), " ops in one request over ",
+                                                         DTypeName(dtype))
+                                          : std::string(DTypeName(dtype));
+  return absl::InvalidArgumentError(absl::StrCat("kernel '", kernel.name, "' does not reduce ",
+                                                 what, "; kernels that do: ",
+                                                 absl::StrJoin(able, ", ")));
 }
 
 }  // namespace gpureduce::kernels

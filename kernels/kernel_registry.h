@@ -5,11 +5,13 @@
 // a name outside it is INVALID_ARGUMENT.
 
 #include <cstdint>
+#include <span>
 #include <string>
 #include <vector>
 
 #include "absl/status/status.h"
 #include "absl/strings/string_view.h"
+#include "common/reduction/dtype.h"
 #include "common/reduction/op.h"
 #include "kernels/kernel_id.h"
 
@@ -26,6 +28,8 @@ struct KernelInfo {
   std::string lineage;  // seed steps it reproduces; empty for production kernels
   BackendKind backend;
   std::vector<Op> ops;
+  std::vector<DType> dtypes;  // the payload types it reduces
+  bool multi_op;              // several ops in one request (one read of the data)
   bool deterministic;
   uint32_t default_block_size;  // 0: the kernel takes no block size
   uint32_t min_block_size;
@@ -52,5 +56,12 @@ absl::Status ValidateBlockSize(const KernelInfo& kernel, uint32_t block_size);
 
 // INVALID_ARGUMENT naming the kernels that do support `op` when `kernel` does not.
 absl::Status ValidateOp(const KernelInfo& kernel, Op op);
+
+// Whether `kernel` runs `ops` (one, or several where it takes several) over `dtype`.
+bool Runs(const KernelInfo& kernel, std::span<const Op> ops, DType dtype);
+
+// ValidateOp for each op, then INVALID_ARGUMENT naming the kernels that can when `kernel` does not
+// take `dtype`, or several ops in one request.
+absl::Status ValidateRequest(const KernelInfo& kernel, std::span<const Op> ops, DType dtype);
 
 }  // namespace gpureduce::kernels

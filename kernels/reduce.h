@@ -18,6 +18,9 @@
 #include "common/reduction/op.h"
 #include "common/reduction/op_name.h"
 #include "common/reduction/partial.h"
+#include "common/reduction/stats.h"
+#include "common/reduction/dtype.h"
+#include "common/reduction/op_result.h"
 #include "common/thread_pool.h"
 #include "kernels/gpu_traits.h"
 #include "kernels/kernel_registry.h"
@@ -31,40 +34,52 @@ namespace gpureduce::kernels {
 
 namespace cpu {
 
-// The `cpu` kernel cuts an array into tasks of this many elements: 256 KiB of floats keeps the
-// per-task overhead under 1% and, being fixed, makes the result depend only on the input (not
-// on the thread count): the CPU backend is deterministic.
+// The `cpu` kernel cuts an array into tasks of this many elements: 64Ki elements (256 KiB of
+// floats) keeps the per-task overhead under 1% and, being fixed, makes the result depend only on
+// the input (not on the thread count): the CPU backend is deterministic.
 inline constexpr size_t kElementsPerTask = size_t{1} << 16;
+
+// What one reduction computes: the accumulations `needs` asks for (NeedsOf the request's ops),
+// over little-endian elements of `dtype`.
+struct StatsRequest {
+  DType dtype = DType::kFloat32;
+  StatsNeeds needs;
+};
 
 struct ReduceTiming {
   std::chrono::nanoseconds queue{0};    // submit to first task start
   std::chrono::nanoseconds compute{0};  // first task start to last task end
 };
 
-using ReduceDone = absl::AnyInvocable<void(Partial, ReduceTiming) &&>;
+using StatsDone = absl::AnyInvocable<void(absl::StatusOr<Stats>, ReduceTiming) &&>;
 
-// Reduces `data` (elements base_index.. of the whole array) on `pool` without blocking the
-// caller: the last task to finish combines the task partials in order and calls `done`, on a
-// pool thread. An input of one task (up to kElementsPerTask) is reduced on the calling thread
-// instead, and `done` runs there before ReduceAsync returns, as for an empty input. `data` must
-// stay valid until `done`.
-void ReduceAsync(ThreadPool& pool, Op op, std::span<const float> data, uint64_t base_index,
-                 ReduceDone done);
-
-// Elements [begin, begin + size) of an input that is not one span in memory (size is at most
-// kElementsPerTask), or why they could not be read. The span must stay valid until the calling
-// thread next calls the source (a thread-local buffer will do).
+// The bytes of elements [begin, begin + size) of an input (size is at most kElementsPerTask),
+// aligned to the element size, or why they could not be read. The span must stay valid until the
+// calling thread next calls the source (a thread-local buffer will do).
 using BlockSource =
-    std::function<absl::StatusOr<std::span<const float>>(uint64_t begin, size_t size)>;
-using ReduceSourceDone = absl::AnyInvocable<void(absl::StatusOr<Partial>, ReduceTiming) &&>;
+    std::function<absl::StatusOr<std::span<const std::byte>>(uint64_t begin, size_t size)>;
 
-// The same over `count` elements read through `source`, each task's block when the task runs;
-// the first block that cannot be read (in task order) is the result.
-void ReduceAsync(ThreadPool& pool, Op op, uint64_t count, BlockSource source, uint64_t base_index,
-                 ReduceSourceDone done);
+// Reduces the stats of one block: `bytes` holds whole elements, aligned to their size; they are
+// elements base_index.. of the whole array.
+Stats ReduceBlock(const StatsRequest& request, std::span<const std::byte> bytes,
+                  uint64_t base_index);
+
+// Reduces `count` elements read through `source` on `pool` without blocking the caller: each
+// task reads its block when it runs; the last task to finish merges the task stats in order and
+// calls `done` on a pool thread (the first block that cannot be read, in task order, is the
+// result). An input of one task is reduced on the calling thread instead, and `done` runs there
+// before ReduceAsync returns, as for an empty input.
+void ReduceAsync(ThreadPool& pool, const StatsRequest& request, uint64_t count,
+                 BlockSource source, uint64_t base_index, StatsDone done);
+
+// The same over elements in memory (whole elements, aligned to their size), which must stay valid
+// until `done`.
+void ReduceAsync(ThreadPool& pool, const StatsRequest& request, std::span<const std::byte> data,
+                 uint64_t base_index, StatsDone done);
 
 // Blocking convenience for tests, tools and self-checks; never call it from a pool thread.
-Partial Reduce(ThreadPool& pool, Op op, std::span<const float> data, uint64_t base_index = 0);
+Stats Reduce(ThreadPool& pool, const StatsRequest& request, std::span<const std::byte> data,
+             uint64_t base_index = 0);
 
 }  // namespace cpu
 

@@ -17,6 +17,17 @@ static_assert(SameValue(Op::kMean, v1::MEAN));
 static_assert(SameValue(Op::kSumSquares, v1::SUM_SQUARES));
 static_assert(SameValue(Op::kArgMin, v1::ARGMIN));
 static_assert(SameValue(Op::kArgMax, v1::ARGMAX));
+static_assert(SameValue(Op::kNanSum, v1::NANSUM));
+static_assert(SameValue(Op::kNanProd, v1::NANPROD));
+static_assert(SameValue(Op::kNanMin, v1::NANMIN));
+static_assert(SameValue(Op::kNanMax, v1::NANMAX));
+static_assert(SameValue(Op::kNanMean, v1::NANMEAN));
+static_assert(SameValue(Op::kNanArgMin, v1::NANARGMIN));
+static_assert(SameValue(Op::kNanArgMax, v1::NANARGMAX));
+static_assert(SameValue(Op::kVar, v1::VAR));
+static_assert(SameValue(Op::kStd, v1::STD));
+static_assert(SameValue(Op::kNanVar, v1::NANVAR));
+static_assert(SameValue(Op::kNanStd, v1::NANSTD));
 // Every wire op but OP_UNSPECIFIED has a domain op: a new one fails here until it is mapped.
 static_assert(v1::OP_UNSPECIFIED == 0 && std::size(kAllOps) + 1 == v1::Op_ARRAYSIZE);
 

@@ -46,6 +46,8 @@ GPUREDUCE_HOST_DEVICE inline Partial Combine(Op op, const Partial& left, const P
         out.index = right.index;
       }
       break;
+    default:  // the array API's ops reduce Stats (stats.h), never a Partial
+      break;
   }
   return out;
 }

@@ -97,7 +97,7 @@ cudaError_t Dispatch(Op op, const float* d_in, size_t n, CubChunkResult* d_resul
 cudaError_t CubTempBytes(size_t max_elements, size_t* bytes) {
   CubChunkResult unused;  // CUB only measures: no result is written
   size_t most = 0;
-  for (Op op : kAllOps) {
+  for (Op op : kClassicOps) {
     size_t op_bytes = 0;
     if (cudaError_t error = Dispatch(op, nullptr, max_elements, &unused, nullptr, op_bytes, 0);
         error != cudaSuccess) {

@@ -127,7 +127,7 @@ TEST_P(CudaBackendTest, NaNInfinityAndTiesFollowNumPy) {
   }
 }
 
-INSTANTIATE_TEST_SUITE_P(AllOps, CudaBackendTest, ::testing::ValuesIn(gpureduce::kAllOps),
+INSTANTIATE_TEST_SUITE_P(AllOps, CudaBackendTest, ::testing::ValuesIn(gpureduce::kClassicOps),
                          [](const ::testing::TestParamInfo<Op>& info) {
                            return std::string(gpureduce::OpName(info.param));
                          });
@@ -163,7 +163,7 @@ TEST_F(CudaPipelineTest, ConcurrentSessionsShareStreamsAndWaitForStagingBuffers)
   std::vector<std::thread> threads;
   for (int t = 0; t < 16; ++t) {
     threads.emplace_back([&, t] {
-      const Op op = gpureduce::kAllOps[t % 8];
+      const Op op = gpureduce::kClassicOps[t % 8];
       const std::vector<float> data = DataFor(op, 2000003 + t, seed + t);
       BackendTiming timing;
       failures[t] = Check(op, data, Reduce(**backend, op, data, 300007, &timing));
@@ -203,8 +203,8 @@ TEST_F(CudaPipelineTest, MemoryStaysFlatOverAHundredRequests) {
   ASSERT_EQ(Reduce(**backend, Op::kSum, data, 1 << 20).status(), absl::OkStatus());
   ASSERT_EQ(cudaMemGetInfo(&free_before, &total), cudaSuccess);
   for (int i = 0; i < 100; ++i) {
-    ASSERT_EQ(Check(gpureduce::kAllOps[i % 8], data,
-                    Reduce(**backend, gpureduce::kAllOps[i % 8], data, 1 << 20)),
+    ASSERT_EQ(Check(gpureduce::kClassicOps[i % 8], data,
+                    Reduce(**backend, gpureduce::kClassicOps[i % 8], data, 1 << 20)),
               "");
   }
   ASSERT_EQ(cudaMemGetInfo(&free_after, &total), cudaSuccess);

@@ -147,7 +147,7 @@ TEST_P(ParallelReduceTest, EmptyInputFollowsTheContract) {
   }
 }
 
-INSTANTIATE_TEST_SUITE_P(AllOps, ParallelReduceTest, ::testing::ValuesIn(kAllOps),
+INSTANTIATE_TEST_SUITE_P(AllOps, ParallelReduceTest, ::testing::ValuesIn(kClassicOps),
                          [](const ::testing::TestParamInfo<Op>& info) {
                            return std::string(OpName(info.param));
                          });

@@ -1,0 +1,122 @@
+#include "common/reduction/stats.h"
+
+#include <cmath>
+
+namespace gpureduce {
+
+StatsNeeds NeedsOf(std::span<const Op> ops) {
+  StatsNeeds needs;
+  for (Op op : ops) {
+    switch (NanFormOf(op)) {
+      case Op::kSum:
+      case Op::kMean:
+        needs.sum = true;
+        break;
+      case Op::kSumSquares:
+        needs.sum_squares = true;
+        break;
+      case Op::kProd:
+        needs.prod = true;
+        break;
+      case Op::kMin:
+      case Op::kArgMin:
+        needs.min = true;
+        break;
+      case Op::kMax:
+      case Op::kArgMax:
+        needs.max = true;
+        break;
+      case Op::kVar:
+      case Op::kStd:
+        needs.moments = true;
+        break;
+      default:
+        break;
+    }
+  }
+  return needs;
+}
+
+namespace {
+
+// Whether (value, index) of `right` goes before `left`'s extreme; ties keep the earlier (left).
+template <typename T>
+bool Replaces(bool less, T left, T right) {
+  return less ? right < left : right > left;
+}
+
+void MergeExtremes(const Stats& right, Stats& out) {
+  if (right.min_index >= 0) {
+    const bool take = out.min_index < 0 || (out.integer ? Replaces(true, out.int_min, right.int_min)
+                                                        : Replaces(true, out.min, right.min));
+    if (take) {
+      out.min = right.min;
+      out.int_min = right.int_min;
+      out.min_index = right.min_index;
+    }
+  }
+  if (right.max_index >= 0) {
+    const bool take = out.max_index < 0 || (out.integer ? Replaces(false, out.int_max, right.int_max)
+                                                        : Replaces(false, out.max, right.max));
+    if (take) {
+      out.max = right.max;
+      out.int_max = right.int_max;
+      out.max_index = right.max_index;
+    }
+  }
+}
+
+void MergeProducts(const Stats& right, Stats& out) {
+  int exponent = 0;
+  out.prod = std::frexp(out.prod * right.prod, &exponent);
+  out.prod_exponent += right.prod_exponent + exponent;
+  // Wrapping multiplication is associative, so the pieces' wrapped products multiply to the
+  // sequential one; the exact product leaves int64 exactly when a partial one does, unless a
+  // factor is 0 (every other factor has magnitude >= 1, so partial products only grow).
+  int64_t exact = 0;
+  const bool overflow = __builtin_mul_overflow(static_cast<int64_t>(out.int_prod),
+                                               static_cast<int64_t>(right.int_prod), &exact);
+  out.int_prod_overflow = out.int_prod_overflow || right.int_prod_overflow || overflow;
+  out.int_prod = out.int_prod * right.int_prod;
+  out.int_prod_zero = out.int_prod_zero || right.int_prod_zero;
+}
+
+void MergeMoments(const Stats& left, const Stats& right, Stats& out) {
+  const double n_left = static_cast<double>(left.valid());
+  const double n_right = static_cast<double>(right.valid());
+  if (n_right == 0) return;
+  if (n_left == 0) {
+    out.mean = right.mean;
+    out.m2 = right.m2;
+    return;
+  }
+  const double n = n_left + n_right;
+  const double delta = right.mean - left.mean;
+  out.mean = left.mean + delta * (n_right / n);
+  out.m2 = left.m2 + right.m2 + delta * delta * (n_left * n_right / n);
+}
+
+}  // namespace
+
+Stats MergeStats(const Stats& left, const Stats& right) {
+  if (right.count == 0) return left;
+  if (left.count == 0) return right;
+  Stats out = left;
+  out.count = left.count + right.count;
+  out.nan_count = left.nan_count + right.nan_count;
+  if (out.first_nan < 0) out.first_nan = right.first_nan;
+
+  AddCompensated(right.sum, &out.sum, &out.sum_lo);
+  out.sum_lo += right.sum_lo;
+  const bool carried = __builtin_add_overflow(left.int_sum, right.int_sum, &out.int_sum);
+  out.int_sum_wraps = left.int_sum_wraps + right.int_sum_wraps +
+                      (carried ? (right.int_sum < 0 ? -1 : 1) : 0);
+  out.sum_squares = left.sum_squares + right.sum_squares;
+
+  MergeProducts(right, out);
+  MergeExtremes(right, out);
+  MergeMoments(left, right, out);
+  return out;
+}
+
+}  // namespace gpureduce
