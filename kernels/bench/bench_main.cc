@@ -415,6 +415,7 @@ int main(int argc, char** argv) {
       std::printf("%-22s ladder      %s\n", policy.name, policy.lineage);
     }
     std::printf("%-22s production  one launch, float64 accumulation, every op\n", "single_pass");
+    std::printf("%-22s array API   any dtype, several ops in one read (--suite dtypes)\n", "stats");
     std::printf("%-22s reference   CUB DeviceReduce, in the same run\n", "cub");
     return 0;
   }

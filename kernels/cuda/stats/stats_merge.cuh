@@ -8,8 +8,8 @@
 
 #include <cstdint>
 
+#include "kernels/cuda/stats/stats_block.cuh"
 #include "kernels/cuda/stats/stats_launch.h"
-#include "kernels/cuda/stats/stats_state.cuh"
 
 namespace gpureduce::kernels::cuda {
 
