@@ -40,7 +40,8 @@ uint16_t DoubleToHalf(double value) {
   const int quantum_exp = exponent - 1 < -14 ? -24 : exponent - 11;
   const double units = std::nearbyint(std::ldexp(a, -quantum_exp));  // ties to even (FE_TONEAREST)
   a = std::ldexp(units, quantum_exp);
-  if (a >= 65520.0 || a > 65504.0) return sign | 0x7c00;
+  if (a == 0) return sign;  // below half the smallest subnormal
+  if (a > 65504.0) return sign | 0x7c00;
   std::frexp(a, &exponent);
   if (exponent - 1 < -14) return sign | static_cast<uint16_t>(std::ldexp(a, 24));  // subnormal
   const int biased = exponent - 1 + 15;
