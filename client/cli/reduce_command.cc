@@ -446,6 +446,14 @@ int RunReduce(int argc, char** argv) {
                               "--shared-memory out to send other dtypes (the same one request)");
     }
     if (chunk_elements == 0) return ReportUsageError(kCommand, "--chunk-size must be at least 4B");
+    for (const v1::Op op : *ops) {
+      if (f.verify && IsTyped(DType::kFloat32, {op}, 0)) {
+        return ReportUsageError(
+            kCommand, absl::StrCat("--shared-memory --verify checks sum, prod, min, max, mean, "
+                                   "sum_squares, argmin and argmax only, not ",
+                                   wire::OpName(op), ": leave --shared-memory out to verify it"));
+      }
+    }
     SharedMemoryReduceFlags shared;
     shared.connection = f.connection;
     shared.source = source_options;

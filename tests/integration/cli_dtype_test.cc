@@ -66,10 +66,10 @@ std::string WriteNpy(const std::string& name, const std::string& descr, const st
   return path;
 }
 
-constexpr const char* kAllOps[] = {"sum",    "prod",      "min",       "max",    "mean",
-                                   "sum_squares", "argmin", "argmax", "nansum", "nanprod",
-                                   "nanmin", "nanmax",    "nanmean",   "nanargmin", "nanargmax",
-                                   "var",    "std",       "nanvar",    "nanstd"};
+constexpr const char* kAllOps[] = {"sum",         "prod",   "min",     "max",       "mean",
+                                   "sum_squares", "argmin", "argmax",  "nansum",    "nanprod",
+                                   "nanmin",      "nanmax", "nanmean", "nanargmin", "nanargmax",
+                                   "var",         "std",    "nanvar",  "nanstd"};
 
 // The float answer of `op` over `x` (NaN-aware as NumPy), before rounding to the result dtype;
 // for arg ops the index. Two-pass moments in long double.
@@ -151,11 +151,10 @@ class CliDTypeTest : public ::testing::Test {
   }
   // Runs every op in one request over `path` and checks each typed result: the result dtype,
   // indexes exactly, floats within one unit of `round`'s last place of the reference.
-  void CheckEveryOp(const std::string& path, const std::string& extra,
-                    const std::vector<double>& x, const std::string& dtype,
-                    double (*round)(double), double ulp_at_one) {
-    const ToolRun run = Cli(absl::StrCat(path, " ", extra, " --op=", absl::StrJoin(kAllOps, ","),
-                                     " --ddof=1 --json"));
+  void CheckEveryOp(const std::string& path, const std::string& extra, const std::vector<double>& x,
+                    const std::string& dtype, double (*round)(double), double ulp_at_one) {
+    const ToolRun run = Cli(
+        absl::StrCat(path, " ", extra, " --op=", absl::StrJoin(kAllOps, ","), " --ddof=1 --json"));
     ASSERT_EQ(run.exit_code, 0) << run.err << run.out;
     const nlohmann::json json = nlohmann::json::parse(run.out);
     EXPECT_EQ(json["count"], x.size());
@@ -274,8 +273,9 @@ TEST_F(CliDTypeTest, Int32SumIsExactPastTwoToThe31AndAFiveOpListIsOneRequest) {
 }
 
 TEST_F(CliDTypeTest, RandomFloat64StreamedInOddChunksVerifies) {
-  const ToolRun run = Cli("--random=200003 --dtype=float64 --op=sum,var,nanstd,argmin --verify "
-                      "--chunk-size=1000B --ddof=1");
+  const ToolRun run =
+      Cli("--random=200003 --dtype=float64 --op=sum,var,nanstd,argmin --verify "
+          "--chunk-size=1000B --ddof=1");
   ASSERT_EQ(run.exit_code, 0) << run.err << run.out;
   EXPECT_THAT(run.out, HasSubstr("verify: sum client reference"));
   EXPECT_THAT(run.out, ::testing::Not(HasSubstr("MISMATCH")));
@@ -283,9 +283,10 @@ TEST_F(CliDTypeTest, RandomFloat64StreamedInOddChunksVerifies) {
 }
 
 TEST_F(CliDTypeTest, LoadGeneratorWithFloat16AndAnOpList) {
-  const ToolRun run = Shell(absl::StrCat(LoadBinary(), " --target=", server_->target(),
-                                     " --dtype=float16 --op=sum,min,max,mean,std --floats=100003 "
-                                     "--duration=1s --warmup=200ms --concurrency=2"));
+  const ToolRun run =
+      Shell(absl::StrCat(LoadBinary(), " --target=", server_->target(),
+                         " --dtype=float16 --op=sum,min,max,mean,std --floats=100003 "
+                         "--duration=1s --warmup=200ms --concurrency=2"));
   EXPECT_EQ(run.exit_code, 0) << run.out << run.err;
   EXPECT_THAT(run.out, HasSubstr("op sum,min,max,mean,std, dtype float16"));
 
