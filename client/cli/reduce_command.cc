@@ -19,6 +19,7 @@
 #include "client/parallel_streams.h"
 #include "client/reducer_client.h"
 #include "client/running_reference.h"
+#include "client/typed_reference.h"
 #include "common/reduction/dtype.h"
 #include "common/reduction/op.h"
 #include "common/reduction/op_name.h"

@@ -15,6 +15,7 @@
 
 #include "absl/status/statusor.h"
 #include "client/running_reference.h"
+#include "client/typed_reference.h"
 #include "common/reduction/dtype.h"
 #include "gpureduce/v1/reduce.pb.h"
 

@@ -3,6 +3,8 @@
 // sums past int32 and int64, NumPy's wrapping and the overflow flag, NaN rules of the plain and
 // nan forms, first occurrences, var/std with ddof, products that no partial may overflow.
 
+#include "client/typed_reference.h"
+
 #include <cmath>
 #include <cstring>
 #include <limits>
@@ -10,7 +12,6 @@
 #include <vector>
 
 #include "client/input/element_codec.h"
-#include "client/running_reference.h"
 #include "gmock/gmock.h"
 #include "gtest/gtest.h"
 
