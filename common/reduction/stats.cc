@@ -39,16 +39,21 @@ StatsNeeds NeedsOf(std::span<const Op> ops) {
 
 namespace {
 
-// Whether (value, index) of `right` goes before `left`'s extreme; ties keep the earlier (left).
+// Whether `right`'s extreme goes before `left`'s: the smaller (or larger) value, and between
+// equal values the lower index. Pieces of a stream spread over several GPUs merge in part order,
+// not index order, so a tie is decided by the index rather than by the side it is on.
 template <typename T>
-bool Replaces(bool less, T left, T right) {
+bool Replaces(bool less, T left, int64_t left_index, T right, int64_t right_index) {
+  if (left == right) return right_index < left_index;
   return less ? right < left : right > left;
 }
 
 void MergeExtremes(const Stats& right, Stats& out) {
   if (right.min_index >= 0) {
-    const bool take = out.min_index < 0 || (out.integer ? Replaces(true, out.int_min, right.int_min)
-                                                        : Replaces(true, out.min, right.min));
+    const bool take =
+        out.min_index < 0 ||
+        (out.integer ? Replaces(true, out.int_min, out.min_index, right.int_min, right.min_index)
+                     : Replaces(true, out.min, out.min_index, right.min, right.min_index));
     if (take) {
       out.min = right.min;
       out.int_min = right.int_min;
@@ -56,8 +61,10 @@ void MergeExtremes(const Stats& right, Stats& out) {
     }
   }
   if (right.max_index >= 0) {
-    const bool take = out.max_index < 0 || (out.integer ? Replaces(false, out.int_max, right.int_max)
-                                                        : Replaces(false, out.max, right.max));
+    const bool take =
+        out.max_index < 0 ||
+        (out.integer ? Replaces(false, out.int_max, out.max_index, right.int_max, right.max_index)
+                     : Replaces(false, out.max, out.max_index, right.max, right.max_index));
     if (take) {
       out.max = right.max;
       out.int_max = right.int_max;
@@ -104,7 +111,9 @@ Stats MergeStats(const Stats& left, const Stats& right) {
   Stats out = left;
   out.count = left.count + right.count;
   out.nan_count = left.nan_count + right.nan_count;
-  if (out.first_nan < 0) out.first_nan = right.first_nan;
+  if (right.first_nan >= 0 && (out.first_nan < 0 || right.first_nan < out.first_nan)) {
+    out.first_nan = right.first_nan;
+  }
 
   AddCompensated(right.sum, &out.sum, &out.sum_lo);
   out.sum_lo += right.sum_lo;

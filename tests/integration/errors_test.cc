@@ -134,10 +134,12 @@ TEST_F(ErrorsTest, ByteLengthNotAMultipleOfFourIsInvalidArgument) {
   request.mutable_data()->push_back('x');
   ExpectRefused(Unary(request), grpc::StatusCode::INVALID_ARGUMENT,
                 "13 bytes, which is not a multiple of 4");
+  // A stream's chunk may end inside an element (the next one completes it), but not the stream.
   v1::ReduceSpec spec = Spec(v1::SUM);
   std::vector<v1::ReduceChunk> chunks = {Chunk(kFew, &spec), Chunk(kFew, nullptr)};
   chunks[1].mutable_data()->append("ab");
-  ExpectRefused(Stream(chunks), grpc::StatusCode::INVALID_ARGUMENT, "not a multiple of 4");
+  ExpectRefused(Stream(chunks), grpc::StatusCode::INVALID_ARGUMENT,
+                "the stream ended inside an element: its last 2 bytes are not a whole float32");
 }
 
 TEST_F(ErrorsTest, BothPayloadFieldsIsInvalidArgument) {
