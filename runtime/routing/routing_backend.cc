@@ -38,12 +38,14 @@ absl::StatusOr<std::unique_ptr<ReduceSession>> RoutingBackend::Open(const Reques
     return gpus_->Open(spec);
   }
   if (RunsOnCpu(spec)) return cpu_->Open(spec);
-  if (spec.auto_kernel && spec.size_hint > 0 && spec.size_hint < thresholds_.auto_cpu_below) {
+  // The thresholds count float32 elements: what matters is the bytes to move.
+  const uint64_t float_size = spec.size_hint * gpureduce::DTypeSize(spec.dtype) / sizeof(float);
+  if (spec.auto_kernel && spec.size_hint > 0 && float_size < thresholds_.auto_cpu_below) {
     RequestSpec on_cpu = spec;
     on_cpu.kernel = cpu_->default_kernel();
     return cpu_->Open(on_cpu);
   }
-  if (thresholds_.split_above != 0 && spec.size_hint >= thresholds_.split_above &&
+  if (thresholds_.split_above != 0 && float_size >= thresholds_.split_above &&
       gpus_->gpu_count() > 1) {
     if (std::unique_ptr<ReduceSession> split = OpenSplit(spec); split != nullptr) return split;
   }

@@ -15,7 +15,7 @@
 
 namespace gpureduce::runtime {
 
-// Sizes in elements, as RequestSpec::size_hint counts them.
+// Sizes in float32 elements (4 bytes): a request of another dtype compares its bytes / 4.
 struct RoutingThresholds {
   // `auto` requests known to carry fewer elements than this run on the CPU, where a copy and a
   // launch cost more than the reduction; 0: never.
