@@ -12,6 +12,7 @@ void ToProto(const OpResult& result, v1::OpResult* out) {
   out->set_int_value(result.int_value);
   out->set_index(result.index);
   out->set_overflow(result.overflow);
+  out->set_unrounded(result.unrounded);
 }
 
 }  // namespace gpureduce::wire

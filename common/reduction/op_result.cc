@@ -132,7 +132,10 @@ absl::StatusOr<OpResult> FinalizeOp(Op op, DType input, double ddof, const Stats
       // NumPy's: past the count, m2 / 0 (inf, or NaN for m2 = 0); its nanvar of floats answers
       // NaN there instead.
       const bool nan_past_count = skips && !stats.integer && divisor == 0;
-      value = nan || n == 0 || nan_past_count ? kNan : stats.m2 / divisor;
+      // An infinity among the elements makes the mean infinite (or NaN) and, as in NumPy's
+      // x - mean, the deviations NaN.
+      const bool infinite = !std::isfinite(stats.mean);
+      value = nan || n == 0 || nan_past_count || infinite ? kNan : stats.m2 / divisor;
       if (base == Op::kStd) value = std::sqrt(value);
       break;
     }
@@ -169,7 +172,10 @@ absl::StatusOr<OpResult> FinalizeOp(Op op, DType input, double ddof, const Stats
     default:
       return absl::InvalidArgumentError(absl::StrCat("op ", static_cast<int>(op), " is unknown"));
   }
-  result.unrounded = integer_result ? static_cast<double>(result.int_value) : value;
+  // An integer SUM's exact value as a double also where int_value wrapped (NumPy's float sum).
+  result.unrounded = !integer_result ? value
+                     : base == Op::kSum ? FloatSum(stats)
+                                        : static_cast<double>(result.int_value);
   result.value = integer_result ? result.unrounded : RoundToDType(value, result.dtype);
   return result;
 }

@@ -45,7 +45,7 @@ absl::Status CheckAligned(const RegionInfo& info) {
   if (info.offset % sizeof(float) != 0 || info.byte_size % sizeof(float) != 0) {
     return absl::InvalidArgumentError(
         absl::StrCat("offset (", info.offset, ") and byte_size (", info.byte_size,
-                     ") must be multiples of 4: a region holds float32 values"));
+                     ") must be multiples of 4, the alignment every dtype's requests need"));
   }
   if (info.byte_size == 0) return absl::InvalidArgumentError("byte_size must not be 0");
   return absl::OkStatus();
