@@ -70,7 +70,7 @@ def test_every_op_through_a_region(shm_server, rng, op, size):
         with client.shared_memory(x) as region:
             assert region.kind == "system" and region.nbytes == x.nbytes
             assert region.register_us > 0
-            result = region.reduce(op)
+            result = region.reduce_result(op)
         check(op, x, result)
         assert result.timing["bytes"] == x.nbytes
 
@@ -93,7 +93,7 @@ def test_odd_offsets_within_a_larger_segment(shm_server, rng, size):
                     assert region.region.offset == 4 * lead
                     assert region.region.byte_size == x.nbytes
                     numpy.testing.assert_array_equal(region.array, x)
-                    check(op, x, region.reduce(op))
+                    check(op, x, region.reduce_result(op))
                 whole = client.register_system_shared_memory("py-whole-segment",
                                                              "/" + segment.name)
                 try:
@@ -114,13 +114,13 @@ def test_the_server_reads_the_region_in_place(shm_server):
     """Writes to `region.array` are what the next reduction sees: nothing is sent again."""
     with gpureduce.Client(shm_server.target) as client:
         with client.shared_memory(numpy.zeros(100003, numpy.float32)) as region:
-            assert region.reduce("sum").value == 0
+            assert region.reduce_result("sum").value == 0
             region.array[:] = 2
             region.array[70001] = 100
-            assert region.reduce("sum").value == 2 * 100002 + 100
-            assert region.reduce("argmax").index == 70001
-            assert region.reduce("max", offset=4 * 70002).value == 2  # a part of it
-            assert region.reduce("sum", offset=4, byte_size=8).value == 4
+            assert region.reduce_result("sum").value == 2 * 100002 + 100
+            assert region.reduce_result("argmax").index == 70001
+            assert region.reduce_result("max", offset=4 * 70002).value == 2  # a part of it
+            assert region.reduce_result("sum", offset=4, byte_size=8).value == 4
 
 
 def test_leaving_the_block_unregisters_and_the_name_goes_once_the_server_mapped_it(shm_server,
@@ -136,16 +136,16 @@ def test_leaving_the_block_unregisters_and_the_name_goes_once_the_server_mapped_
             # Mapped by the server: nothing is left in /dev/shm whatever becomes of this process.
             assert not shm_exists(region.key)
             exact = x.astype(numpy.float64)
-            assert region.reduce("sum").value == pytest.approx(
+            assert region.reduce_result("sum").value == pytest.approx(
                 float(exact.sum()), abs=1e-9 * float(numpy.abs(exact).sum()))
         assert client.list_shared_memory() == []
         assert not shm_exists(region.key)
         with pytest.raises(ValueError, match="not open"):
-            region.reduce("sum")
+            region.reduce_result("sum")
 
         with pytest.raises(ZeroDivisionError):  # the block's own exception comes through
             with client.shared_memory(x) as region:
-                region.reduce("sum")
+                region.reduce_result("sum")
                 print(1 / 0)
         assert client.list_shared_memory() == []
         assert not shm_exists(region.key)
@@ -160,10 +160,11 @@ def test_an_empty_array(shm_server):
     with gpureduce.Client(shm_server.target) as client:
         with client.shared_memory(numpy.zeros(0, numpy.float32)) as region:
             assert region.nbytes == 0
-            assert region.reduce("sum").value == 0 and region.reduce("sum").count == 0
-            assert region.reduce("prod").value == 1
+            total = region.reduce_result("sum")
+            assert total.value == 0 and total.count == 0
+            assert region.reduce_result("prod").value == 1
             with pytest.raises(gpureduce.Error) as error:
-                region.reduce("argmin")
+                region.reduce_result("argmin")
             assert error.value.code == grpc.StatusCode.INVALID_ARGUMENT
 
 
@@ -288,22 +289,35 @@ class FakeCudaArray:
              "strides": None, "stream": None}, **interface)
 
 
-def test_cuda_arrays_must_be_float32_and_contiguous():
+def test_cuda_arrays_must_be_of_a_supported_dtype_and_contiguous():
     with gpureduce.Client("127.0.0.1:1") as client:  # never reached
-        with pytest.raises(TypeError, match="float32 CUDA arrays, not '<f8'"):
-            client.reduce(FakeCudaArray(typestr="<f8"))
+        with pytest.raises(TypeError, match="int32 and int64 CUDA arrays, not '<c8'"):
+            client.reduce_result(FakeCudaArray(typestr="<c8"))
+        with pytest.raises(TypeError, match="CUDA arrays, not '<u2'.*bfloat16"):
+            client.reduce_result(FakeCudaArray(typestr="<u2"))
+        with pytest.raises(TypeError, match="input_dtype=.bfloat16. names the bits"):
+            client.reduce_result(FakeCudaArray(typestr="<f4"), input_dtype="bfloat16")
         with pytest.raises(ValueError, match="C-contiguous"):
-            client.reduce(FakeCudaArray(shape=(2, 2), strides=(16, 8)))
+            client.reduce_result(FakeCudaArray(shape=(2, 2), strides=(16, 8)))
         with pytest.raises(ValueError, match="C-contiguous"):
             client.shared_memory(FakeCudaArray(shape=(4,), strides=(8,))).open()
     assert _cuda.array_view(FakeCudaArray(shape=(3, 1), strides=(4, 99))).count == 3
+    for typestr, name in (("<f4", "float32"), ("<f2", "float16"), ("<f8", "float64"),
+                          ("<i4", "int32"), ("<i8", "int64")):
+        assert _cuda.array_dtype(FakeCudaArray(typestr=typestr)) == name
+        view = _cuda.array_view(FakeCudaArray(typestr=typestr, shape=(3,),
+                                              strides=(int(typestr[2]),)))
+        assert view.nbytes == 3 * int(typestr[2])
+    assert _cuda.array_dtype(FakeCudaArray(typestr="<u2"), "bfloat16") == "bfloat16"
+    with pytest.raises(ValueError, match="C-contiguous"):
+        _cuda.array_view(FakeCudaArray(typestr="<f8", shape=(3,), strides=(16,)))
 
 
 @pytest.mark.skipif(CUDA_MISSING is None, reason="the CUDA driver is present here")
 def test_without_a_cuda_driver_cuda_arrays_are_refused_clearly():
     with gpureduce.Client("127.0.0.1:1") as client:  # never reached
         with pytest.raises(gpureduce.CudaError, match="libcuda.so.1|cuInit|failed"):
-            client.reduce(FakeCudaArray())
+            client.reduce_result(FakeCudaArray())
 
 
 NO_CUDA = f"no CUDA here: {(CUDA_MISSING or '').split(';')[0]}"
@@ -360,7 +374,7 @@ def test_the_cpu_backend_refuses_cuda_memory(shm_server):
     with gpureduce.Client(shm_server.target) as client, \
             _cuda.DeviceArray.from_numpy(numpy.ones(10, numpy.float32)) as x:
         with pytest.raises(gpureduce.Error) as error:
-            client.reduce(x)
+            client.reduce_result(x)
         assert error.value.code == grpc.StatusCode.FAILED_PRECONDITION, error.value
         assert client.list_shared_memory() == []
 
@@ -371,7 +385,7 @@ def test_the_cpu_backend_refuses_cuda_memory(shm_server):
 def test_every_op_on_a_cuda_array(shm_server, rng, op, size):
     x = data(op, size, rng)
     with gpureduce.Client(shm_server.target) as client, _cuda.DeviceArray.from_numpy(x) as d:
-        result = client.reduce(d, op=op)
+        result = client.reduce_result(d, op=op)
         check(op, x, result)
         assert result.backend == "cuda"
         assert client.list_shared_memory() == []
@@ -390,6 +404,6 @@ def test_a_cuda_array_at_an_odd_offset_in_its_allocation(shm_server, rng):
                 listed = client.list_shared_memory()
                 assert [(r.name, r.kind, r.offset, r.byte_size) for r in listed] == [
                     (region.name, "cuda", 52, x.nbytes)]
-                check(op, x, region.reduce(op))
-                check(op, x, region.reduce(op))  # again, without registering again
+                check(op, x, region.reduce_result(op))
+                check(op, x, region.reduce_result(op))  # again, without registering again
         assert client.list_shared_memory() == []
