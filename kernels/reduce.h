@@ -113,6 +113,14 @@ cudaError_t LayOutScratch(std::byte* d_scratch, size_t* scratch_bytes, size_t ma
 cudaError_t ReduceInto(const ChunkLaunch& launch, const float* d_in, size_t n, uint64_t base_index,
                        Partial* d_running);
 
+// single_pass over any dtype with any ops (the array API): reduces the n elements at d_in (their
+// little-endian bytes, aligned to the dtype's size; elements base_index.. of the whole array)
+// into *d_running, a Stats in device memory (stored, for the request's first chunk), gathering
+// the accumulations `needs` asks for. launch.op is unused; launch.kernel is single_pass.
+cudaError_t ReduceStatsInto(const ChunkLaunch& launch, DType dtype, const StatsNeeds& needs,
+                            const std::byte* d_in, size_t n, uint64_t base_index,
+                            Stats* d_running);
+
 }  // namespace cuda
 #endif
 
