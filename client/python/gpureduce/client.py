@@ -267,7 +267,7 @@ class Client:
             if _cuda.array_view(data.array).count == 0:  # nothing to share: an empty request
                 data = _dtypes.Payload(data.dtype, numpy.zeros(0, _dtypes.DTYPES[data.dtype][2]))
             else:
-                with self.shared_memory(data.array, input_dtype=data.dtype) as region:
+                with self.shared_memory(array, input_dtype=input_dtype) as region:
                     return region.reduce_result(ops=names, ddof=ddof, dtype=cast, kernel=kernel,
                                                 timeout=timeout, _stacklevel=_stacklevel + 1)
         spec = _spec(names, data.dtype, ddof, kernel, data.count)
@@ -382,7 +382,7 @@ class Client:
         `input_dtype` (float32 unless named); the other arguments are `reduce`'s. Returns the
         whole Result."""
         names, cast, ddof = _request_args(op, ops, ddof, dtype)
-        name = _dtypes.result_type(input_dtype) if input_dtype != "bfloat16" else "bfloat16"
+        name = _dtypes.input_type(input_dtype) or "float32"
         if isinstance(region, Region):
             if byte_size is None:
                 byte_size = region.byte_size - offset

@@ -16,7 +16,9 @@ import pytest
 
 import gpureduce
 from gpureduce import _cuda
-from test_client import OPS, mixed_sign, reference  # pylint: disable=wrong-import-order
+import reference  # pylint: disable=wrong-import-order
+from test_client import OPS, mixed_sign  # pylint: disable=wrong-import-order
+from test_client import reference as float64_reference  # pylint: disable=wrong-import-order
 
 SIZES = [1, 2, 31, 1000003]
 CUDA_MISSING = _cuda.available()
@@ -40,7 +42,7 @@ def data(op, size, rng):
 def check(op, x, result):
     """`result` is the reduction `op` of float32 array `x`, within the float64 reference's
     tolerance (exact for min, max and the arg ops)."""
-    expected, scale = reference(op, x)
+    expected, scale = float64_reference(op, x)
     assert result.count == x.size
     if op in ("argmin", "argmax"):
         assert result.index == int(expected)
@@ -406,4 +408,95 @@ def test_a_cuda_array_at_an_odd_offset_in_its_allocation(shm_server, rng):
                     (region.name, "cuda", 52, x.nbytes)]
                 check(op, x, region.reduce_result(op))
                 check(op, x, region.reduce_result(op))  # again, without registering again
+        assert client.list_shared_memory() == []
+
+
+# -- every dtype -------------------------------------------------------------------------------
+
+
+@pytest.mark.parametrize("dtype", ["float32", "float16", "bfloat16", "float64", "int32", "int64"])
+@pytest.mark.parametrize("size", [31, 1000003])
+def test_every_dtype_through_a_region(shm_server, dtype, size):
+    """A region holds the array's own elements (31 float16s: 62 bytes in a 64-byte region)."""
+    sent, values = reference.data(dtype, size)
+    named = {"input_dtype": "bfloat16"} if dtype == "bfloat16" else {}
+    with gpureduce.Client(shm_server.target) as client:
+        with client.shared_memory(sent, **named) as region:
+            assert region.dtype == dtype and region.nbytes == sent.nbytes
+            assert region.array.dtype.itemsize == sent.dtype.itemsize
+            numpy.testing.assert_array_equal(region.array.view(sent.dtype), sent)
+            ops = [op for op in reference.OPS if "prod" not in op]
+            for op, got in zip(ops, region.reduce(ops=ops, ddof=1)):
+                reference.check(op, dtype, values, got, ddof=1, case="region")
+            part = region.reduce_result("sum", offset=2 * sent.itemsize,
+                                        byte_size=5 * sent.itemsize)
+            reference.check("sum", dtype, values[2:7], part.scalar, case="part of a region")
+            assert part.count == 5 and part.dtype == dtype
+        assert client.list_shared_memory() == []
+
+
+def test_an_existing_segment_of_float64(shm_server):
+    x = numpy.arange(-7, 1000, dtype=numpy.float64) / 8
+    segment = shared_memory.SharedMemory(create=True, size=x.nbytes + 8)
+    try:
+        numpy.ndarray(x.shape, x.dtype, buffer=segment.buf, offset=8)[:] = x
+        with gpureduce.Client(shm_server.target) as client:
+            with client.shared_memory(segment, offset=8, input_dtype="float64") as region:
+                assert region.dtype == "float64" and region.nbytes == x.nbytes
+                assert region.reduce("sum") == numpy.sum(x)
+                assert region.reduce("argmin") == 0
+            result = client.register_system_shared_memory("py-f64", "/" + segment.name)
+            try:
+                got = client.reduce_shared("py-f64", 8, x.nbytes, "max", input_dtype="float64")
+                assert got.scalar == x.max() and type(got.scalar) is numpy.float64  # noqa
+                assert result.byte_size == segment.size
+                with pytest.raises(gpureduce.Error) as error:  # 12 bytes: not whole float64s
+                    client.reduce_shared("py-f64", 8, 12, "sum", input_dtype="float64")
+                assert error.value.code == grpc.StatusCode.INVALID_ARGUMENT
+            finally:
+                client.unregister_shared_memory("py-f64")
+    finally:
+        segment.close()
+        segment.unlink()
+
+
+@pytest.mark.parametrize("typestr,input_dtype,dtype", [
+    ("<f2", None, "float16"), ("<u2", "bfloat16", "bfloat16"), ("<i8", None, "int64")])
+def test_cuda_arrays_of_every_dtype_are_registered_as_theirs(shm_server, monkeypatch, typestr,
+                                                             input_dtype, dtype):
+    """Without a GPU: the export is faked, the CPU backend refuses the registration; what the
+    client asked for on the way is checked."""
+    asked = {}
+
+    def export(obj):
+        view = _cuda.array_view(obj)
+        asked["nbytes"] = view.nbytes
+        return _cuda.Export(handle=bytes(64), device=0, offset=0, nbytes=view.nbytes,
+                            allocation_bytes=view.nbytes)
+
+    monkeypatch.setattr(_cuda, "export", export)
+    with gpureduce.Client(shm_server.target) as client:
+        array = FakeCudaArray(typestr=typestr, shape=(5, 3))
+        region = client.shared_memory(array, input_dtype=input_dtype)
+        assert region.kind == "cuda" and region.dtype == dtype
+        with pytest.raises(gpureduce.Error) as error:
+            client.reduce(array, "sum", input_dtype=input_dtype)
+        assert error.value.code == grpc.StatusCode.FAILED_PRECONDITION, error.value
+        assert asked["nbytes"] == 15 * int(typestr[2])
+        assert client.list_shared_memory() == []
+
+
+@needs_cuda_server
+@pytest.mark.parametrize("dtype", ["float32", "float16", "bfloat16", "float64", "int32", "int64"])
+@pytest.mark.parametrize("size", [1, 31, 1000003])
+def test_every_dtype_and_op_on_a_cuda_array(shm_server, dtype, size):
+    named = {"input_dtype": "bfloat16"} if dtype == "bfloat16" else {}
+    with gpureduce.Client(shm_server.target) as client:
+        for op in reference.OPS:
+            sent, values = reference.data(dtype, size, "prod" if "prod" in op else "general")
+            with _cuda.DeviceArray.from_numpy(sent) as d:
+                result = client.reduce_result(d, op, ddof=1 if size > 1 else 0, **named)
+            assert result.backend == "cuda"
+            reference.check(op, dtype, values, result.scalar, ddof=1 if size > 1 else 0,
+                            case="CUDA array")
         assert client.list_shared_memory() == []
