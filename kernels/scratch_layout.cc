@@ -28,6 +28,13 @@ SinglePassScratch CarveSinglePassScratch(ScratchCarver& carver) {
   return scratch;
 }
 
+StatsScratch CarveStatsScratch(ScratchCarver& carver) {
+  StatsScratch scratch;
+  scratch.counter = carver.Take<unsigned>(1);
+  scratch.block_states = carver.Take<StatsBlockState>(kStatsMaxBlocks);
+  return scratch;
+}
+
 CubScratch CarveCubScratch(ScratchCarver& carver, size_t cub_temp_bytes) {
   CubScratch scratch;
   scratch.result = carver.Take<CubChunkResult>(1);
@@ -51,6 +58,7 @@ ScratchLayout CarveScratch(std::byte* d_base, size_t max_elements, size_t cub_te
   layout.ladder = CarveLadderScratch(ladder, max_elements);
   ScratchCarver single_pass(d_base, std::max(cub.end(), ladder.end()));
   layout.single_pass = CarveSinglePassScratch(single_pass);
+  layout.stats = CarveStatsScratch(single_pass);
   layout.bytes = ScratchCarver::AlignUp(single_pass.end());
   return layout;
 }

@@ -62,6 +62,21 @@ struct SinglePassScratch {
   DeviceArray<SinglePassBlockState> block_states;  // kSinglePassMaxBlocks
 };
 
+// The stats kernel (ReduceStatsInto, any dtype): room for one block's merged state of any
+// instantiation (stats_kernel.cuh asserts each fits), and the most blocks a launch uses (its grid
+// is the blocks resident at once: 1056 on an H100).
+struct alignas(16) StatsBlockState {
+  unsigned char bytes[128];
+};
+inline constexpr uint32_t kStatsMaxBlocks = 2048;
+
+// The stats kernel: a launch counter, which must start at zero (the last block resets it), and
+// the block states of one launch.
+struct StatsScratch {
+  DeviceArray<unsigned> counter;              // one
+  DeviceArray<StatsBlockState> block_states;  // kStatsMaxBlocks
+};
+
 // cub: a chunk's result before it is folded into the running Partial, which member by op.
 struct CubArgPair {
   float value;
@@ -90,6 +105,7 @@ struct LadderScratch {
 size_t LadderPartialsCapacity(size_t elements);
 
 SinglePassScratch CarveSinglePassScratch(ScratchCarver& carver);
+StatsScratch CarveStatsScratch(ScratchCarver& carver);
 CubScratch CarveCubScratch(ScratchCarver& carver, size_t cub_temp_bytes);
 LadderScratch CarveLadderScratch(ScratchCarver& carver, size_t max_elements);
 
@@ -101,6 +117,8 @@ struct ScratchLayout {
   LadderScratch ladder;
   // single_pass's arrays come after both, so no other kernel can write over its counter.
   SinglePassScratch single_pass;
+  // The stats kernel's after single_pass's, for the same reason (its own counter).
+  StatsScratch stats;
   size_t bytes = 0;  // the whole scratch
 };
 

@@ -16,14 +16,14 @@
 #include "absl/status/status.h"
 #include "absl/status/statusor.h"
 #include "kernels/reduce.h"
-#include "runtime/float_pieces.h"
+#include "runtime/payload_pieces.h"
 #include "runtime/shared_memory.h"
 
 namespace gpureduce::runtime {
 
 // A request after validation: everything a backend needs to start it.
 struct RequestSpec {
-  gpureduce::Op op;
+  gpureduce::Op op;  // the request's op (the first, where it has several)
   kernels::KernelId kernel;  // resolved ("auto" is the backend's default_kernel())
   uint32_t block_size;       // 0: the kernel's default
   uint64_t expected_count;   // 0: not declared
@@ -33,6 +33,19 @@ struct RequestSpec {
   // The whole request is one Consume (or ConsumeShared) of size_hint elements, followed at once
   // by Finish (a unary call): a backend may wait for its work on the caller's thread.
   bool one_message = false;
+  // The ops of a request that names several (read in one pass; `op` is the first); empty: `op`
+  // alone.
+  std::vector<gpureduce::Op> op_list;
+  gpureduce::DType dtype = gpureduce::DType::kFloat32;  // the payload's element type
+  double ddof = 0;  // VAR and STD divide by count - ddof
+
+  std::span<const gpureduce::Op> ops() const {
+    return op_list.empty() ? std::span<const gpureduce::Op>(&op, 1) : op_list;
+  }
+  // A float32 request of one of the first eight ops: what every GPU kernel reduces.
+  bool classic() const {
+    return dtype == gpureduce::DType::kFloat32 && op_list.empty() && gpureduce::IsClassicOp(op);
+  }
 };
 
 // Where the time of a request went, summed over its chunks.
@@ -67,7 +80,7 @@ struct DeviceUsage {
 };
 
 using ConsumeDone = absl::AnyInvocable<void(absl::Status) &&>;
-using FinishDone = absl::AnyInvocable<void(absl::StatusOr<gpureduce::Partial>) &&>;
+using FinishDone = absl::AnyInvocable<void(absl::StatusOr<gpureduce::Stats>) &&>;
 
 // One request's running reduction. Chunks arrive in order; at most one Consume is in flight.
 class ReduceSession {
@@ -79,13 +92,13 @@ class ReduceSession {
   // the GPU backend has copied them into pinned staging memory (the reduction goes on). It runs
   // on a backend thread, or on the caller's before ConsumePieces returns when that is quicker
   // than a hand-over (a small chunk), so a caller must not hold a lock that `done` takes.
-  virtual void ConsumePieces(FloatPieces data, ConsumeDone done) = 0;
-  // The same for floats in one span.
+  virtual void ConsumePieces(PayloadPieces data, ConsumeDone done) = 0;
+  // The same for floats in one span (a float32 request's).
   void Consume(std::span<const float> data, ConsumeDone done) {
-    ConsumePieces(FloatPieces(data), std::move(done));
+    ConsumePieces(PayloadPieces(data), std::move(done));
   }
 
-  // Waits (asynchronously) for all work of the request, then hands over the combined partial.
+  // Waits (asynchronously) for all work of the request, then hands over its merged stats.
   // Call after the last Consume's `done` (or ConsumeShared's), also when the request failed: the
   // backend may not release the session's resources before its work is over.
   virtual void Finish(FinishDone done) = 0;

@@ -54,10 +54,10 @@ absl::AnyInvocable<void(std::vector<absl::Status>) &&> FirstError(ConsumeDone do
 
 }  // namespace
 
-SplitSession::SplitSession(gpureduce::Op op, std::vector<std::unique_ptr<ReduceSession>> parts)
-    : op_(op), parts_(std::move(parts)) {}
+SplitSession::SplitSession(std::vector<std::unique_ptr<ReduceSession>> parts)
+    : parts_(std::move(parts)) {}
 
-void SplitSession::ConsumePieces(FloatPieces data, ConsumeDone done) {
+void SplitSession::ConsumePieces(PayloadPieces data, ConsumeDone done) {
   const size_t n = parts_.size();
   if (data.count() < n * kLeastRangeFloats) {  // a chunk of a stream: the next part's turn
     ReduceSession& part = *parts_[next_part_];
@@ -73,7 +73,7 @@ void SplitSession::ConsumePieces(FloatPieces data, ConsumeDone done) {
   auto* join = new Join<absl::Status>(n, FirstError(std::move(done)));
   ForEachRange(data.count(), [&](size_t i, uint64_t begin, uint64_t count) {
     parts_[i]->StartAt(first + begin);
-    parts_[i]->ConsumePieces(data.Floats(begin, count), join->For(i));
+    parts_[i]->ConsumePieces(data.Elements(begin, count), join->For(i));
   });
 }
 
@@ -89,7 +89,7 @@ void SplitSession::ConsumeShared(const SharedSource& source, ConsumeDone done) {
   ForEachRange(source.count, [&](size_t i, uint64_t begin, uint64_t count) {
     SharedSource range = source;
     range.count = count;
-    range.file_offset = source.file_offset + begin * sizeof(float);
+    range.file_offset = source.file_offset + begin * source.element_bytes;
     if (source.pinned != nullptr) range.pinned = source.pinned + begin;
     parts_[i]->StartAt(first + begin);
     parts_[i]->ConsumeShared(range, join->For(i));
@@ -111,19 +111,18 @@ void SplitSession::ForEachRange(uint64_t count, F&& consume) {
 }
 
 void SplitSession::Finish(FinishDone done) {
-  auto* join = new Join<absl::StatusOr<gpureduce::Partial>>(
-      parts_.size(), [this, done = std::move(done)](
-                         std::vector<absl::StatusOr<gpureduce::Partial>> partials) mutable {
-        gpureduce::Partial total;
-        for (absl::StatusOr<gpureduce::Partial>& partial : partials) {
-          if (!partial.ok()) {
-            std::move(done)(std::move(partial).status());
+  auto* join = new Join<absl::StatusOr<gpureduce::Stats>>(
+      parts_.size(),
+      [done = std::move(done)](std::vector<absl::StatusOr<gpureduce::Stats>> parts) mutable {
+        gpureduce::Stats total;
+        for (absl::StatusOr<gpureduce::Stats>& part : parts) {
+          if (!part.ok()) {
+            std::move(done)(std::move(part).status());
             return;
           }
-          // Disjoint parts whose indices are the request's: Combine picks the same element
-          // whichever side it is on (extreme_order.h's total order), and the sums add in part
-          // order.
-          total = gpureduce::Combine(op_, total, *partial);
+          // Disjoint parts in request order whose indices are the request's: the merge keeps
+          // the first occurrence, and the sums add in part order.
+          total = gpureduce::MergeStats(total, *part);
         }
         std::move(done)(total);
       });

@@ -18,11 +18,11 @@ namespace gpureduce::runtime {
 class SplitSession final : public ReduceSession {
  public:
   // `parts`: at least one.
-  SplitSession(gpureduce::Op op, std::vector<std::unique_ptr<ReduceSession>> parts);
+  explicit SplitSession(std::vector<std::unique_ptr<ReduceSession>> parts);
 
   // A chunk goes to the next part in turn; a message large enough to give every part at least
   // kLeastRangeFloats (a unary request's) is cut into a range per part, all reduced at once.
-  void ConsumePieces(FloatPieces data, ConsumeDone done) override;
+  void ConsumePieces(PayloadPieces data, ConsumeDone done) override;
   // A system region is cut into one range per part, all reduced at once; `done` runs once every
   // part's has (the first error in part order, if any). Device memory is on one GPU: refused.
   void ConsumeShared(const SharedSource& source, ConsumeDone done) override;
@@ -44,7 +44,6 @@ class SplitSession final : public ReduceSession {
   template <typename F>
   void ForEachRange(uint64_t count, F&& consume);
 
-  const gpureduce::Op op_;
   std::vector<std::unique_ptr<ReduceSession>> parts_;
   uint64_t next_index_ = 0;  // of the next element consumed
   size_t next_part_ = 0;     // that takes the next chunk

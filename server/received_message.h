@@ -3,7 +3,7 @@
 // A ReduceRequest or ReduceChunk as gRPC received it: Reduce and ReduceStream are registered raw
 // (their messages arrive as grpc::ByteBuffer), so that `data`, nearly every byte of them, is
 // never copied by a parse. Every other field is parsed by protobuf; `data` is listed where it
-// lies in the received slices, and the backend reads it from there (runtime/float_pieces.h).
+// lies in the received slices, and the backend reads it from there (runtime/payload_pieces.h).
 
 #include <optional>
 #include <string>
@@ -13,7 +13,7 @@
 #include "grpcpp/support/byte_buffer.h"
 #include "grpcpp/support/proto_buffer_reader.h"
 #include "grpcpp/support/status.h"
-#include "runtime/float_pieces.h"
+#include "runtime/payload_pieces.h"
 
 namespace gpureduce::server {
 
@@ -32,7 +32,7 @@ class ReceivedMessage {
   // Every field but `data` (which stays empty unless the whole message was parsed).
   const MessageT& message() const { return message_; }
   // `data`'s bytes, valid until the next read into the buffer or Release().
-  const runtime::FloatPieces& data() const { return data_; }
+  const runtime::PayloadPieces& data() const { return data_; }
 
   // Drops the message and its bytes (memory goes back once nothing reads them).
   void Release();
@@ -46,7 +46,7 @@ class ReceivedMessage {
   // Kept with the pieces: a compressed buffer's reader owns the decompressed slices.
   std::optional<grpc::ProtoBufferReader> reader_;
   MessageT message_;
-  runtime::FloatPieces data_;
+  runtime::PayloadPieces data_;
 };
 
 // The answer of a raw call, serialized into gRPC's buffer for it.

@@ -1,12 +1,17 @@
 #include "server/reduce_call.h"
 
+#include <span>
 #include <utility>
 
 #include "absl/strings/str_cat.h"
 #include "common/fmt_absl.h"
+#include "common/reduction/op_name.h"
+#include "common/reduction/op_result.h"
 #include "kernels/work_bound.h"
 #include "server/grpc_status.h"
 #include "server/request_spec.h"
+#include "wire/dtype_mapping.h"
+#include "wire/result_mapping.h"
 #include "spdlog/spdlog.h"
 
 namespace gpureduce::server {
@@ -73,9 +78,10 @@ absl::Status ReduceCall::Admit() {
   return absl::OkStatus();
 }
 
-absl::Status ReduceCall::Open(const v1::ReduceSpec& spec, uint64_t size_hint, int device) {
+absl::Status ReduceCall::Open(const v1::ReduceSpec& spec, uint64_t payload_bytes, int device) {
   absl::StatusOr<runtime::RequestSpec> resolved = ResolveSpec(spec, state_.backend);
   if (!resolved.ok()) return resolved.status();
+  const uint64_t size_hint = payload_bytes / DTypeSize(resolved->dtype);
   resolved->size_hint = size_hint != 0 ? size_hint : resolved->expected_count;
   resolved->one_message = size_hint != 0;  // unary: the payload's size is known
   if (device >= 0) {                       // the data is on that GPU
@@ -89,6 +95,7 @@ absl::Status ReduceCall::Open(const v1::ReduceSpec& spec, uint64_t size_hint, in
   absl::StatusOr<std::unique_ptr<runtime::ReduceSession>> session = state_.backend.Open(*resolved);
   if (!session.ok()) return session.status();
   spec_ = *resolved;
+  carry_.set_element_bytes(DTypeSize(spec_->dtype));
   max_elements_ = kernels::GetWorkBound(spec_->kernel, spec_->op).max_elements;
   std::lock_guard<std::mutex> lock(session_mu_);
   session_ = std::move(*session);
@@ -114,11 +121,14 @@ absl::Status ReduceCall::Count(size_t elements) {
   return absl::OkStatus();
 }
 
-absl::StatusOr<runtime::FloatPieces> ReduceCall::Payload(
-    const runtime::FloatPieces& data, const google::protobuf::RepeatedField<float>& values,
-    uint64_t max_bytes, const char* too_big) {
-  absl::StatusOr<runtime::FloatPieces> payload = ExtractPayload(data, values, max_bytes, too_big);
+absl::StatusOr<runtime::PayloadPieces> ReduceCall::Payload(
+    const runtime::PayloadPieces& data, const google::protobuf::RepeatedField<float>& values,
+    uint64_t max_bytes, const char* too_big, int stream_buffer) {
+  const bool stream = stream_buffer >= 0;
+  absl::StatusOr<runtime::PayloadPieces> payload =
+      ExtractPayload(data, values, max_bytes, too_big, spec_->dtype, /*whole_elements=*/!stream);
   if (!payload.ok()) return payload.status();
+  if (stream && values.empty()) payload = carry_.Take(*payload, stream_buffer);
   if (absl::Status status = Count(payload->count()); !status.ok()) return status;
   return payload;
 }
@@ -138,7 +148,7 @@ void ReduceCall::CancelledByClient() {
   if (account_.has_value()) account_->Cancelled();
 }
 
-void ReduceCall::Consume(runtime::FloatPieces data, runtime::ConsumeDone done) {
+void ReduceCall::Consume(runtime::PayloadPieces data, runtime::ConsumeDone done) {
   session_->ConsumePieces(std::move(data), std::move(done));
 }
 
@@ -149,12 +159,12 @@ void ReduceCall::ConsumeShared(const runtime::SharedSource& source, runtime::Con
 void ReduceCall::Complete(absl::Status status, v1::ReduceResponse* response,
                           absl::AnyInvocable<void(grpc::Status) &&> finish) {
   if (session_ == nullptr) {
-    std::move(finish)(Conclude(std::move(status), absl::StatusOr<gpureduce::Partial>(), response));
+    std::move(finish)(Conclude(std::move(status), absl::StatusOr<gpureduce::Stats>(), response));
     return;
   }
   session_->Finish([this, status = std::move(status), response, finish = std::move(finish)](
-                       absl::StatusOr<gpureduce::Partial> partial) mutable {
-    std::move(finish)(Conclude(std::move(status), std::move(partial), response));
+                       absl::StatusOr<gpureduce::Stats> stats) mutable {
+    std::move(finish)(Conclude(std::move(status), std::move(stats), response));
   });
 }
 
@@ -164,7 +174,7 @@ void ReduceCall::Cancel() {
   if (session_ != nullptr) session_->Cancel();
 }
 
-grpc::Status ReduceCall::Conclude(absl::Status status, absl::StatusOr<gpureduce::Partial> partial,
+grpc::Status ReduceCall::Conclude(absl::Status status, absl::StatusOr<gpureduce::Stats> stats,
                                   v1::ReduceResponse* response) {
   if (status.ok() && !spec_.has_value()) {
     status = absl::InvalidArgumentError("the request ended before it carried a spec");
@@ -174,15 +184,15 @@ grpc::Status ReduceCall::Conclude(absl::Status status, absl::StatusOr<gpureduce:
         "the request ended after ", elements_, " elements but declared expected_count=",
         spec_->expected_count, "; no result is given for a partial array"));
   }
-  if (status.ok() && !partial.ok()) status = partial.status();
-  if (status.ok()) {
-    absl::StatusOr<gpureduce::ReduceResult> result = gpureduce::Finalize(spec_->op, *partial);
-    if (result.ok()) {
-      FillResponse(*result, response);
-    } else {
-      status = result.status();
-    }
+  if (status.ok() && carry_.held() != 0) {
+    status = absl::InvalidArgumentError(absl::StrCat(
+        "the stream ended inside an element: its last ", carry_.held(), " bytes are not a whole ",
+        DTypeName(spec_->dtype), " (", DTypeSize(spec_->dtype),
+        " bytes); no result is given for a partial array"));
   }
+  if (status.ok() && !stats.ok()) status = stats.status();
+  if (status.ok()) status = FillResults(*stats, response);
+  if (status.ok()) FillResponse(response);
   if (status.ok()) {
     spdlog::debug("{} op={} kernel={} count={} chunks={} server_us={:.1f} peer={}",
                   MethodName(method_), gpureduce::OpName(spec_->op),
@@ -202,7 +212,7 @@ grpc::Status ReduceCall::Conclude(absl::Status status, absl::StatusOr<gpureduce:
   record.server = std::chrono::steady_clock::now() - start_;
   if (status.ok()) {
     record.timing = session_->timing();
-    record.bytes = elements_ * sizeof(float);
+    record.bytes = elements_ * DTypeSize(spec_->dtype);
   }
   state_.metrics.CallFinished(record);
   return ToGrpcStatus(status);
@@ -224,11 +234,28 @@ void ReduceCall::LogFailure(const absl::Status& status) const {
   state_.failures.Warn(Admission::ClientOf(peer_), absl::StatusCodeToString(status.code()), line);
 }
 
-void ReduceCall::FillResponse(const gpureduce::ReduceResult& result,
-                              v1::ReduceResponse* response) const {
-  response->set_value(result.value);
-  response->set_index(result.index);
-  response->set_count(result.count);
+absl::Status ReduceCall::FillResults(const gpureduce::Stats& stats,
+                                     v1::ReduceResponse* response) const {
+  const std::span<const Op> ops = spec_->ops();
+  for (size_t i = 0; i < ops.size(); ++i) {
+    absl::StatusOr<OpResult> result = FinalizeOp(ops[i], spec_->dtype, spec_->ddof, stats);
+    if (!result.ok()) {
+      if (ops.size() == 1) return result.status();
+      return absl::Status(result.status().code(),
+                          absl::StrCat("spec.ops[", i, "]: ", result.status().message()));
+    }
+    if (i == 0) {
+      response->set_value(result->unrounded);
+      response->set_index(result->index);
+    }
+    wire::ToProto(*result, response->add_results());
+  }
+  response->set_count(stats.count);
+  response->set_dtype(wire::ToProto(spec_->dtype));
+  return absl::OkStatus();
+}
+
+void ReduceCall::FillResponse(v1::ReduceResponse* response) const {
   response->set_kernel(kernels::GetKernel(session_->kernel()).name);
   response->set_backend(std::string(kernels::BackendName(session_->backend())));
   response->set_device(session_->device_name());
@@ -236,7 +263,7 @@ void ReduceCall::FillResponse(const gpureduce::ReduceResult& result,
 
   const runtime::BackendTiming backend = session_->timing();
   const auto server = std::chrono::steady_clock::now() - start_;
-  const uint64_t bytes = elements_ * sizeof(float);
+  const uint64_t bytes = elements_ * DTypeSize(spec_->dtype);
   v1::Timing* timing = response->mutable_timing();
   timing->set_queue_us(Micros(backend.queue));
   timing->set_h2d_us(Micros(backend.h2d));

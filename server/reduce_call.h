@@ -19,6 +19,7 @@
 #include "runtime/backend.h"
 #include "server/admission.h"
 #include "server/connections/call_account.h"
+#include "server/element_carry.h"
 #include "server/payload.h"
 #include "server/service_state.h"
 
@@ -35,16 +36,19 @@ class ReduceCall {
   // UNAVAILABLE before the self-check has passed; RESOURCE_EXHAUSTED when the server is full.
   absl::Status Admit();
 
-  // Resolves the spec and opens a backend session. `size_hint`: the elements a unary request
+  // Resolves the spec and opens a backend session. `payload_bytes`: the bytes a unary request
   // carries (its one payload), else 0 for a stream (the spec's expected_count counts).
   // `device`: the GPU the data is on (a CUDA shared-memory region), -1 any.
-  absl::Status Open(const v1::ReduceSpec& spec, uint64_t size_hint = 0, int device = -1);
+  absl::Status Open(const v1::ReduceSpec& spec, uint64_t payload_bytes = 0, int device = -1);
 
-  // A message's floats (`data` where it was received, or `values`), checked against
-  // `max_bytes` and the declared expected_count (see ExtractPayload).
-  absl::StatusOr<runtime::FloatPieces> Payload(const runtime::FloatPieces& data,
-                                               const google::protobuf::RepeatedField<float>& values,
-                                               uint64_t max_bytes, const char* too_big);
+  // A message's elements (`data` where it was received, or `values`), checked against
+  // `max_bytes` and the declared expected_count (see ExtractPayload). A stream's chunk
+  // (`stream_buffer` 0 or 1, the chunk buffer it arrived in) may end inside an element: its
+  // bytes wait for the next chunk (ElementCarry); a unary payload must hold whole elements.
+  absl::StatusOr<runtime::PayloadPieces> Payload(const runtime::PayloadPieces& data,
+                                                 const google::protobuf::RepeatedField<float>& values,
+                                                 uint64_t max_bytes, const char* too_big,
+                                                 int stream_buffer = -1);
 
   // A read of the call's next message was started. Until Received, what arrived of it is held
   // by gRPC; a call that ends meanwhile (or whose read fails) had gRPC drop it, and credits
@@ -58,7 +62,7 @@ class ReduceCall {
   void RestartClock() { start_ = std::chrono::steady_clock::now(); }
 
   // Hands the payload to the backend session (see ReduceSession::ConsumePieces).
-  void Consume(runtime::FloatPieces data, runtime::ConsumeDone done);
+  void Consume(runtime::PayloadPieces data, runtime::ConsumeDone done);
 
   // The same for floats in a shared-memory region, counted and checked as a payload is.
   absl::Status CountShared(uint64_t elements) { return Count(elements); }
@@ -85,9 +89,11 @@ class ReduceCall {
 
  private:
   absl::Status Count(size_t elements);
-  grpc::Status Conclude(absl::Status status, absl::StatusOr<gpureduce::Partial> partial,
+  grpc::Status Conclude(absl::Status status, absl::StatusOr<gpureduce::Stats> stats,
                         v1::ReduceResponse* response);
-  void FillResponse(const gpureduce::ReduceResult& result, v1::ReduceResponse* response) const;
+  // Each op's answer out of the request's stats, typed (FinalizeOp), into `response`.
+  absl::Status FillResults(const gpureduce::Stats& stats, v1::ReduceResponse* response) const;
+  void FillResponse(v1::ReduceResponse* response) const;
 
   // Gives back the admission slot and what it let the connection hold.
   void Release();
@@ -112,6 +118,7 @@ class ReduceCall {
   uint64_t max_elements_ = 0;  // the kernel's bound for the op (kernels/work_bound.h); 0: none
   uint64_t elements_ = 0;
   uint64_t chunks_ = 0;
+  ElementCarry carry_;  // a stream's element cut by a chunk's end
 };
 
 }  // namespace gpureduce::server

@@ -130,9 +130,9 @@ absl::Status ReduceStreamReactor::AcceptChunk(int buffer) {
     return absl::InvalidArgumentError(
         "a later chunk repeats the spec; send the spec in the first chunk only");
   }
-  absl::StatusOr<runtime::FloatPieces> payload =
+  absl::StatusOr<runtime::PayloadPieces> payload =
       call_.Payload(chunks_[buffer].data(), chunk.values(), call_.limits().max_chunk_bytes,
-                    "send smaller chunks (the server's --max-chunk-bytes)");
+                    "send smaller chunks (the server's --max-chunk-bytes)", buffer);
   if (!payload.ok()) return payload.status();
   payloads_[buffer] = *std::move(payload);
   return absl::OkStatus();

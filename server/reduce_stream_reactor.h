@@ -57,7 +57,7 @@ class ReduceStreamReactor final : public grpc::ServerReadReactor<grpc::ByteBuffe
   // A buffer belongs to whoever the flow's last step gave it to (a read in flight, the backend,
   // or OnReadDone under mu_), so they are touched without the lock outside those hands.
   ReceivedMessage<v1::ReduceChunk> chunks_[2];
-  runtime::FloatPieces payloads_[2];
+  runtime::PayloadPieces payloads_[2];
   bool spec_seen_ = false;  // read and written only in OnReadDone, under mu_
 };
 

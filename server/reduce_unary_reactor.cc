@@ -3,6 +3,7 @@
 #include <utility>
 
 #include "absl/strings/str_cat.h"
+#include "wire/dtype_mapping.h"
 #include "server/auth/authorization.h"
 #include "server/shared_memory/shared_memory_rpcs.h"
 
@@ -94,9 +95,9 @@ absl::Status ReduceUnaryReactor::Start() {
         "spec.kernel, spec.block_size, spec.expected_count)");
   }
   if (request.payload_case() == v1::ReduceRequest::kSharedMemory) return StartShared(request);
-  const uint64_t elements = request_.data().count() + request.values_size();
-  if (absl::Status opened = call_.Open(request.spec(), elements); !opened.ok()) return opened;
-  absl::StatusOr<runtime::FloatPieces> payload =
+  const uint64_t bytes = request_.data().bytes() + uint64_t(request.values_size()) * sizeof(float);
+  if (absl::Status opened = call_.Open(request.spec(), bytes); !opened.ok()) return opened;
+  absl::StatusOr<runtime::PayloadPieces> payload =
       call_.Payload(request_.data(), request.values(), call_.limits().max_request_bytes,
                     "send arrays this large with ReduceStream (the CLI streams automatically)");
   if (!payload.ok()) return payload.status();
@@ -115,13 +116,15 @@ absl::Status ReduceUnaryReactor::StartShared(const v1::ReduceRequest& request) {
                      " floats); send the array in exactly one of them"));
   }
   const v1::SharedMemoryRef& ref = request.shared_memory();
+  absl::StatusOr<DType> dtype = wire::DTypeFromProto(request.spec().dtype());
+  if (!dtype.ok()) return dtype.status();
   absl::StatusOr<std::shared_ptr<const Region>> region =
-      ResolveSharedMemoryRef(call_.state().regions, call_.peer(), ref);
+      ResolveSharedMemoryRef(call_.state().regions, call_.peer(), ref, *dtype);
   if (!region.ok()) return region.status();
-  const uint64_t elements = ref.byte_size() / sizeof(float);
+  const uint64_t elements = ref.byte_size() / DTypeSize(*dtype);
   const int device =
       (*region)->info().kind == RegionInfo::Kind::kCuda ? (*region)->info().device_id : -1;
-  if (absl::Status opened = call_.Open(request.spec(), elements, device); !opened.ok()) {
+  if (absl::Status opened = call_.Open(request.spec(), ref.byte_size(), device); !opened.ok()) {
     return opened;
   }
   if (absl::Status counted = call_.CountShared(elements); !counted.ok()) return counted;
@@ -130,7 +133,7 @@ absl::Status ReduceUnaryReactor::StartShared(const v1::ReduceRequest& request) {
     return absl::OkStatus();
   }
   region_.emplace(std::move(*region));
-  call_.ConsumeShared((*region_)->Source(ref.offset(), ref.byte_size()),
+  call_.ConsumeShared((*region_)->Source(ref.offset(), ref.byte_size(), DTypeSize(*dtype)),
                       [this](absl::Status status) { Conclude(std::move(status)); });
   return absl::OkStatus();
 }

@@ -129,7 +129,10 @@ absl::StatusOr<OpResult> FinalizeOp(Op op, DType input, double ddof, const Stats
     case Op::kStd: {
       const double n = static_cast<double>(stats.valid());
       const double divisor = std::max(n - ddof, 0.0);
-      value = nan || n == 0 ? kNan : stats.m2 / divisor;  // NumPy's: inf or NaN past the count
+      // NumPy's: past the count, m2 / 0 (inf, or NaN for m2 = 0); its nanvar of floats answers
+      // NaN there instead.
+      const bool nan_past_count = skips && !stats.integer && divisor == 0;
+      value = nan || n == 0 || nan_past_count ? kNan : stats.m2 / divisor;
       if (base == Op::kStd) value = std::sqrt(value);
       break;
     }

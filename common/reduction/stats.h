@@ -8,7 +8,9 @@
 
 #include <cmath>
 #include <cstdint>
+#if !defined(__CUDACC__)
 #include <span>
+#endif
 
 #include "common/reduction/dtype.h"
 #include "common/reduction/op.h"
@@ -26,7 +28,9 @@ struct StatsNeeds {
   bool moments = false;      // VAR, STD and their NAN forms
 };
 
+#if !defined(__CUDACC__)  // nvcc compiles C++17: no std::span there
 StatsNeeds NeedsOf(std::span<const Op> ops);
+#endif
 
 struct Stats {
   uint64_t count = 0;      // elements seen, NaN or not

@@ -3,7 +3,9 @@
 //   ladder      the ten ladder variants (SUM) at the seeds' sizes, step and cumulative speedups,
 //               then single_pass and CUB DeviceReduce::Sum;
 //   production  single_pass against CUB for SUM, MIN, MAX, ARGMIN and ARGMAX, plus single_pass
-//               summing in float32 and at an input offset by one float, and a plain read.
+//               summing in float32 and at an input offset by one float, and a plain read;
+//   dtypes      the stats kernel (every dtype; SUM, MIN, ARGMIN, VAR and five ops in one read)
+//               beside CUB on the same bytes and float32 single_pass SUM (dtypes_suite.h).
 // Cold inputs (a ring larger than twice the L2), median of many CUDA-event-timed runs, the call
 // time on the host clock; every run's answer is checked against the host's exact summary.
 
@@ -27,6 +29,7 @@
 #include "common/reduction/op_name.h"
 #include "gpureduce/version.h"
 #include "kernels/bench/bench_data.h"
+#include "kernels/bench/dtypes_suite.h"
 #include "kernels/bench/measure.h"
 #include "kernels/bench/report.h"
 #include "kernels/bench/single_pass_variants.h"
@@ -374,10 +377,10 @@ int main(int argc, char** argv) {
       "time (launch, result on the host, synchronized). Every run's answer is checked against "
       "the exact result; the 'wrong' column counts failures. --suite ladder reproduces the seed "
       "documents' tables; --suite production compares single_pass with CUB per op.");
-  flags.AddChoice("suite", &options.suite, {"ladder", "production"}, "what to measure");
+  flags.AddChoice("suite", &options.suite, {"ladder", "production", "dtypes"}, "what to measure");
   flags.AddString("sizes", &options.sizes,
                   "comma-separated element counts (default: ladder 3x2^22,2^24; production "
-                  "2^10,2^20,2^24,2^28)",
+                  "2^10,2^20,2^24,2^28); dtypes: payload bytes (default 2^24,2^30)",
                   "N,N");
   flags.AddBool("sweep", &options.sweep, "every power of two from 2^10 to 2^30 elements");
   flags.AddString("kernels", &options.kernels, "ladder suite: only these variants", "LIST");
@@ -412,6 +415,7 @@ int main(int argc, char** argv) {
       std::printf("%-22s ladder      %s\n", policy.name, policy.lineage);
     }
     std::printf("%-22s production  one launch, float64 accumulation, every op\n", "single_pass");
+    std::printf("%-22s array API   any dtype, several ops in one read (--suite dtypes)\n", "stats");
     std::printf("%-22s reference   CUB DeviceReduce, in the same run\n", "cub");
     return 0;
   }
@@ -441,9 +445,14 @@ int main(int argc, char** argv) {
                "median of %u runs, cold; commit %s\n\n",
                context.device.c_str(), context.sms, context.l2_bytes / 1e6, context.peak_gbps,
                context.ceiling_gbps, options.runs, context.commit.c_str());
-  if (csv) std::fputs(CsvHeader().c_str(), text);
   std::vector<Row> all;
-  for (size_t n : Sizes(options)) {
+  if (options.suite == "dtypes") {
+    std::vector<size_t> payloads = {size_t{1} << 24, size_t{1} << 30};
+    if (!options.sizes.empty()) payloads = Sizes(options);
+    RunDtypesSuite(context, payloads, int(options.warmup), int(options.runs), stream, text, &all);
+  }
+  if (csv && options.suite != "dtypes") std::fputs(CsvHeader().c_str(), text);
+  for (size_t n : options.suite == "dtypes" ? std::vector<size_t>{} : Sizes(options)) {
     const std::vector<Row> rows = bench.RunSize(n);
     std::fputs((csv ? CsvRows(context, rows) : MarkdownTable(context, rows)).c_str(), text);
     std::fflush(text);

@@ -1,103 +1,81 @@
-#include "kernels/cpu/block_reduce.h"
-
+// Temporary scalar stats kernel (replaced by the vectorized one on branch i22-cpu).
+#include <bit>
 #include <cmath>
-#include <cstddef>
+#include <cstring>
 
-#include "common/extreme_order.h"
-#include "kernels/op_dispatch.h"
+#include "kernels/reduce.h"
 
 namespace gpureduce::kernels::cpu {
 namespace {
 
-// Independent accumulators per loop: enough to hide add latency and fill two AVX lanes.
-constexpr size_t kLanes = 8;
-
-template <typename TransformT>
-double SumBlock(std::span<const float> data, TransformT transform) {
-  double acc[kLanes] = {};
-  size_t i = 0;
-  for (; i + kLanes <= data.size(); i += kLanes) {
-    for (size_t lane = 0; lane < kLanes; ++lane) acc[lane] += transform(double{data[i + lane]});
-  }
-  for (size_t lane = 0; i < data.size(); ++i, ++lane) acc[lane] += transform(double{data[i]});
-  double total = 0.0;
-  for (double lane_sum : acc) total += lane_sum;
-  return total;
+float HalfToFloat(uint16_t h) {
+  const uint32_t sign = uint32_t(h & 0x8000) << 16;
+  const uint32_t em = h & 0x7fff;
+  float f = std::bit_cast<float>(em << 13) * 0x1p112f;
+  if ((h & 0x7c00) == 0x7c00) f = std::bit_cast<float>((em << 13) | 0x7f800000u);
+  return std::bit_cast<float>(std::bit_cast<uint32_t>(f) | sign);
 }
 
-double ProdBlock(std::span<const float> data) {
-  double acc[kLanes] = {1, 1, 1, 1, 1, 1, 1, 1};
-  size_t i = 0;
-  for (; i + kLanes <= data.size(); i += kLanes) {
-    for (size_t lane = 0; lane < kLanes; ++lane) acc[lane] *= double{data[i + lane]};
-  }
-  for (size_t lane = 0; i < data.size(); ++i, ++lane) acc[lane] *= double{data[i]};
-  double total = 1.0;
-  for (double lane_prod : acc) total *= lane_prod;
-  return total;
+template <typename T>
+T Load(const std::byte* p) {
+  T v;
+  std::memcpy(&v, p, sizeof(T));
+  return v;
 }
 
-// MIN/MAX by extreme_order.h's rule; its select has no branch, so the loop vectorizes. A NaN
-// comes back as the canonical positive one, as the GPU kernels return it.
-template <bool kLess>
-double ExtremeBlock(std::span<const float> data) {
-  float best = data[0];
-  for (float x : data) best = PickExtreme(kLess, best, x);
-  return best == best ? double{best} : std::nan("");
+double FloatAt(DType dtype, const std::byte* p) {
+  switch (dtype) {
+    case DType::kFloat16: return HalfToFloat(Load<uint16_t>(p));
+    case DType::kBFloat16: return std::bit_cast<float>(uint32_t(Load<uint16_t>(p)) << 16);
+    case DType::kFloat64: return Load<double>(p);
+    case DType::kInt32: return Load<int32_t>(p);
+    case DType::kInt64: return static_cast<double>(Load<int64_t>(p));
+    default: return Load<float>(p);
+  }
 }
 
-// ARGMIN/ARGMAX: the first element in extreme_order.h's order. Elements come in increasing
-// index, so LaterPrecedes decides. Most runs of kLanes elements hold nothing that goes first,
-// and their extreme (NaN if any is) goes first exactly when one of them does: finding it
-// vectorizes, so only the runs that pass are scanned one by one. On the dev machine (one core,
-// 64Ki floats) that reads 8.7-9.0 GB/s against 5.9-6.0 GB/s for an element-by-element scan.
-template <bool kLess>
-Partial ArgExtremeBlock(std::span<const float> data, uint64_t base_index) {
-  constexpr size_t kRun = kLanes;
-  float best = data[0];
-  size_t best_at = 0;
-  auto scan = [&](size_t from, size_t to) {
-    for (size_t i = from; i < to; ++i) {
-      if (LaterPrecedes(kLess, data[i], best)) {
-        best = data[i];
-        best_at = i;
-      }
-    }
-  };
-  size_t i = 1;
-  for (; i + kRun <= data.size(); i += kRun) {
-    float run_best = data[i];
-    for (size_t k = 1; k < kRun; ++k) run_best = PickExtreme(kLess, run_best, data[i + k]);
-    if (LaterPrecedes(kLess, run_best, best)) scan(i, i + kRun);
-  }
-  scan(i, data.size());
-  return Partial{double{best}, static_cast<int64_t>(base_index + best_at), data.size()};
+int64_t IntAt(DType dtype, const std::byte* p) {
+  return dtype == DType::kInt32 ? Load<int32_t>(p) : Load<int64_t>(p);
 }
 
 }  // namespace
 
-Partial ReduceBlock(Op op, std::span<const float> data, uint64_t base_index) {
-  Partial out;
-  out.count = data.size();
-  if (data.empty()) return out;
-  return DispatchOp(op, out, [&](auto reduction) {
-    using ReductionT = decltype(reduction);
-    constexpr bool kLess = ReductionT::kLess;
-    if constexpr (ReductionT::kKind == ReductionKind::kArgExtreme) {
-      return ArgExtremeBlock<kLess>(data, base_index);
+Stats ReduceBlock(const StatsRequest& request, std::span<const std::byte> bytes,
+                  uint64_t base_index) {
+  const size_t size = DTypeSize(request.dtype);
+  const size_t n = bytes.size() / size;
+  const bool integer = IsInteger(request.dtype);
+  Stats total;
+  total.integer = integer;
+  for (size_t i = 0; i < n; ++i) {
+    Stats one;
+    one.integer = integer;
+    one.count = 1;
+    const int64_t index = static_cast<int64_t>(base_index + i);
+    const std::byte* p = bytes.data() + i * size;
+    const double x = FloatAt(request.dtype, p);
+    if (!integer && std::isnan(x)) {
+      one.nan_count = 1;
+      one.first_nan = index;
     } else {
-      if constexpr (ReductionT::kKind == ReductionKind::kSum && ReductionT::kSquares) {
-        out.value = SumBlock(data, [](double x) { return x * x; });
-      } else if constexpr (ReductionT::kKind == ReductionKind::kSum) {
-        out.value = SumBlock(data, [](double x) { return x; });
-      } else if constexpr (ReductionT::kKind == ReductionKind::kProduct) {
-        out.value = ProdBlock(data);
-      } else {
-        out.value = ExtremeBlock<kLess>(data);
+      one.sum = integer ? 0.0 : x;
+      if (integer) {
+        one.int_sum = IntAt(request.dtype, p);
+        one.int_prod = static_cast<uint64_t>(one.int_sum);
+        one.int_prod_zero = one.int_sum == 0;
+        one.int_min = one.int_max = one.int_sum;
       }
-      return out;
+      one.sum_squares = x * x;
+      int exponent = 0;
+      one.prod = std::frexp(x, &exponent);
+      one.prod_exponent = exponent;
+      one.min = one.max = x;
+      one.min_index = one.max_index = index;
+      one.mean = x;
     }
-  });
+    total = MergeStats(total, one);
+  }
+  return total;
 }
 
 }  // namespace gpureduce::kernels::cpu

@@ -42,41 +42,37 @@ uint64_t PhysicalMemoryBytes() {
 
 class CpuSession final : public ReduceSession {
  public:
-  CpuSession(ThreadPool& pool, gpureduce::Op op, std::string device)
-      : pool_(pool), op_(op), device_(std::move(device)) {}
+  CpuSession(ThreadPool& pool, const RequestSpec& spec, std::string device)
+      : pool_(pool),
+        request_{spec.dtype, gpureduce::NeedsOf(spec.ops())},
+        element_bytes_(gpureduce::DTypeSize(spec.dtype)),
+        device_(std::move(device)) {}
 
-  void ConsumePieces(FloatPieces data, ConsumeDone done) override {
+  void ConsumePieces(PayloadPieces data, ConsumeDone done) override {
+    data.set_element_bytes(element_bytes_);
     const uint64_t base = consumed_;
-    consumed_ += data.count();
-    std::optional<std::span<const float>> span = data.AsSpan();
-    if (!span.has_value() && data.count() <= kernels::cpu::kElementsPerTask) {
+    const uint64_t count = data.count();
+    consumed_ += count;
+    std::optional<std::span<const std::byte>> bytes = data.AsBytes();
+    if (!bytes.has_value() && count <= kernels::cpu::kElementsPerTask) {
       // One task, reduced on this thread: copied out of the pieces into this thread's buffer,
-      // without the general path's allocations (a small request's path).
-      thread_local std::vector<float> buffer;
-      if (buffer.size() < data.count()) buffer.resize(kernels::cpu::kElementsPerTask);
-      data.CopyFloats(0, data.count(), buffer.data());
-      span = std::span<const float>(buffer.data(), data.count());
+      // without the general path's allocations (a small request's path). 8-byte elements align.
+      thread_local std::vector<uint64_t> buffer;  // words: aligned for every element size
+      if (buffer.size() < kernels::cpu::kElementsPerTask) {
+        buffer.resize(kernels::cpu::kElementsPerTask);
+      }
+      data.CopyElements(0, count, reinterpret_cast<std::byte*>(buffer.data()));
+      bytes = std::span<const std::byte>(reinterpret_cast<const std::byte*>(buffer.data()),
+                                         count * element_bytes_);
     }
-    if (span.has_value()) {
-      kernels::cpu::ReduceAsync(
-          pool_, op_, *span, base,
-          [this, done = std::move(done)](gpureduce::Partial chunk,
-                                         kernels::cpu::ReduceTiming timing) mutable {
-            Absorb(chunk, timing);
-            std::move(done)(absl::OkStatus());
-          });
+    if (bytes.has_value()) {
+      kernels::cpu::ReduceAsync(pool_, request_, *bytes, base, Absorber(std::move(done)));
       return;
     }
     // Each task copies its block out of the message's pieces into a buffer of its thread's, which
     // stays in cache for the reduction: one read of the message, as a parse would cost.
-    const uint64_t count = data.count();
-    kernels::cpu::ReduceAsync(
-        pool_, op_, count, PiecesBlockSource(std::move(data)), base,
-        [this, done = std::move(done)](absl::StatusOr<gpureduce::Partial> chunk,
-                                       kernels::cpu::ReduceTiming timing) mutable {
-          Absorb(*chunk, timing);  // memory never fails to read
-          std::move(done)(absl::OkStatus());
-        });
+    kernels::cpu::ReduceAsync(pool_, request_, count, PiecesBlockSource(std::move(data)), base,
+                              Absorber(std::move(done)));
   }
 
   // In place: pool threads read the object's pages with pread (runtime/shared_memory.h says why
@@ -89,26 +85,18 @@ class CpuSession final : public ReduceSession {
     }
     const uint64_t base = consumed_;
     consumed_ += source.count;
-    kernels::cpu::ReduceAsync(
-        pool_, op_, source.count, FileBlockSource(source.fd, source.file_offset), base,
-        [this, done = std::move(done)](absl::StatusOr<gpureduce::Partial> chunk,
-                                       kernels::cpu::ReduceTiming timing) mutable {
-          if (!chunk.ok()) {
-            std::move(done)(chunk.status());
-            return;
-          }
-          Absorb(*chunk, timing);
-          std::move(done)(absl::OkStatus());
-        });
+    kernels::cpu::ReduceAsync(pool_, request_, source.count,
+                              FileBlockSource(source.fd, source.file_offset, element_bytes_),
+                              base, Absorber(std::move(done)));
   }
 
   void Finish(FinishDone done) override {
-    gpureduce::Partial partial;
+    gpureduce::Stats stats;
     {
       std::lock_guard<std::mutex> lock(mu_);
-      partial = partial_;
+      stats = stats_;
     }
-    std::move(done)(partial);  // the last Consume's `done` ran: nothing is in flight
+    std::move(done)(stats);  // the last Consume's `done` ran: nothing is in flight
   }
 
   BackendTiming timing() const override {
@@ -121,19 +109,31 @@ class CpuSession final : public ReduceSession {
   kernels::KernelId kernel() const override { return kernels::KernelId::kCpu; }
 
  private:
-  void Absorb(const gpureduce::Partial& chunk, const kernels::cpu::ReduceTiming& timing) {
-    std::lock_guard<std::mutex> lock(mu_);
-    partial_ = gpureduce::Combine(op_, partial_, chunk);
-    timing_.queue += timing.queue;
-    timing_.kernel += timing.compute;
+  // The kernel's callback: merges a Consume's stats into the request's, then releases the data.
+  kernels::cpu::StatsDone Absorber(ConsumeDone done) {
+    return [this, done = std::move(done)](absl::StatusOr<gpureduce::Stats> chunk,
+                                          kernels::cpu::ReduceTiming timing) mutable {
+      if (!chunk.ok()) {
+        std::move(done)(chunk.status());
+        return;
+      }
+      {
+        std::lock_guard<std::mutex> lock(mu_);
+        stats_ = gpureduce::MergeStats(stats_, *chunk);
+        timing_.queue += timing.queue;
+        timing_.kernel += timing.compute;
+      }
+      std::move(done)(absl::OkStatus());
+    };
   }
 
   ThreadPool& pool_;
-  const gpureduce::Op op_;
+  const kernels::cpu::StatsRequest request_;
+  const size_t element_bytes_;
   const std::string device_;
   uint64_t consumed_ = 0;  // the next element's index; touched only by the caller of Consume
-  mutable std::mutex mu_;  // partial_ and timing_ are written on pool threads
-  gpureduce::Partial partial_;
+  mutable std::mutex mu_;  // stats_ and timing_ are written on pool threads
+  gpureduce::Stats stats_;
   BackendTiming timing_;
 };
 
@@ -159,13 +159,15 @@ absl::Status CpuBackend::SelfCheck() {
   for (size_t i = 0; i < kCount; ++i) data[i] = static_cast<float>(int(i % 7) - 3);
   data[kCount - 5] = 9.0f;
   const double expected_sum = std::accumulate(data.begin(), data.end(), 0.0);
-  const gpureduce::Partial sum = kernels::cpu::Reduce(pool_, gpureduce::Op::kSum, data);
-  const gpureduce::Partial argmax = kernels::cpu::Reduce(pool_, gpureduce::Op::kArgMax, data);
-  if (sum.value != expected_sum || sum.count != kCount || argmax.value != 9.0 ||
-      argmax.index != static_cast<int64_t>(kCount - 5)) {
+  const kernels::cpu::StatsRequest request{gpureduce::DType::kFloat32,
+                                           {.sum = true, .max = true}};
+  const gpureduce::Stats stats =
+      kernels::cpu::Reduce(pool_, request, std::as_bytes(std::span<const float>(data)));
+  if (stats.sum + stats.sum_lo != expected_sum || stats.count != kCount || stats.max != 9.0 ||
+      stats.max_index != static_cast<int64_t>(kCount - 5)) {
     return absl::InternalError(absl::StrFormat(
         "CPU self-check failed: sum %g (expected %g), argmax %g at %d (expected 9 at %d)",
-        sum.value, expected_sum, argmax.value, argmax.index, kCount - 5));
+        stats.sum + stats.sum_lo, expected_sum, stats.max, stats.max_index, kCount - 5));
   }
   return absl::OkStatus();
 }
@@ -175,7 +177,7 @@ absl::StatusOr<std::unique_ptr<ReduceSession>> CpuBackend::Open(const RequestSpe
     return absl::FailedPreconditionError(
         absl::StrCat("the CPU backend has one device, 0; the request pins device ", spec.device));
   }
-  return std::make_unique<CpuSession>(pool_, spec.op, DeviceName());
+  return std::make_unique<CpuSession>(pool_, spec, DeviceName());
 }
 
 }  // namespace gpureduce::runtime

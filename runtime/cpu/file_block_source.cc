@@ -3,6 +3,7 @@
 #include <sys/stat.h>
 #include <unistd.h>
 
+#include <algorithm>
 #include <cerrno>
 #include <cstring>
 #include <vector>
@@ -24,13 +25,15 @@ absl::Status ShortRead(int fd, uint64_t from, uint64_t to) {
 
 }  // namespace
 
-kernels::cpu::BlockSource FileBlockSource(int fd, uint64_t file_offset) {
-  return [fd, file_offset](uint64_t begin, size_t size) -> absl::StatusOr<std::span<const float>> {
-    thread_local std::vector<float> buffer;
-    if (buffer.size() < size) buffer.resize(kernels::cpu::kElementsPerTask);
+kernels::cpu::BlockSource FileBlockSource(int fd, uint64_t file_offset, size_t element_bytes) {
+  return [fd, file_offset, element_bytes](
+             uint64_t begin, size_t size) -> absl::StatusOr<std::span<const std::byte>> {
+    thread_local std::vector<uint64_t> buffer;  // words: aligned for every element size
+    const size_t bytes = size * element_bytes;
+    const size_t words = (bytes + sizeof(uint64_t) - 1) / sizeof(uint64_t);
+    if (buffer.size() < words) buffer.resize(std::max(words, kernels::cpu::kElementsPerTask));
     char* out = reinterpret_cast<char*>(buffer.data());
-    const uint64_t from = file_offset + begin * sizeof(float);
-    const size_t bytes = size * sizeof(float);
+    const uint64_t from = file_offset + begin * element_bytes;
     size_t done = 0;
     while (done < bytes) {
       const ssize_t got = pread(fd, out + done, bytes - done, static_cast<off_t>(from + done));
@@ -42,7 +45,7 @@ kernels::cpu::BlockSource FileBlockSource(int fd, uint64_t file_offset) {
       if (got == 0) return ShortRead(fd, from, from + bytes);
       done += static_cast<size_t>(got);
     }
-    return std::span<const float>(buffer.data(), size);
+    return std::span<const std::byte>(reinterpret_cast<const std::byte*>(out), bytes);
   };
 }
 

@@ -10,7 +10,8 @@
 
 namespace gpureduce::runtime {
 
-// Floats from byte `file_offset` of `fd` on; each calling thread reads into a buffer of its own.
-kernels::cpu::BlockSource FileBlockSource(int fd, uint64_t file_offset);
+// Elements of `element_bytes` each from byte `file_offset` of `fd` on; each calling thread reads
+// into a buffer of its own.
+kernels::cpu::BlockSource FileBlockSource(int fd, uint64_t file_offset, size_t element_bytes);
 
 }  // namespace gpureduce::runtime

@@ -15,17 +15,19 @@ namespace gpureduce::runtime {
 namespace {
 
 // Reduces `data` through a session and waits: for start-up checks only, never on a gRPC thread.
-absl::StatusOr<gpureduce::Partial> ReduceNow(ReduceSession& session, std::span<const float> data) {
+absl::StatusOr<gpureduce::OpResult> ReduceNow(ReduceSession& session, gpureduce::Op op,
+                                              std::span<const float> data) {
   std::promise<absl::Status> consumed;
   session.Consume(data, [&consumed](absl::Status status) { consumed.set_value(status); });
   const absl::Status status = consumed.get_future().get();
-  std::promise<absl::StatusOr<gpureduce::Partial>> finished;
-  session.Finish([&finished](absl::StatusOr<gpureduce::Partial> partial) {
-    finished.set_value(std::move(partial));
+  std::promise<absl::StatusOr<gpureduce::Stats>> finished;
+  session.Finish([&finished](absl::StatusOr<gpureduce::Stats> stats) {
+    finished.set_value(std::move(stats));
   });
-  absl::StatusOr<gpureduce::Partial> partial = finished.get_future().get();
+  absl::StatusOr<gpureduce::Stats> stats = finished.get_future().get();
   if (!status.ok()) return status;
-  return partial;
+  if (!stats.ok()) return stats.status();
+  return gpureduce::FinalizeOp(op, gpureduce::DType::kFloat32, 0, *stats);
 }
 
 }  // namespace
@@ -94,16 +96,16 @@ absl::Status CudaBackend::CheckDevice(Device& device) {
     ASSIGN_OR_RETURN(PartialSlot * slot, device.AcquirePartial());
     ASSIGN_OR_RETURN(std::unique_ptr<CudaSession> session,
                      CudaSession::Start(device, RequestSpec{op, default_kernel(), 0, 0}, slot));
-    ASSIGN_OR_RETURN(const gpureduce::Partial partial, ReduceNow(*session, data));
+    ASSIGN_OR_RETURN(const gpureduce::OpResult result, ReduceNow(*session, op, data));
     const bool right =
-        partial.count == count && (op != gpureduce::Op::kSum || partial.value == expected_sum) &&
+        result.count == count && (op != gpureduce::Op::kSum || result.unrounded == expected_sum) &&
         (op != gpureduce::Op::kArgMax ||
-         (partial.value == 9.0 && partial.index == int64_t(count - 5))) &&
-        (op != gpureduce::Op::kArgMin || (partial.value == -3.0 && partial.index == 0));
+         (result.value == 9.0 && result.index == int64_t(count - 5))) &&
+        (op != gpureduce::Op::kArgMin || (result.value == -3.0 && result.index == 0));
     if (!right) {
       return absl::InternalError(absl::StrFormat(
           "GPU %d self-check failed for op %d: got %g at %d over %d elements (sum expected %g)",
-          device.index(), static_cast<int>(op), partial.value, partial.index, partial.count,
+          device.index(), static_cast<int>(op), result.unrounded, result.index, result.count,
           expected_sum));
     }
   }
@@ -127,6 +129,12 @@ absl::StatusOr<Device*> CudaBackend::OwnedDevice(int index) const {
 
 absl::StatusOr<std::unique_ptr<ReduceSession>> CudaBackend::OpenOnDevice(Device& device,
                                                                          const RequestSpec& spec) {
+  if (!spec.classic()) {  // the server resolves such requests to a kernel that runs them
+    return absl::InvalidArgumentError(absl::StrCat(
+        "the GPU kernels reduce float32 with one of the first eight ops; this request is ",
+        gpureduce::DTypeName(spec.dtype), " with ", spec.ops().size(),
+        " op(s): run it with kernel cpu"));
+  }
   ASSIGN_OR_RETURN(PartialSlot * slot, device.AcquirePartial());
   // A session that fails to start has already given its slot back.
   ASSIGN_OR_RETURN(std::unique_ptr<CudaSession> session, CudaSession::Start(device, spec, slot));

@@ -31,7 +31,7 @@ class CudaSession final : public ReduceSession, private PieceRunner {
   static absl::StatusOr<std::unique_ptr<CudaSession>> Start(Device& device, const RequestSpec& spec,
                                                             PartialSlot* partial);
 
-  void ConsumePieces(FloatPieces data, ConsumeDone done) override {
+  void ConsumePieces(PayloadPieces data, ConsumeDone done) override {
     scheduler_.ConsumePieces(std::move(data), std::move(done));
   }
   void ConsumeShared(const SharedSource& source, ConsumeDone done) override {

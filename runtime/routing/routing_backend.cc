@@ -100,7 +100,7 @@ std::unique_ptr<ReduceSession> RoutingBackend::OpenSplit(const RequestSpec& spec
   // With fewer than two the request goes the usual way, counting its whole size (a part counts
   // only its share). With some GPUs left out, each part still counts one share of the usable.
   if (parts.size() < 2) return nullptr;
-  return std::make_unique<SplitSession>(spec.op, std::move(parts));
+  return std::make_unique<SplitSession>(std::move(parts));
 }
 
 }  // namespace gpureduce::runtime

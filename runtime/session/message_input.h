@@ -5,14 +5,14 @@
 
 #include <utility>
 
-#include "runtime/float_pieces.h"
+#include "runtime/payload_pieces.h"
 #include "runtime/session/piece_input.h"
 
 namespace gpureduce::runtime {
 
 class MessageInput final : public PieceInput {
  public:
-  void Reset(FloatPieces data) {
+  void Reset(PayloadPieces data) {
     data_ = std::move(data);
     count_ = data_.count();
   }
@@ -21,7 +21,7 @@ class MessageInput final : public PieceInput {
   PieceSource Stage(uint64_t first, size_t count, PieceSlot& slot) const override;
 
  private:
-  FloatPieces data_;
+  PayloadPieces data_;
 };
 
 }  // namespace gpureduce::runtime

@@ -1,5 +1,7 @@
 #include "runtime/session/piece_scheduler.h"
 
+#include "common/reduction/partial_stats.h"
+
 #include <algorithm>
 #include <optional>
 #include <string>
@@ -23,6 +25,7 @@ PieceScheduler::PieceScheduler(SessionDevice& device, PieceRunner& runner, const
                                PartialSlot* partial)
     : device_(device),
       runner_(runner),
+      op_(spec.op),
       partial_(partial),
       // What the client declared, capped (a stream may declare more than it ever sends), or one
       // staging buffer when it declared nothing.
@@ -46,7 +49,7 @@ void PieceScheduler::ReleaseDevice() {
   device_.RemoveLoad(load_bytes_);
 }
 
-void PieceScheduler::ConsumePieces(FloatPieces data, ConsumeDone done) {
+void PieceScheduler::ConsumePieces(PayloadPieces data, ConsumeDone done) {
   message_input_.Reset(std::move(data));
   Start(message_input_, std::move(done));
 }
@@ -272,8 +275,8 @@ bool PieceScheduler::AnswerInline(const absl::Status& active, FinishDone& done) 
 }
 
 void PieceScheduler::Answer(GpuStatus status, absl::Status active, FinishDone done) {
-  absl::StatusOr<gpureduce::Partial> result =
-      consumed_ == 0 ? gpureduce::Partial{} : *partial_->host;
+  absl::StatusOr<gpureduce::Stats> result =
+      consumed_ == 0 ? gpureduce::Stats{} : gpureduce::StatsFromPartial(op_, *partial_->host);
   // The stream has passed this request's work: nothing writes the slot any more. It goes back
   // before the answer does, or the admission slot (freed with the answer) could be reused while
   // this one is still held: "GPU 0 has N requests in progress" at N admitted.

@@ -26,7 +26,7 @@
 #include "absl/status/statusor.h"
 #include "kernels/work_bound.h"
 #include "runtime/backend.h"
-#include "runtime/float_pieces.h"
+#include "runtime/payload_pieces.h"
 #include "runtime/session/device_region_input.h"
 #include "runtime/session/host_region_input.h"
 #include "runtime/session/message_input.h"
@@ -48,7 +48,7 @@ class PieceScheduler {
   PieceScheduler& operator=(const PieceScheduler&) = delete;
 
   // As ReduceSession's (runtime/backend.h).
-  void ConsumePieces(FloatPieces data, ConsumeDone done);
+  void ConsumePieces(PayloadPieces data, ConsumeDone done);
   void ConsumeShared(const SharedSource& source, ConsumeDone done);
   void Finish(FinishDone done);
   BackendTiming timing() const;
@@ -92,6 +92,7 @@ class PieceScheduler {
 
   SessionDevice& device_;
   PieceRunner& runner_;
+  const gpureduce::Op op_;  // the classic op its kernels reduce
   PartialSlot* partial_;       // null once given back
   const uint64_t load_bytes_;  // this request's share of the device's load
   const uint64_t id_;          // the request's waiter id in the staging pool

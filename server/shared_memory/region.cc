@@ -145,9 +145,11 @@ Region::~Region() {
   if (fd_ >= 0) close(fd_);
 }
 
-runtime::SharedSource Region::Source(uint64_t offset, uint64_t byte_size) const {
+runtime::SharedSource Region::Source(uint64_t offset, uint64_t byte_size,
+                                     size_t element_bytes) const {
   runtime::SharedSource source;
-  source.count = byte_size / sizeof(float);
+  source.count = byte_size / element_bytes;
+  source.element_bytes = element_bytes;
   const std::byte* first = data_ == nullptr ? nullptr : data_ + offset;
   if (info_.kind == RegionInfo::Kind::kCuda) {
     source.kind = runtime::SharedSource::Kind::kDevice;

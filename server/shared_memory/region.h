@@ -44,7 +44,7 @@ class Region {
   uint32_t requests_in_flight() const { return in_flight_.load(std::memory_order_relaxed); }
 
   // What a request reads: `byte_size` bytes from `offset` in the region (checked by the caller).
-  runtime::SharedSource Source(uint64_t offset, uint64_t byte_size) const;
+  runtime::SharedSource Source(uint64_t offset, uint64_t byte_size, size_t element_bytes) const;
 
   // A request's hold: the region stays open, and counted as in use, while a Use lives.
   class Use {

@@ -102,7 +102,7 @@ absl::StatusOr<runtime::RequestSpec> Resolve(const v1::ReduceSpec& wire,
 // Owns what the pieces point into; `floats` is what they hold.
 struct Payload {
   std::string shifted;
-  absl::StatusOr<runtime::FloatPieces> pieces;
+  absl::StatusOr<runtime::PayloadPieces> pieces;
   std::vector<float> floats;
 };
 
@@ -114,7 +114,7 @@ void Extract(absl::string_view data, const RepeatedField<float>& values, uint64_
   out.shifted.append(data.data(), data.size());
   const absl::string_view moved = absl::string_view(out.shifted).substr(offset);
   const size_t cut = moved.size() / 3 + offset;
-  runtime::FloatPieces pieces;
+  runtime::PayloadPieces pieces;
   pieces.Append(reinterpret_cast<const std::byte*>(moved.data()), std::min(cut, moved.size()));
   if (cut < moved.size()) {
     pieces.Append(reinterpret_cast<const std::byte*>(moved.data() + cut), moved.size() - cut);
@@ -142,7 +142,7 @@ void Extract(absl::string_view data, const RepeatedField<float>& values, uint64_
                        "the payload's floats differ from the bytes sent");
 }
 
-void ConsumeNow(runtime::ReduceSession& session, runtime::FloatPieces data) {
+void ConsumeNow(runtime::ReduceSession& session, runtime::PayloadPieces data) {
   std::promise<absl::Status> done;
   session.ConsumePieces(std::move(data),
                         [&done](absl::Status status) { done.set_value(std::move(status)); });
@@ -277,7 +277,7 @@ void Unary(absl::string_view bytes, size_t offset, bool tile) {
     floats = payload.floats;
     if (tile) {
       floats = tiled = Tiled(floats);
-      ConsumeNow(*session, runtime::FloatPieces(floats));
+      ConsumeNow(*session, runtime::PayloadPieces(floats));
     } else {
       ConsumeNow(*session, *std::move(payload.pieces));
     }

@@ -2,6 +2,7 @@
 // pipeline, chunked and concurrent use, admission waits and cancellation, timing, and flat
 // memory. Without a GPU every test is skipped with the reason.
 
+#include "tests/support/classic_partial.h"
 #include "runtime/cuda/cuda_backend.h"
 
 #include <future>
@@ -49,11 +50,12 @@ absl::StatusOr<gpureduce::Partial> Reduce(Backend& backend, Op op, const std::ve
                         [&done](absl::Status status) { done.set_value(status); });
     consumed = done.get_future().get();
   }
-  std::promise<absl::StatusOr<gpureduce::Partial>> finished;
-  (*session)->Finish([&finished](absl::StatusOr<gpureduce::Partial> partial) {
+  std::promise<absl::StatusOr<gpureduce::Stats>> finished;
+  (*session)->Finish([&finished](absl::StatusOr<gpureduce::Stats> partial) {
     finished.set_value(std::move(partial));
   });
-  absl::StatusOr<gpureduce::Partial> partial = finished.get_future().get();
+  absl::StatusOr<gpureduce::Partial> partial =
+      gpureduce::testing::ClassicPartial(op, finished.get_future().get());
   if (timing != nullptr) *timing = (*session)->timing();
   if (!consumed.ok()) return consumed;
   return partial;
@@ -189,8 +191,8 @@ TEST_F(CudaPipelineTest, CancelWhileWaitingForAStagingBuffer) {
   (*waiting)->Cancel();
   const absl::Status status = consumed.get_future().get();
   EXPECT_TRUE(status.ok() || status.code() == absl::StatusCode::kCancelled) << status;
-  std::promise<absl::StatusOr<gpureduce::Partial>> finished;
-  (*waiting)->Finish([&](absl::StatusOr<gpureduce::Partial> p) { finished.set_value(p); });
+  std::promise<absl::StatusOr<gpureduce::Stats>> finished;
+  (*waiting)->Finish([&](absl::StatusOr<gpureduce::Stats> p) { finished.set_value(p); });
   EXPECT_TRUE(finished.get_future().get().ok());
   EXPECT_EQ(first.get(), "");
 }

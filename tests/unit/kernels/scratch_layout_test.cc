@@ -55,6 +55,8 @@ TEST_P(ScratchLayoutTest, ArraysAreAlignedSizedAndApartWhereTheyMustBe) {
   const std::vector<Range> single_pass = {
       RangeOf("single_pass.counter", layout.single_pass.counter, base),
       RangeOf("single_pass.block_states", layout.single_pass.block_states, base)};
+  const std::vector<Range> stats = {RangeOf("stats.counter", layout.stats.counter, base),
+                                    RangeOf("stats.block_states", layout.stats.block_states, base)};
 
   EXPECT_EQ(layout.cub.result.size, 1u);
   EXPECT_EQ(layout.cub.temp.size, c.cub_temp_bytes);
@@ -65,10 +67,13 @@ TEST_P(ScratchLayoutTest, ArraysAreAlignedSizedAndApartWhereTheyMustBe) {
   EXPECT_EQ(layout.single_pass.counter.size, 1u);
   EXPECT_EQ(layout.single_pass.block_states.size, kSinglePassMaxBlocks);
   static_assert(sizeof(SinglePassBlockState) >= 16, "an ARGMIN state: a float and an int64");
+  EXPECT_EQ(layout.stats.counter.size, 1u);
+  EXPECT_EQ(layout.stats.block_states.size, kStatsMaxBlocks);
 
   std::vector<Range> all = cub;
   all.insert(all.end(), ladder.begin(), ladder.end());
   all.insert(all.end(), single_pass.begin(), single_pass.end());
+  all.insert(all.end(), stats.begin(), stats.end());
   for (const Range& range : all) {
     SCOPED_TRACE(range.name);
     EXPECT_EQ(range.begin % kScratchAlignment, 0u);
@@ -76,7 +81,7 @@ TEST_P(ScratchLayoutTest, ArraysAreAlignedSizedAndApartWhereTheyMustBe) {
   }
   EXPECT_EQ(layout.bytes % kScratchAlignment, 0u);
   // Within a kernel every array is live at once; single_pass's are apart from everyone's.
-  for (const std::vector<Range>* group : {&cub, &ladder, &single_pass}) {
+  for (const std::vector<Range>* group : {&cub, &ladder, &single_pass, &stats}) {
     for (size_t i = 0; i < group->size(); ++i) {
       for (size_t j = i + 1; j < group->size(); ++j) {
         EXPECT_FALSE(Overlap((*group)[i], (*group)[j]))
@@ -84,16 +89,25 @@ TEST_P(ScratchLayoutTest, ArraysAreAlignedSizedAndApartWhereTheyMustBe) {
       }
     }
   }
+  // single_pass's and the stats kernel's arrays (each with a counter) are apart from all others.
+  std::vector<Range> counted = single_pass;
+  counted.insert(counted.end(), stats.begin(), stats.end());
+  for (const Range& mine : counted) {
+    for (const Range& other : all) {
+      if (&other - all.data() < static_cast<std::ptrdiff_t>(cub.size() + ladder.size())) {
+        EXPECT_FALSE(Overlap(mine, other)) << mine.name << " and " << other.name;
+      }
+    }
+  }
   for (const Range& mine : single_pass) {
-    for (const Range& other : cub) EXPECT_FALSE(Overlap(mine, other)) << mine.name << other.name;
-    for (const Range& other : ladder) {
+    for (const Range& other : stats) {
       EXPECT_FALSE(Overlap(mine, other)) << mine.name << " and " << other.name;
     }
   }
   // cub and the ladder share the front; nothing is wasted beyond alignment.
   EXPECT_EQ(cub.front().begin, 0u);
   EXPECT_EQ(ladder.front().begin, 0u);
-  EXPECT_LT(layout.bytes - single_pass.back().end, kScratchAlignment);
+  EXPECT_LT(layout.bytes - stats.back().end, kScratchAlignment);
 }
 
 TEST_P(ScratchLayoutTest, MeasuringWithANullBaseGivesTheSameSizeAndNoPointers) {
@@ -103,6 +117,8 @@ TEST_P(ScratchLayoutTest, MeasuringWithANullBaseGivesTheSameSizeAndNoPointers) {
   EXPECT_EQ(measured.bytes, real.bytes);
   EXPECT_EQ(measured.single_pass.counter.d_data, nullptr);
   EXPECT_EQ(measured.single_pass.block_states.d_data, nullptr);
+  EXPECT_EQ(measured.stats.counter.d_data, nullptr);
+  EXPECT_EQ(measured.stats.block_states.d_data, nullptr);
   EXPECT_EQ(measured.cub.temp.d_data, nullptr);
   EXPECT_EQ(measured.ladder.partials_b.d_data, nullptr);
   EXPECT_EQ(measured.ladder.partials_b.size, real.ladder.partials_b.size);

@@ -7,6 +7,7 @@
 #include <span>
 #include <vector>
 
+#include "tests/support/classic_partial.h"
 #include "gmock/gmock.h"
 #include "gtest/gtest.h"
 #include "runtime/backend_factory.h"
@@ -40,10 +41,10 @@ absl::StatusOr<gpureduce::Partial> Reduce(Backend& backend, Op op, std::span<con
                         [&](absl::Status status) { consumed.set_value(status); });
     if (absl::Status status = consumed.get_future().get(); !status.ok()) return status;
   }
-  std::promise<absl::StatusOr<gpureduce::Partial>> finished;
+  std::promise<absl::StatusOr<gpureduce::Stats>> finished;
   (*session)->Finish(
-      [&](absl::StatusOr<gpureduce::Partial> partial) { finished.set_value(std::move(partial)); });
-  return finished.get_future().get();
+      [&](absl::StatusOr<gpureduce::Stats> stats) { finished.set_value(std::move(stats)); });
+  return gpureduce::testing::ClassicPartial(op, finished.get_future().get());
 }
 
 TEST(CpuBackendTest, DescribesItselfAndPassesItsSelfCheck) {

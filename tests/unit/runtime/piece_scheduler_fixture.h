@@ -11,6 +11,7 @@
 #include <string>
 #include <vector>
 
+#include "tests/support/classic_partial.h"
 #include "absl/status/status.h"
 #include "absl/status/statusor.h"
 #include "common/reduction/finalize.h"
@@ -59,10 +60,10 @@ class PieceSchedulerTest : public ::testing::Test {
   }
 
   // `data` as a message whose byte ranges end at odd offsets, so floats straddle ranges.
-  FloatPieces Message(std::span<const float> data) {
+  PayloadPieces Message(std::span<const float> data) {
     const auto* bytes = reinterpret_cast<const std::byte*>(data.data());
     const size_t size = data.size_bytes();
-    FloatPieces pieces;
+    PayloadPieces pieces;
     for (size_t at = 0; at < size; at += kRangeBytes) {
       pieces.Append(bytes + at, std::min(kRangeBytes, size - at));
     }
@@ -80,8 +81,8 @@ class PieceSchedulerTest : public ::testing::Test {
 
   void Finish() {
     answer_.reset();
-    scheduler_->Finish([this](absl::StatusOr<gpureduce::Partial> partial) {
-      answer_ = Answer{std::move(partial), device_->staging().free_slots(),
+    scheduler_->Finish([this](absl::StatusOr<gpureduce::Stats> stats) {
+      answer_ = Answer{gpureduce::testing::ClassicPartial(op_, stats), device_->staging().free_slots(),
                        device_->partials_released(), device_->requests()};
     });
   }

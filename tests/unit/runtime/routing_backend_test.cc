@@ -3,6 +3,7 @@
 // with the fewest bytes outstanding (lost and full ones passed over), the split over every GPU;
 // and a request routed to the real CPU backend answers as a float64 reference does.
 
+#include "tests/support/classic_partial.h"
 #include "runtime/routing/routing_backend.h"
 
 #include <future>
@@ -31,11 +32,11 @@ using ::testing::HasSubstr;
 class FakeSession final : public ReduceSession {
  public:
   FakeSession(KernelId kernel, int device) : kernel_(kernel), device_(device) {}
-  void ConsumePieces(FloatPieces, ConsumeDone done) override { std::move(done)(absl::OkStatus()); }
+  void ConsumePieces(PayloadPieces, ConsumeDone done) override { std::move(done)(absl::OkStatus()); }
   void ConsumeShared(const SharedSource&, ConsumeDone done) override {
     std::move(done)(absl::OkStatus());
   }
-  void Finish(FinishDone done) override { std::move(done)(gpureduce::Partial{}); }
+  void Finish(FinishDone done) override { std::move(done)(gpureduce::Stats{}); }
   BackendTiming timing() const override { return {}; }
   std::string device_name() const override { return absl::StrCat("fake ", device_); }
   std::vector<int> devices() const override { return {device_}; }
@@ -286,9 +287,10 @@ TEST(RoutingToTheCpuBackendTest, TheCpuKernelAnswersAsTheReferenceDoes) {
     std::promise<absl::Status> consumed;
     (*session)->Consume(data, [&](absl::Status status) { consumed.set_value(status); });
     ASSERT_TRUE(consumed.get_future().get().ok());
-    std::promise<absl::StatusOr<gpureduce::Partial>> finished;
-    (*session)->Finish([&](absl::StatusOr<gpureduce::Partial> p) { finished.set_value(p); });
-    const absl::StatusOr<gpureduce::Partial> partial = finished.get_future().get();
+    std::promise<absl::StatusOr<gpureduce::Stats>> finished;
+    (*session)->Finish([&](absl::StatusOr<gpureduce::Stats> s) { finished.set_value(s); });
+    const absl::StatusOr<gpureduce::Partial> partial =
+        gpureduce::testing::ClassicPartial(op, finished.get_future().get());
     ASSERT_TRUE(partial.ok()) << partial.status();
     const absl::StatusOr<gpureduce::ReduceResult> result = gpureduce::Finalize(op, *partial);
     ASSERT_TRUE(result.ok()) << result.status();

@@ -2,6 +2,7 @@
 // CUDA backend spreads a large one over its GPUs) must answer exactly as one session would, for
 // a stream's chunks dealt in turn and for a shared-memory object cut into ranges.
 
+#include "tests/support/classic_partial.h"
 #include "runtime/split_session.h"
 
 #include <sys/mman.h>
@@ -44,13 +45,14 @@ class SplitSessionTest : public ::testing::Test {
       EXPECT_TRUE(session.ok()) << session.status();
       sessions.push_back(std::move(*session));
     }
-    return std::make_unique<SplitSession>(op, std::move(sessions));
+    return std::make_unique<SplitSession>(std::move(sessions));
   }
 
   static absl::StatusOr<gpureduce::ReduceResult> Finish(Op op, ReduceSession& session) {
-    std::promise<absl::StatusOr<gpureduce::Partial>> finished;
-    session.Finish([&](absl::StatusOr<gpureduce::Partial> p) { finished.set_value(std::move(p)); });
-    absl::StatusOr<gpureduce::Partial> partial = finished.get_future().get();
+    std::promise<absl::StatusOr<gpureduce::Stats>> finished;
+    session.Finish([&](absl::StatusOr<gpureduce::Stats> s) { finished.set_value(std::move(s)); });
+    absl::StatusOr<gpureduce::Partial> partial =
+        gpureduce::testing::ClassicPartial(op, finished.get_future().get());
     if (!partial.ok()) return partial.status();
     return gpureduce::Finalize(op, *partial);
   }

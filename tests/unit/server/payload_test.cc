@@ -11,11 +11,11 @@ namespace gpureduce::server {
 namespace {
 
 using google::protobuf::RepeatedField;
-using runtime::FloatPieces;
+using runtime::PayloadPieces;
 using testing::Bytes;
 
-FloatPieces Pieces(const std::string& bytes) {
-  FloatPieces pieces;
+PayloadPieces Pieces(const std::string& bytes) {
+  PayloadPieces pieces;
   pieces.Append(reinterpret_cast<const std::byte*>(bytes.data()), bytes.size());
   return pieces;
 }
@@ -34,7 +34,7 @@ TEST(PayloadTest, BytesAreReadAsLittleEndianFloat32WhereTheyLie) {
 TEST(PayloadTest, RepeatedValuesAreUsedInPlace) {
   RepeatedField<float> values;
   for (float x : {1.5f, -2.0f, 3.0f}) values.Add(x);
-  auto payload = ExtractPayload(FloatPieces(), values, 1 << 20, "");
+  auto payload = ExtractPayload(PayloadPieces(), values, 1 << 20, "");
   ASSERT_TRUE(payload.ok());
   ASSERT_TRUE(payload->AsSpan().has_value());
   EXPECT_EQ(payload->AsSpan()->data(), values.data());

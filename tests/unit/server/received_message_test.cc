@@ -24,7 +24,7 @@ void Fill(const std::string& bytes, uint64_t seed, grpc::ByteBuffer* buffer) {
   *buffer = grpc::ByteBuffer(slices.data(), slices.size());
 }
 
-std::string DataOf(const runtime::FloatPieces& pieces) {
+std::string DataOf(const runtime::PayloadPieces& pieces) {
   std::string out(pieces.count() * sizeof(float), '\0');
   if (!out.empty()) pieces.CopyFloats(0, pieces.count(), reinterpret_cast<float*>(out.data()));
   return out;

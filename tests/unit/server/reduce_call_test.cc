@@ -50,10 +50,10 @@ class ReduceCallTest : public ::testing::Test {
                                                   const std::vector<v1::ReduceRequest>& messages) {
     absl::Status status;
     for (size_t i = 0; i < messages.size() && status.ok(); ++i) {
-      runtime::FloatPieces data;
+      runtime::PayloadPieces data;
       data.Append(reinterpret_cast<const std::byte*>(messages[i].data().data()),
                   messages[i].data().size());
-      absl::StatusOr<runtime::FloatPieces> payload =
+      absl::StatusOr<runtime::PayloadPieces> payload =
           call.Payload(data, messages[i].values(), limits_.max_request_bytes, "stream it");
       if (!payload.ok()) {
         status = payload.status();

@@ -96,7 +96,7 @@ TEST_F(RegionRegistryTest, ARequestKeepsAnUnregisteredRegionOpen) {
   const Region::Use use(*found);
   EXPECT_EQ(use->requests_in_flight(), 1u);
   ASSERT_TRUE(registry.Unregister("a").ok());
-  const runtime::SharedSource source = use->Source(4, 32);
+  const runtime::SharedSource source = use->Source(4, 32, 4);
   EXPECT_EQ(source.count, 8u);
   EXPECT_EQ(source.file_offset, 4u);
   char byte = 0;

@@ -88,7 +88,7 @@ TEST_F(RegionTest, ARequestReadsItsSliceThroughTheDescriptorWhereNothingIsPinned
   EXPECT_GE((*region)->info().register_us, 0);
   for (const auto& [first, count] :
        {std::pair<size_t, size_t>{0, data_.size()}, {7, 1}, {1021, 2049}, {data_.size() - 3, 3}}) {
-    const runtime::SharedSource source = (*region)->Source(first * 4, count * 4);
+    const runtime::SharedSource source = (*region)->Source(first * 4, count * 4, 4);
     EXPECT_EQ(source.kind, runtime::SharedSource::Kind::kHost);
     EXPECT_EQ(source.count, count);
     EXPECT_EQ(source.file_offset, kPadding + first * 4);
@@ -121,7 +121,7 @@ TEST_F(RegionTest, ABackendThatPinsGetsWholePagesAroundTheRegionUntilTheRegionGo
   const uint64_t end = (offset + data_.size() * 4 + page - 1) / page * page;
   EXPECT_EQ(pinned.bytes, end - first_page);
 
-  const runtime::SharedSource source = (*region)->Source(40, 400);
+  const runtime::SharedSource source = (*region)->Source(40, 400, 4);
   ASSERT_NE(source.pinned, nullptr);
   EXPECT_EQ(reinterpret_cast<const std::byte*>(source.pinned),
             static_cast<const std::byte*>(pinned.base) + (offset - first_page) + 40);
@@ -205,7 +205,7 @@ TEST_F(RegionTest, AnUnlinkedObjectStaysReadableAndUsesAreCounted) {
   ASSERT_TRUE(opened.ok()) << opened.status();
   object.reset();  // unlinked by its owner
   const std::shared_ptr<const Region> region = *opened;
-  EXPECT_EQ(ReadThroughDescriptor(region->Source(0, data_.size() * 4)), data_);
+  EXPECT_EQ(ReadThroughDescriptor(region->Source(0, data_.size() * 4, 4)), data_);
   EXPECT_EQ(region->requests_in_flight(), 0u);
   {
     const Region::Use first(region);

@@ -1,4 +1,4 @@
-#include "runtime/float_pieces.h"
+#include "runtime/payload_pieces.h"
 
 #include <cstring>
 #include <random>
@@ -16,7 +16,7 @@ namespace {
 // 0-3 bytes off float alignment, as gRPC's slices lie.
 struct Scattered {
   std::vector<std::string> storage;
-  FloatPieces pieces;
+  PayloadPieces pieces;
 };
 
 Scattered Scatter(const std::vector<float>& data, uint64_t seed) {
@@ -39,7 +39,7 @@ Scattered Scatter(const std::vector<float>& data, uint64_t seed) {
   return out;
 }
 
-TEST(FloatPiecesTest, CopiesAnyRangeAcrossUnalignedPieces) {
+TEST(PayloadPiecesTest, CopiesAnyRangeAcrossUnalignedPieces) {
   const uint64_t seed = testing::FreshSeed();
   SCOPED_TRACE(testing::SeedTrace(seed));
   const std::vector<float> data = testing::MixedSignData(100003, seed);
@@ -63,7 +63,7 @@ TEST(FloatPiecesTest, CopiesAnyRangeAcrossUnalignedPieces) {
   for (int trial = 0; trial < 50; ++trial) {
     const size_t first = random() % data.size();
     const size_t count = random() % (data.size() - first + 1);
-    const FloatPieces range = scattered.pieces.Floats(first, count);
+    const PayloadPieces range = scattered.pieces.Elements(first, count);
     ASSERT_EQ(range.count(), count);
     std::vector<float> out(count);
     if (count > 0) range.CopyFloats(0, count, out.data());
@@ -71,14 +71,14 @@ TEST(FloatPiecesTest, CopiesAnyRangeAcrossUnalignedPieces) {
   }
 }
 
-TEST(FloatPiecesTest, OneAlignedPieceIsUsedInPlace) {
+TEST(PayloadPiecesTest, OneAlignedPieceIsUsedInPlace) {
   const std::vector<float> data = testing::MixedSignData(31, testing::FreshSeed());
-  const FloatPieces pieces{std::span<const float>(data)};
+  const PayloadPieces pieces{std::span<const float>(data)};
   ASSERT_TRUE(pieces.AsSpan().has_value());
   EXPECT_EQ(pieces.AsSpan()->data(), data.data());
   EXPECT_EQ(pieces.AsSpan()->size(), 31u);
-  EXPECT_TRUE(FloatPieces().AsSpan().has_value());
-  EXPECT_TRUE(FloatPieces().empty());
+  EXPECT_TRUE(PayloadPieces().AsSpan().has_value());
+  EXPECT_TRUE(PayloadPieces().empty());
 }
 
 }  // namespace

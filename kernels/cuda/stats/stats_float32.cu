@@ -1,0 +1,12 @@
+// The stats kernel's instantiations for float32 (one translation unit per dtype builds in
+// parallel).
+#include "kernels/cuda/stats/stats_kernel.cuh"
+
+namespace gpureduce::kernels::cuda {
+
+cudaError_t LaunchStatsFloat32(const StatsLaunch& launch, unsigned flags, const std::byte* d_in,
+                               size_t n, uint64_t base_index, DeviceStats* d_running, bool first) {
+  return DispatchStatsFlags<DType::kFloat32>(launch, flags, d_in, n, base_index, d_running, first);
+}
+
+}  // namespace gpureduce::kernels::cuda
