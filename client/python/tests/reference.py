@@ -122,17 +122,41 @@ def exact(op: str, values, ddof: float = 0):
             value = math.fsum(squares.tolist()) if finite else float(numpy.sum(squares))
             return value, value
         if base == "prod":
-            value = float(numpy.prod(wide.astype(numpy.longdouble)))
+            value = exact_product(wide)
             return value, abs(value)
         mean = total / n if n else math.nan
         deviations = wide - mean
         m2 = math.fsum((deviations * deviations).tolist()) if finite else float(
             numpy.sum(deviations * deviations))
         value = numpy.float64(m2) / numpy.float64(max(n - ddof, 0)) if n else math.nan
+        if op.startswith("nan") and n - ddof <= 0 and values.dtype.kind == "f":
+            # numpy.nanvar of floats: NaN where the divisor is not positive (numpy.var: inf, as
+            # is numpy.nanvar of integers, which is numpy.var)
+            value = math.nan
         if base == "std":
             value = numpy.sqrt(value)
         return float(value), abs(float(value))
     raise AssertionError(op)
+
+
+def exact_product(wide) -> float:
+    """The product of float64 values, with no partial product overflowing or underflowing (the
+    exponents are summed apart), rounded to float64: 0 x inf is NaN, 0 x 2^5000 is 0."""
+    mantissas, exponent = numpy.frexp(wide.astype(numpy.longdouble)), 0
+    mantissas, exponents = mantissas
+    exponent += int(exponents.sum())
+    # Blocks of 1000 mantissas in [0.5, 1) stay within long double's range; renormalize, repeat.
+    while mantissas.size > 1:
+        blocks = [numpy.prod(mantissas[i:i + 1000]) for i in range(0, mantissas.size, 1000)]
+        mantissas, exponents = numpy.frexp(numpy.array(blocks, numpy.longdouble))
+        exponent += int(exponents.sum())
+    mantissa = float(mantissas[0]) if mantissas.size else 1.0
+    if mantissa == 0 or not math.isfinite(mantissa):
+        return mantissa
+    try:
+        return math.ldexp(mantissa, exponent)
+    except OverflowError:
+        return math.copysign(math.inf, mantissa)
 
 
 def result_dtype(op: str, dtype: str) -> str:
