@@ -129,6 +129,7 @@ class SharedRegion:
         self._array = None
         self._maybe_registered = False  # a registration was sent and may have happened
         self._region_offset = 0  # where the region starts in the segment
+        self._array_offset = 0   # where the array starts in the region
         self._state = "new"    # new, open, closed
 
     # -- the block ------------------------------------------------------------------------------
@@ -203,7 +204,8 @@ class SharedRegion:
                              "`with` block)")
         if byte_size is None:
             byte_size = self.nbytes - offset
-        return self._client.reduce_shared(self.name, offset, byte_size, op, kernel, ops=ops,
+        return self._client.reduce_shared(self.name, self._array_offset + offset, byte_size, op,
+                                          kernel, ops=ops,
                                           ddof=ddof, dtype=dtype, input_dtype=self.dtype,
                                           timeout=timeout, _stacklevel=_stacklevel + 1)
 
@@ -287,5 +289,11 @@ class SharedRegion:
         exported = _cuda.export(self._source)
         self.nbytes = exported.nbytes
         device = exported.device if self._device_id is None else self._device_id
+        # A region is whole 4-byte words: a float16 array may start or end inside one (an odd
+        # element count or offset); the region then takes in the rest of the word, within the
+        # allocation, and the requests name the array's bytes in it.
+        start = exported.offset // 4 * 4
+        end = min(-(-(exported.offset + exported.nbytes) // 4) * 4, exported.allocation_bytes)
+        self._array_offset = exported.offset - start
         self._register(self._client.register_cuda_shared_memory, exported.handle, device,
-                       exported.offset, exported.nbytes)
+                       start, end - start)

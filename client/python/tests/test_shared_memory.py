@@ -467,22 +467,30 @@ def test_cuda_arrays_of_every_dtype_are_registered_as_theirs(shm_server, monkeyp
     """Without a GPU: the export is faked, the CPU backend refuses the registration; what the
     client asked for on the way is checked."""
     asked = {}
+    itemsize = int(typestr[2])
 
-    def export(obj):
+    def export(obj):  # the array 2 bytes into its allocation: inside a 4-byte word
         view = _cuda.array_view(obj)
-        asked["nbytes"] = view.nbytes
-        return _cuda.Export(handle=bytes(64), device=0, offset=0, nbytes=view.nbytes,
-                            allocation_bytes=view.nbytes)
+        return _cuda.Export(handle=bytes(64), device=0, offset=2, nbytes=view.nbytes,
+                            allocation_bytes=2 + view.nbytes + 256)
 
     monkeypatch.setattr(_cuda, "export", export)
     with gpureduce.Client(shm_server.target) as client:
+        register = client.register_cuda_shared_memory
+
+        def registering(name, handle, device, offset, byte_size, **kwargs):
+            asked.update(offset=offset, byte_size=byte_size)
+            return register(name, handle, device, offset, byte_size, **kwargs)
+
+        monkeypatch.setattr(client, "register_cuda_shared_memory", registering)
         array = FakeCudaArray(typestr=typestr, shape=(5, 3))
         region = client.shared_memory(array, input_dtype=input_dtype)
         assert region.kind == "cuda" and region.dtype == dtype
         with pytest.raises(gpureduce.Error) as error:
             client.reduce(array, "sum", input_dtype=input_dtype)
         assert error.value.code == grpc.StatusCode.FAILED_PRECONDITION, error.value
-        assert asked["nbytes"] == 15 * int(typestr[2])
+        # The region: whole words around the array's 15 elements from byte 2.
+        assert asked == {"offset": 0, "byte_size": -(-(2 + 15 * itemsize) // 4) * 4}
         assert client.list_shared_memory() == []
 
 
