@@ -174,3 +174,17 @@ def test_the_arg_ops_answer_an_int64_index(client):
         for r in result.results:
             assert type(r.value) is numpy.int64 and r.index == r.value  # noqa
             assert same(r.element, values[r.index])
+
+
+@pytest.mark.parametrize("dtype", ["float32", "float64", "float16", "bfloat16"])
+def test_products_never_overflow_or_underflow_on_the_way(client, dtype):
+    """PROD is exact to its final rounding (the issue's cases): NumPy's sequential product
+    overflows midway and answers NaN for [2]*2000 + [0]; the exact product is 0."""
+    big = {"float16": 60000.0}.get(dtype, 1e30)
+    cases = {"zero then huge": [0.0] + [big] * 200, "huge then zero": [2.0] * 2000 + [0.0],
+             "up and back down": [2.0] * 1000 + [0.5] * 1000 + [3.0],
+             "down and back up": [0.5] * 1000 + [2.0] * 999}
+    for case, values in cases.items():
+        sent, values = cast(numpy.array(values), dtype)
+        for op in ("prod", "nanprod"):
+            check(op, dtype, values, client.reduce(sent, op, **named(dtype)), case=case)
