@@ -111,6 +111,7 @@ def pytest_terminal_summary(terminalreporter):
     terminalreporter.section("where NumPy's answer differs (the service's is exactly rounded)")
     for (dtype, op), cases in sorted(groups.items()):
         size, case, got, numpy_answer = max(cases, key=lambda c: c[0])
+        sizes = ",".join(str(n) for n in sorted({c[0] for c in cases}))
         terminalreporter.write_line(
-            f"{dtype:9} {op:12} {len(cases):3} cases; e.g. size {size} {case}: service {got!r}, "
-            f"NumPy {numpy_answer!r}")
+            f"{dtype:9} {op:12} {len(cases):3} cases (sizes {sizes}); e.g. size {size} {case}: "
+            f"service {got!r}, NumPy {numpy_answer!r}")
