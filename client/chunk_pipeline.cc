@@ -10,6 +10,12 @@ ChunkPipeline::ChunkPipeline(Filler fill, const v1::ReduceSpec& spec, size_t chu
         Produce(fill, spec, chunk_elements, use_values_field);
       }) {}
 
+ChunkPipeline::ChunkPipeline(ByteFiller fill, const v1::ReduceSpec& spec, size_t chunk_elements,
+                             size_t element_size)
+    : producer_([this, fill, spec, chunk_elements, element_size] {
+        ProduceBytes(fill, spec, chunk_elements, element_size);
+      }) {}
+
 ChunkPipeline::~ChunkPipeline() {
   {
     std::lock_guard<std::mutex> lock(mu_);
@@ -60,6 +66,44 @@ void ChunkPipeline::Produce(Filler fill, const v1::ReduceSpec& spec, size_t chun
       return;
     }
   }
+}
+
+void ChunkPipeline::ProduceBytes(ByteFiller fill, const v1::ReduceSpec& spec, size_t chunk_elements,
+                                 size_t element_size) {
+  bool first = true;
+  for (int index = 0;; index ^= 1, first = false) {
+    Slot& slot = slots_[index];
+    {
+      std::unique_lock<std::mutex> lock(mu_);
+      cv_.wait(lock, [&] { return stopping_ || !slot.ready; });
+      if (stopping_) return;
+    }
+    std::string* data = slot.message.mutable_data();
+    data->resize(chunk_elements * element_size);
+    absl::StatusOr<size_t> filled = fill(absl::MakeSpan(data->data(), data->size()));
+    if (filled.ok()) data->resize(*filled * element_size);
+    if (!Publish(slot, filled, first, spec)) return;
+  }
+}
+
+bool ChunkPipeline::Publish(Slot& slot, const absl::StatusOr<size_t>& filled, bool first,
+                            const v1::ReduceSpec& spec) {
+  std::lock_guard<std::mutex> lock(mu_);
+  if (!filled.ok() || (*filled == 0 && !first)) {
+    input_error_ = filled.status();
+    input_done_ = true;
+    cv_.notify_all();
+    return false;
+  }
+  if (first) *slot.message.mutable_spec() = spec;
+  slot.count = *filled;
+  slot.ready = true;
+  cv_.notify_all();
+  if (*filled == 0) {  // an empty input: the spec alone, then the end
+    input_done_ = true;
+    return false;
+  }
+  return true;
 }
 
 absl::StatusOr<const v1::ReduceChunk*> ChunkPipeline::Next() {

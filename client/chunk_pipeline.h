@@ -20,10 +20,15 @@ namespace gpureduce::client {
 class ChunkPipeline {
  public:
   using Filler = absl::FunctionRef<absl::StatusOr<size_t>(absl::Span<float> out)>;
+  // Fills whole elements of `element_size` bytes into `out`; returns how many.
+  using ByteFiller = absl::FunctionRef<absl::StatusOr<size_t>(absl::Span<char> out)>;
 
   // The first message carries `spec`; an empty input still yields that one message.
   ChunkPipeline(Filler fill, const v1::ReduceSpec& spec, size_t chunk_elements,
                 bool use_values_field);
+  // Elements of any dtype, `chunk_elements` of `element_size` bytes a message, in `data`.
+  ChunkPipeline(ByteFiller fill, const v1::ReduceSpec& spec, size_t chunk_elements,
+                size_t element_size);
   ~ChunkPipeline();  // stops the helper after its current read
 
   ChunkPipeline(const ChunkPipeline&) = delete;
@@ -34,8 +39,12 @@ class ChunkPipeline {
   absl::StatusOr<const v1::ReduceChunk*> Next();
   void Done(const v1::ReduceChunk* message);
 
-  // Floats carried by a message Next returned.
+  // Elements carried by a message Next returned.
   size_t Count(const v1::ReduceChunk* message) const;
+  // Payload bytes carried by a message Next returned.
+  static size_t Bytes(const v1::ReduceChunk& message) {
+    return message.data().size() + message.values_size() * sizeof(float);
+  }
 
  private:
   struct Slot {
@@ -46,6 +55,11 @@ class ChunkPipeline {
 
   void Produce(Filler fill, const v1::ReduceSpec& spec, size_t chunk_elements,
                bool use_values_field);
+  void ProduceBytes(ByteFiller fill, const v1::ReduceSpec& spec, size_t chunk_elements,
+                    size_t element_size);
+  // Hands a filled slot over (or the input's end or error); false when production ends.
+  bool Publish(Slot& slot, const absl::StatusOr<size_t>& filled, bool first,
+               const v1::ReduceSpec& spec);
 
   std::mutex mu_;
   std::condition_variable cv_;

@@ -14,6 +14,7 @@
 #include "absl/time/clock.h"
 #include "absl/time/time.h"
 #include "common/reduction/finalize.h"
+#include "common/reduction/op.h"
 #include "common/reduction/partial.h"
 #include "wire/op_mapping.h"
 
@@ -93,6 +94,19 @@ v1::ReduceResponse CombineParts(v1::Op op, const std::vector<uint64_t>& begins,
   out.set_index(result.ok() ? result->index : -1);
   out.set_count(total.count);
   out.set_streams(static_cast<uint32_t>(responses.size()));
+  // The typed result (a server that sends them: the parts are float32, one classic op each): the
+  // combined float64 answer rounded once to float32, an arg op's index as its int64.
+  if (!out.results().empty() && result.ok()) {
+    out.clear_results();
+    v1::OpResult* typed = out.add_results();
+    typed->set_op(op);
+    const bool indexed = domain_op.has_value() && OpReturnsIndex(*domain_op);
+    typed->set_dtype(indexed ? v1::INT64 : v1::FLOAT32);
+    typed->set_value(indexed ? result->value
+                             : static_cast<double>(static_cast<float>(result->value)));
+    typed->set_int_value(indexed ? result->index : 0);
+    typed->set_index(indexed ? result->index : -1);
+  }
   v1::Timing* timing = out.mutable_timing();
   const double bytes = static_cast<double>(timing->bytes());
   timing->set_kernel_gbps(timing->kernel_us() > 0 ? bytes / timing->kernel_us() / 1e3 : 0);

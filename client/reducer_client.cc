@@ -25,6 +25,19 @@ absl::Status FromGrpcStatus(const grpc::Status& status) {
   return absl::Status(static_cast<absl::StatusCode>(status.error_code()), status.error_message());
 }
 
+size_t ElementSize(const v1::ReduceSpec& spec) {
+  switch (spec.dtype()) {
+    case v1::FLOAT16:
+    case v1::BFLOAT16:
+      return 2;
+    case v1::FLOAT64:
+    case v1::INT64:
+      return 8;
+    default:
+      return 4;
+  }
+}
+
 void SetPayload(absl::Span<const float> data, bool use_values_field, std::string* bytes,
                 google::protobuf::RepeatedField<float>* values) {
   if (use_values_field) {
@@ -84,12 +97,51 @@ absl::StatusOr<v1::ReduceResponse> ReducerClient::SendReduce(const v1::ReduceReq
   return response;
 }
 
+absl::StatusOr<v1::ReduceResponse> ReducerClient::ReduceBytes(const v1::ReduceSpec& spec,
+                                                              absl::string_view data,
+                                                              const CallOptions& options) {
+  if (options.use_values_field) {
+    if (spec.dtype() != v1::DTYPE_UNSPECIFIED && spec.dtype() != v1::FLOAT32) {
+      return absl::InvalidArgumentError(
+          "the `values` field carries float32 only: send other dtypes as bytes");
+    }
+    return Reduce(spec,
+                  absl::MakeConstSpan(reinterpret_cast<const float*>(data.data()),
+                                      data.size() / sizeof(float)),
+                  options);
+  }
+  v1::ReduceRequest request;
+  *request.mutable_spec() = spec;
+  request.set_data(data.data(), data.size());
+  return SendReduce(request, options);
+}
+
 absl::StatusOr<v1::ReduceResponse> ReducerClient::ReduceStream(const v1::ReduceSpec& spec,
                                                                ChunkFiller fill,
                                                                const StreamOptions& options) {
   if (options.chunk_elements == 0) {
     return absl::InvalidArgumentError("chunk_elements must be positive");
   }
+  ChunkPipeline pipeline(fill, spec, options.chunk_elements, options.use_values_field);
+  return SendStream(pipeline, options);
+}
+
+absl::StatusOr<v1::ReduceResponse> ReducerClient::ReduceStreamBytes(const v1::ReduceSpec& spec,
+                                                                    ByteChunkFiller fill,
+                                                                    const StreamOptions& options) {
+  if (options.chunk_elements == 0) {
+    return absl::InvalidArgumentError("chunk_elements must be positive");
+  }
+  if (options.use_values_field) {
+    return absl::InvalidArgumentError(
+        "the `values` field carries float32 only: stream elements as bytes");
+  }
+  ChunkPipeline pipeline(fill, spec, options.chunk_elements, ElementSize(spec));
+  return SendStream(pipeline, options);
+}
+
+absl::StatusOr<v1::ReduceResponse> ReducerClient::SendStream(ChunkPipeline& pipeline,
+                                                             const StreamOptions& options) {
   grpc::ClientContext context;
   Prepare(options, &context);
   v1::ReduceResponse response;
@@ -98,20 +150,17 @@ absl::StatusOr<v1::ReduceResponse> ReducerClient::ReduceStream(const v1::ReduceS
 
   uint64_t bytes_sent = 0;
   absl::Status input_status;
-  {
-    ChunkPipeline pipeline(fill, spec, options.chunk_elements, options.use_values_field);
-    while (true) {
-      absl::StatusOr<const v1::ReduceChunk*> message = pipeline.Next();
-      if (!message.ok()) {
-        input_status = message.status();
-        break;
-      }
-      if (*message == nullptr) break;
-      if (!writer->Write(**message)) break;  // the server ended the call; Finish says why
-      bytes_sent += pipeline.Count(*message) * sizeof(float);
-      pipeline.Done(*message);
-      if (options.on_progress) options.on_progress(bytes_sent);
+  while (true) {
+    absl::StatusOr<const v1::ReduceChunk*> message = pipeline.Next();
+    if (!message.ok()) {
+      input_status = message.status();
+      break;
     }
+    if (*message == nullptr) break;
+    if (!writer->Write(**message)) break;  // the server ended the call; Finish says why
+    bytes_sent += ChunkPipeline::Bytes(**message);
+    pipeline.Done(*message);
+    if (options.on_progress) options.on_progress(bytes_sent);
   }
   if (!input_status.ok()) {
     // Never let a partial input produce a result.

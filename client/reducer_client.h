@@ -12,6 +12,7 @@
 
 #include "absl/functional/function_ref.h"
 #include "absl/status/statusor.h"
+#include "absl/strings/string_view.h"
 #include "absl/time/time.h"
 #include "absl/types/span.h"
 #include "client/channel_factory.h"
@@ -40,6 +41,9 @@ struct StreamOptions : CallOptions {
 
 // Fills `out` from the input and returns how many floats it wrote; 0 means the input ended.
 using ChunkFiller = absl::FunctionRef<absl::StatusOr<size_t>(absl::Span<float> out)>;
+// Fills `out` with whole elements of the spec's dtype (little-endian bytes) and returns how many
+// elements it wrote; 0 means the input ended.
+using ByteChunkFiller = absl::FunctionRef<absl::StatusOr<size_t>(absl::Span<char> out)>;
 
 class ReducerClient {
  public:
@@ -62,11 +66,22 @@ class ReducerClient {
                                             absl::Span<const float> data,
                                             const CallOptions& options = {});
 
+  // The same with `data` the little-endian elements of spec.dtype (any dtype; `values` is
+  // float32's, so options.use_values_field must be off for another).
+  absl::StatusOr<v1::ReduceResponse> ReduceBytes(const v1::ReduceSpec& spec, absl::string_view data,
+                                                 const CallOptions& options = {});
+
   // Any size: the spec rides in the first message, then chunks of options.chunk_elements until
   // `fill` returns 0. `fill` runs on a helper thread (one call at a time) so that reading the
   // input overlaps sending; memory stays at two chunks whatever the input's length.
   absl::StatusOr<v1::ReduceResponse> ReduceStream(const v1::ReduceSpec& spec, ChunkFiller fill,
                                                   const StreamOptions& options = {});
+
+  // The same for elements of spec.dtype: options.chunk_elements elements of its size a message
+  // (so every message ends on an element boundary).
+  absl::StatusOr<v1::ReduceResponse> ReduceStreamBytes(const v1::ReduceSpec& spec,
+                                                       ByteChunkFiller fill,
+                                                       const StreamOptions& options = {});
 
   absl::StatusOr<v1::ListKernelsResponse> ListKernels(const CallOptions& options = {});
   absl::StatusOr<v1::ServerInfo> GetServerInfo(const CallOptions& options = {});
@@ -109,6 +124,9 @@ class ReducerClient {
   const std::shared_ptr<grpc::Channel>& channel() const { return channel_; }
 
  private:
+  // Sends the pipeline's messages on a new stream.
+  absl::StatusOr<v1::ReduceResponse> SendStream(class ChunkPipeline& pipeline,
+                                                const StreamOptions& options);
   // One unary Reduce call.
   absl::StatusOr<v1::ReduceResponse> SendReduce(const v1::ReduceRequest& request,
                                                 const CallOptions& options);
@@ -122,6 +140,10 @@ class ReducerClient {
 
 // The absl::Status equivalent of a gRPC status (codes share their numbers).
 absl::Status FromGrpcStatus(const grpc::Status& status);
+
+// The byte size of spec.dtype's elements (4 for float32, and for a dtype this build does not
+// know: the server names it in its refusal).
+size_t ElementSize(const v1::ReduceSpec& spec);
 
 // Sets `data` (or `values`) of a request or chunk from floats.
 void SetPayload(absl::Span<const float> data, bool use_values_field, std::string* bytes,

@@ -55,14 +55,16 @@ std::vector<KernelInfo> MakeCatalogue() {
        .max_block_size = 0},
       {.id = KernelId::kSinglePass,
        .name = "single_pass",
-       .description = "Production kernel: one launch, float4 loads at any alignment, float64 "
-                      "sums and products, NaN propagation, first-occurrence argmin/argmax; the "
-                      "last block to finish combines the block results in block order",
+       .description = "Production kernel: one launch, 16-byte loads at any alignment, float64 "
+                      "sums (compensated for float64, exact for integers), products with their "
+                      "exponent apart, first-occurrence arg ops, Welford/Chan moments, every "
+                      "dtype and several ops in one read; the last block to finish combines the "
+                      "block results in block order",
        .lineage = "",
        .backend = BackendKind::kCuda,
-       .ops = ClassicOps(),
-       .dtypes = {DType::kFloat32},
-       .multi_op = false,
+       .ops = EveryOp(),
+       .dtypes = EveryDType(),
+       .multi_op = true,
        .deterministic = true,
        .default_block_size = 0,
        .min_block_size = 0,

@@ -36,9 +36,9 @@ struct SharedSource {
   // pages were pinned at registration and stay valid whatever the owner does.
   int fd = -1;
   uint64_t file_offset = 0;       // of the first element
-  const float* pinned = nullptr;  // null where the backend pinned nothing (the CPU)
+  const std::byte* pinned = nullptr;  // null where the backend pinned nothing (the CPU)
   // kDevice: the first float on GPU `device`, read by the kernels where it is.
-  const float* device_data = nullptr;
+  const std::byte* device_data = nullptr;
   int device = -1;
 };
 

@@ -90,7 +90,7 @@ void SplitSession::ConsumeShared(const SharedSource& source, ConsumeDone done) {
     SharedSource range = source;
     range.count = count;
     range.file_offset = source.file_offset + begin * source.element_bytes;
-    if (source.pinned != nullptr) range.pinned = source.pinned + begin;
+    if (source.pinned != nullptr) range.pinned = source.pinned + begin * source.element_bytes;
     parts_[i]->StartAt(first + begin);
     parts_[i]->ConsumeShared(range, join->For(i));
   });

@@ -7,6 +7,7 @@
 #include "absl/strings/str_join.h"
 #include "absl/strings/str_split.h"
 #include "absl/strings/string_view.h"
+#include "common/reduction/op_name.h"
 #include "wire/op_mapping.h"
 
 namespace gpureduce::cli {
@@ -29,6 +30,15 @@ absl::StatusOr<std::vector<v1::Op>> ParseOpList(const std::string& text) {
     ops.push_back(*op);
   }
   return ops;
+}
+
+absl::StatusOr<DType> ParseDTypeFlag(const std::string& text) {
+  const std::optional<DType> dtype = ParseDType(absl::StripAsciiWhitespace(text));
+  if (!dtype.has_value()) {
+    return absl::InvalidArgumentError(
+        absl::StrCat("--dtype: '", text, "' is not a dtype: expected one of ", DTypeNames()));
+  }
+  return *dtype;
 }
 
 }  // namespace gpureduce::cli

@@ -1,5 +1,6 @@
 #include "client/cli/reduce_command.h"
 
+#include <cmath>
 #include <cstdio>
 #include <limits>
 #include <optional>
@@ -18,12 +19,21 @@
 #include "client/parallel_streams.h"
 #include "client/reducer_client.h"
 #include "client/running_reference.h"
+#include "client/typed_reference.h"
+#include "common/reduction/dtype.h"
+#include "common/reduction/op.h"
+#include "common/reduction/op_name.h"
 #include "common/shared_memory_flag.h"
+#include "wire/op_mapping.h"
 
 namespace gpureduce::cli {
 namespace {
 
 constexpr char kCommand[] = "reduce";
+
+// --verify's relative error allowed in float results (against sum|x|, and so on), as the float32
+// ops' check allows.
+constexpr double kVerifyTolerance = 1e-6;
 
 struct ReduceFlags {
   ConnectionOptions connection;
@@ -39,14 +49,31 @@ struct ReduceFlags {
   bool verify = false;
   uint32_t streams = 1;
   std::string shared_memory;  // "", or the kind: system (the only one the CLI makes) or cuda
+  std::string dtype;          // "": a .npy file's own, else float32
+  double ddof = 0;
 };
 
 void Register(FlagSet& flags, ReduceFlags* f) {
   flags.AddString("op", &f->op,
                   absl::StrCat("the reduction, one of ", OpChoices(),
-                               ", or a comma list of them (sum,min,max) to reduce the same input "
-                               "once per op, in order"),
+                               ", or a comma list of them (sum,min,max,mean,std): one request, "
+                               "one read of the data, one result per op in order. The nan forms "
+                               "skip NaNs as numpy.nansum and its family do; var and std divide "
+                               "by count - --ddof"),
                   "OP[,OP...]");
+  flags.AddString("dtype", &f->dtype,
+                  absl::StrCat("the input's element type, one of ", DTypeNames(),
+                               ". A .npy file says its own (give none, or the same); raw input "
+                               "and --random are float32 unless this says otherwise; text is "
+                               "float32 only. NumPy has no bfloat16: a uint16 or int16 .npy "
+                               "(arr.view(np.uint16) of torch's bfloat16 bits) is read as "
+                               "bfloat16 only with --dtype bfloat16. Results are typed as "
+                               "NumPy types them (the sum of int32 is an exact int64)"),
+                  "NAME");
+  flags.AddDouble("ddof", &f->ddof,
+                  "var and std (and nanvar, nanstd) divide by count - DDOF, as NumPy's ddof "
+                  "(0: the population's; 1: the sample's)",
+                  "X");
   flags.AddString("kernel", &f->kernel, "kernel variant ('gpureduce kernels' lists them)", "NAME");
   flags.AddUint32("block-size", &f->block_size, "threads per block; 0 is the kernel's default");
   flags.AddInt64("device", &f->device,
@@ -59,11 +86,13 @@ void Register(FlagSet& flags, ReduceFlags* f) {
                   "input format; auto: .npy by its header, .raw/.bin/.f32 raw little-endian "
                   "float32, .txt/.csv/.tsv and stdin text");
   flags.AddInt64("random", &f->random,
-                 "reduce N random floats, uniform in [-1, 1), instead of "
-                 "a file; -1 means read a file",
+                 "reduce N random values of --dtype instead of a file (floats uniform in "
+                 "[-1, 1), rounded to float16 or bfloat16; int32 and int64: multiples of 256 "
+                 "uniform in [-2^31, 2^31)); -1 means read a file",
                  "N");
   flags.AddUint64("seed", &f->seed, "seed for --random", "S");
-  flags.AddBool("values", &f->values, "send `repeated float values` instead of bytes");
+  flags.AddBool("values", &f->values,
+                "send `repeated float values` instead of bytes (float32 input only)");
   flags.AddBool("verify", &f->verify,
                 "also compute a float64 reference on the client and report the difference");
   AddSharedMemoryFlag(
@@ -79,7 +108,10 @@ void Register(FlagSet& flags, ReduceFlags* f) {
                   "send the input as N streams at once, each a contiguous part on a connection "
                   "of its own, and combine their answers exactly as one stream's (needs an input "
                   "of known length: .npy, raw, --random; with --verify the input is read twice; "
-                  "not with --shared-memory)");
+                  "not with --shared-memory). Float32 input and one of the ops sum, prod, min, "
+                  "max, mean, sum_squares, argmin, argmax only: the client combines the parts' "
+                  "answers itself, and other dtypes and ops (var needs the parts' moments) are "
+                  "refused rather than combined approximately");
   AddConnectionFlags(flags, &f->connection);
 }
 
@@ -150,29 +182,73 @@ absl::Status ReferencePass(const client::SourceOptions& source_options, size_t c
   }
 }
 
-// Reads the next chunk from the source, feeding the optional running reference.
-absl::StatusOr<size_t> ReadChunk(client::FloatSource& source, absl::Span<float> out,
-                                 client::RunningReference* reference) {
-  absl::StatusOr<size_t> filled = source.Read(out);
-  if (filled.ok() && reference != nullptr) reference->Add(out.first(*filled));
-  return filled;
+// The client's references for --verify: the float64 one of a single float32 op as before, or
+// a typed one per op for every other request.
+struct References {
+  std::optional<client::RunningReference> classic;
+  std::vector<client::TypedReference> typed;
+
+  void Add(DType dtype, absl::Span<const char> bytes) {
+    if (classic.has_value()) {
+      classic->Add(absl::MakeConstSpan(reinterpret_cast<const float*>(bytes.data()),
+                                       bytes.size() / sizeof(float)));
+    }
+    for (client::TypedReference& reference : typed) {
+      reference.AddBytes(absl::string_view(bytes.data(), bytes.size()));
+    }
+    (void)dtype;
+  }
+};
+
+// Whether a request needs the typed results (anything but one classic op over float32).
+bool IsTyped(DType dtype, const std::vector<v1::Op>& ops, double ddof) {
+  if (dtype != DType::kFloat32 || ops.size() != 1 || ddof != 0) return true;
+  const std::optional<Op> op = wire::FromProto(ops.front());
+  return !op.has_value() || !IsClassicOp(*op);
 }
 
-// One op over the input `source` (freshly opened), printed as its own result.
-int ReduceOnce(ReduceFlags& f, const client::SourceOptions& source_options, size_t chunk_elements,
-               v1::Op op, std::unique_ptr<client::FloatSource> source,
+// The ops over the input `source` (freshly opened) in one request, printed as one result.
+int ReduceOnce(ReduceFlags& f, const client::SourceOptions& source_options,
+               const std::vector<v1::Op>& ops, std::unique_ptr<client::FloatSource> source,
                client::ReducerClient& reducer) {
+  const DType dtype = source->dtype();
+  const size_t element_size = DTypeSize(dtype);
+  const size_t chunk_elements = f.chunk_bytes / element_size;
+  if (chunk_elements == 0) {
+    return ReportUsageError(
+        kCommand, absl::StrCat("--chunk-size must be at least one ", DTypeName(dtype), " element (",
+                               element_size, " bytes)"));
+  }
+  const bool typed = IsTyped(dtype, ops, f.ddof);
+  if (f.values && dtype != DType::kFloat32) {
+    return ReportUsageError(
+        kCommand, absl::StrCat("--values sends float32 only; ", source->Describe(), " holds ",
+                               DTypeName(dtype), ": leave --values out"));
+  }
   v1::ReduceSpec spec;
-  spec.set_op(op);
+  if (ops.size() == 1) {
+    spec.set_op(ops.front());
+  } else {
+    for (const v1::Op op : ops) spec.add_ops(op);
+  }
+  // Float32 stays unset: the same bytes as every earlier client sent.
+  if (dtype != DType::kFloat32) spec.set_dtype(static_cast<v1::DType>(static_cast<int>(dtype)));
+  if (f.ddof != 0) spec.set_ddof(f.ddof);
   spec.set_kernel(f.kernel);
   spec.set_block_size(f.block_size);
   if (f.device >= 0) spec.set_device(static_cast<int32_t>(f.device));
   // A declared count lets the server refuse an input that was cut short on the way.
   if (std::optional<uint64_t> total = source->total_count()) spec.set_expected_count(*total);
 
-  std::optional<client::RunningReference> reference;
-  if (f.verify) reference.emplace(op);
-  client::RunningReference* ref = reference.has_value() ? &*reference : nullptr;
+  References references;
+  if (f.verify) {
+    if (typed) {
+      for (const v1::Op op : ops) references.typed.emplace_back(op, dtype, f.ddof);
+    } else {
+      references.classic.emplace(ops.front());
+    }
+  }
+  References* refs = f.verify ? &references : nullptr;
 
   client::StreamOptions options;
   options.timeout = CallTimeout(f.connection);
@@ -180,6 +256,16 @@ int ReduceOnce(ReduceFlags& f, const client::SourceOptions& source_options, size
   options.chunk_elements = chunk_elements;
 
   const std::optional<uint64_t> total = source->total_count();
+  if (f.streams > 1 && typed) {
+    return ReportUsageError(
+        kCommand,
+        absl::StrCat("--streams ", f.streams,
+                     " combines the parts' answers on the client, which "
+                     "it does for one of sum, prod, min, max, mean, sum_squares, argmin, argmax "
+                     "over float32 only; this request (",
+                     DTypeName(dtype), ", --op ", f.op, f.ddof != 0 ? ", --ddof" : "",
+                     ") needs one stream: leave --streams out"));
+  }
   if (f.streams > 1 && !total.has_value()) {
     return ReportUsageError(kCommand,
                             absl::StrCat("--streams ", f.streams,
@@ -190,11 +276,16 @@ int ReduceOnce(ReduceFlags& f, const client::SourceOptions& source_options, size
   const bool in_parts = f.streams > 1 && *total > chunk_elements;
 
   // Otherwise the first chunk decides: an input that fits in it goes in one unary message.
-  std::vector<float> first;
+  std::vector<char> first;
   absl::StatusOr<size_t> first_filled = 0;
+  const auto read = [&](absl::Span<char> out) -> absl::StatusOr<size_t> {
+    absl::StatusOr<size_t> filled = source->ReadBytes(out);
+    if (filled.ok() && refs != nullptr) refs->Add(dtype, out.first(*filled * element_size));
+    return filled;
+  };
   if (!in_parts) {
-    first.resize(chunk_elements);
-    first_filled = ReadChunk(*source, absl::MakeSpan(first), ref);
+    first.resize(chunk_elements * element_size);
+    first_filled = read(absl::MakeSpan(first));
     if (!first_filled.ok()) {
       return ReportUsageError(kCommand, std::string(first_filled.status().message()));
     }
@@ -204,9 +295,10 @@ int ReduceOnce(ReduceFlags& f, const client::SourceOptions& source_options, size
   const absl::Time start = absl::Now();
   absl::StatusOr<v1::ReduceResponse> response;
   if (!streamed) {
-    response = reducer.Reduce(spec, absl::MakeConstSpan(first.data(), *first_filled), options);
+    response = reducer.ReduceBytes(
+        spec, absl::string_view(first.data(), *first_filled * element_size), options);
   } else {
-    const uint64_t total_bytes = total.value_or(0) * sizeof(float);
+    const uint64_t total_bytes = total.value_or(0) * element_size;
     ProgressBar progress(total_bytes);
     options.on_progress = [&progress](uint64_t bytes) { progress.Update(bytes); };
     absl::Status input_error;
@@ -214,19 +306,27 @@ int ReduceOnce(ReduceFlags& f, const client::SourceOptions& source_options, size
       response = SendInParts(f, source_options, *total, spec, options, &input_error);
     } else {
       bool first_sent = false;
-      response = reducer.ReduceStream(
-          spec,
-          [&](absl::Span<float> out) -> absl::StatusOr<size_t> {
-            if (!first_sent) {
-              first_sent = true;
-              std::copy(first.begin(), first.end(), out.begin());
-              return first.size();
-            }
-            absl::StatusOr<size_t> filled = ReadChunk(*source, out, ref);
-            if (!filled.ok()) input_error = filled.status();
-            return filled;
-          },
-          options);
+      const auto fill = [&](absl::Span<char> out) -> absl::StatusOr<size_t> {
+        if (!first_sent) {
+          first_sent = true;
+          std::copy(first.begin(), first.end(), out.begin());
+          return chunk_elements;
+        }
+        absl::StatusOr<size_t> filled = read(out);
+        if (!filled.ok()) input_error = filled.status();
+        return filled;
+      };
+      if (f.values) {  // float32 only: the floats go as `values`
+        response = reducer.ReduceStream(
+            spec,
+            [&](absl::Span<float> out) {
+              return fill(
+                  absl::MakeSpan(reinterpret_cast<char*>(out.data()), out.size() * sizeof(float)));
+            },
+            options);
+      } else {
+        response = reducer.ReduceStreamBytes(spec, fill, options);
+      }
     }
     progress.Finish();
     if (!input_error.ok()) {
@@ -236,20 +336,38 @@ int ReduceOnce(ReduceFlags& f, const client::SourceOptions& source_options, size
   }
   const absl::Duration wall = absl::Now() - start;
   if (!response.ok()) return ReportServerError(kCommand, response.status());
-  if (in_parts && ref != nullptr) {
-    if (absl::Status pass = ReferencePass(source_options, chunk_elements, *ref); !pass.ok()) {
+  if (in_parts && references.classic.has_value()) {
+    if (absl::Status pass = ReferencePass(source_options, chunk_elements, *references.classic);
+        !pass.ok()) {
       return ReportUsageError(kCommand, std::string(pass.message()));
     }
   }
 
   ClientSide client_side{wall, streamed, source->Describe()};
   std::optional<Verification> verification;
-  if (reference.has_value()) {
-    verification = Verification{reference->value(), reference->index(), reference->scale()};
+  if (references.classic.has_value()) {
+    const client::RunningReference& reference = *references.classic;
+    verification = Verification{reference.value(), reference.index(), reference.scale()};
   }
-  const int exit = PrintAnswer(kCommand, f.connection,
-                               FormatReduceText(op, *response, client_side, verification),
-                               FormatReduceJson(op, *response, client_side, verification));
+  std::vector<ResultCheck> checks;
+  for (size_t i = 0; i < references.typed.size(); ++i) {
+    const client::TypedReference::Answer answer = references.typed[i].answer();
+    ResultCheck check;
+    check.op = ops[i];
+    check.reference = answer.index >= 0 ? absl::StrCat(answer.index)
+                                        : FormatTypedValue(answer.dtype, answer.value,
+                                                           answer.int_value, answer.integer);
+    if (answer.overflow) absl::StrAppend(&check.reference, " (overflow)");
+    check.problem = static_cast<int>(i) < response->results_size()
+                        ? client::CheckOpResult(response->results(static_cast<int>(i)), ops[i],
+                                                answer, kVerifyTolerance)
+                        : "the server sent no typed result for it (a server older than dtypes?)";
+    checks.push_back(std::move(check));
+  }
+  const int exit =
+      PrintAnswer(kCommand, f.connection,
+                  FormatReduceText(ops.front(), *response, client_side, verification, checks),
+                  FormatReduceJson(ops.front(), *response, client_side, verification, checks));
   std::fflush(stdout);
   return exit;
 }
@@ -258,13 +376,17 @@ int ReduceOnce(ReduceFlags& f, const client::SourceOptions& source_options, size
 
 int RunReduce(int argc, char** argv) {
   ReduceFlags f;
-  FlagSet flags("gpureduce reduce", "gpureduce reduce [flags] [FILE|-]",
-                "Reduces a float32 array on the server and prints the result with its timing. "
-                "FILE is a .npy float32 array, a raw little-endian float32 file or a text file "
-                "of numbers; '-' reads stdin. Inputs larger than one chunk are streamed, so any "
-                "size runs in fixed memory on both sides. With --shared-memory a server on this "
-                "host (started with --allow-shared-memory) reads the input where it lies instead: "
-                "registered once, reduced by reference once per --op.");
+  FlagSet flags(
+      "gpureduce reduce", "gpureduce reduce [flags] [FILE|-]",
+      "Reduces an array on the server and prints the result with its timing: one "
+      "line per op ('result: OP = VALUE (DTYPE)', the value exactly as its dtype "
+      "holds it: integers exactly, floats with enough digits to read back). FILE is "
+      "a .npy array (float32, float16, float64, int32, int64; bfloat16 bits as uint16 "
+      "with --dtype bfloat16), a raw little-endian file (float32, or --dtype) or a "
+      "text file of numbers; '-' reads stdin. Inputs larger than one chunk are streamed, so any "
+      "size runs in fixed memory on both sides. With --shared-memory a server on this "
+      "host (started with --allow-shared-memory) reads the input where it lies instead: "
+      "registered once, reduced by reference once per --op.");
   Register(flags, &f);
   if (int exit = ParseFlags(flags, argc, argv, 1); exit >= 0) return exit;
   if (f.device < -1 || f.device > std::numeric_limits<int32_t>::max()) {
@@ -273,9 +395,21 @@ int RunReduce(int argc, char** argv) {
   }
   absl::StatusOr<std::vector<v1::Op>> ops = ParseOpList(f.op);
   if (!ops.ok()) return ReportUsageError(kCommand, std::string(ops.status().message()));
+  std::optional<DType> dtype;
+  if (!f.dtype.empty()) {
+    absl::StatusOr<DType> parsed = ParseDTypeFlag(f.dtype);
+    if (!parsed.ok()) return ReportUsageError(kCommand, std::string(parsed.status().message()));
+    dtype = *parsed;
+  }
+  if (!std::isfinite(f.ddof) || f.ddof < 0) {
+    return ReportUsageError(kCommand, absl::StrCat("--ddof ", f.ddof,
+                                                   " is not a non-negative number (NumPy's "
+                                                   "ddof: 0 for the population, 1 the sample)"));
+  }
 
   client::SourceOptions source_options;
   source_options.format = f.format;
+  source_options.dtype = dtype;
   if (f.random >= 0) {
     if (!flags.positional().empty()) {
       return ReportUsageError(kCommand, "give either FILE or --random N, not both");
@@ -289,7 +423,6 @@ int RunReduce(int argc, char** argv) {
     source_options.path = flags.positional().front();
   }
   const size_t chunk_elements = f.chunk_bytes / sizeof(float);
-  if (chunk_elements == 0) return ReportUsageError(kCommand, "--chunk-size must be at least 4B");
   if (f.streams == 0) return ReportUsageError(kCommand, "--streams must be at least 1");
 
   if (f.shared_memory == kSharedMemoryCuda) {
@@ -308,6 +441,20 @@ int RunReduce(int argc, char** argv) {
                               "--values and --shared-memory exclude each other: "
                               "with shared memory no floats go in the request");
     }
+    if ((dtype.has_value() && *dtype != DType::kFloat32) || f.ddof != 0) {
+      return ReportUsageError(kCommand,
+                              "--shared-memory lends float32 input only, and no --ddof: leave "
+                              "--shared-memory out to send other dtypes (the same one request)");
+    }
+    if (chunk_elements == 0) return ReportUsageError(kCommand, "--chunk-size must be at least 4B");
+    for (const v1::Op op : *ops) {
+      if (f.verify && IsTyped(DType::kFloat32, {op}, 0)) {
+        return ReportUsageError(
+            kCommand, absl::StrCat("--shared-memory --verify checks sum, prod, min, max, mean, "
+                                   "sum_squares, argmin and argmax only, not ",
+                                   wire::OpName(op), ": leave --shared-memory out to verify it"));
+      }
+    }
     SharedMemoryReduceFlags shared;
     shared.connection = f.connection;
     shared.source = source_options;
@@ -319,25 +466,12 @@ int RunReduce(int argc, char** argv) {
     shared.verify = f.verify;
     return RunSharedMemoryReduce(shared);
   }
-  if (ops->size() > 1 && source_options.path == "-") {
-    return ReportUsageError(kCommand,
-                            "a list of ops reads the input once per op, and stdin can be read "
-                            "only once: give a file or --random N, or add --shared-memory");
-  }
-
   absl::StatusOr<std::unique_ptr<client::FloatSource>> source = client::OpenSource(source_options);
   if (!source.ok()) return ReportUsageError(kCommand, std::string(source.status().message()));
   absl::StatusOr<std::unique_ptr<client::ReducerClient>> connected = Connect(f.connection);
   if (!connected.ok()) return ReportUsageError(kCommand, std::string(connected.status().message()));
-  for (size_t i = 0; i < ops->size(); ++i) {
-    if (i > 0) {  // each further op reads the input again, from the start
-      source = client::OpenSource(source_options);
-      if (!source.ok()) return ReportUsageError(kCommand, std::string(source.status().message()));
-    }
-    const int exit =
-        ReduceOnce(f, source_options, chunk_elements, (*ops)[i], std::move(*source), **connected);
-    if (exit != kExitOk) return exit;
-  }
+  const int exit = ReduceOnce(f, source_options, *ops, std::move(*source), **connected);
+  if (exit != kExitOk) return exit;
   return kExitOk;
 }
 

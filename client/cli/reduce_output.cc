@@ -4,6 +4,7 @@
 #include <cmath>
 #include <cstdint>
 
+#include "absl/strings/ascii.h"
 #include "absl/strings/str_cat.h"
 #include "absl/strings/str_format.h"
 #include "absl/strings/str_join.h"
@@ -42,7 +43,53 @@ bool Agrees(v1::Op op, const v1::ReduceResponse& response, const Verification& c
   return RelativeError(response, check) <= 1e-6;
 }
 
+std::string DTypeText(v1::DType dtype) {
+  std::string name = v1::DType_Name(dtype == v1::DTYPE_UNSPECIFIED ? v1::FLOAT32 : dtype);
+  return absl::AsciiStrToLower(name);
+}
+
+bool IntegerDType(v1::DType dtype) { return dtype == v1::INT32 || dtype == v1::INT64; }
+
 }  // namespace
+
+std::string FormatTypedValue(v1::DType dtype, double value, int64_t int_value, bool integer) {
+  if (integer) return absl::StrCat(int_value);
+  if (std::isnan(value)) return "nan";
+  if (std::isinf(value)) return value > 0 ? "inf" : "-inf";
+  switch (dtype) {
+    case v1::FLOAT16:
+      return absl::StrFormat("%.5g", value);
+    case v1::BFLOAT16:
+      return absl::StrFormat("%.4g", value);
+    case v1::FLOAT64:
+      return absl::StrFormat("%.17g", value);
+    default:
+      return absl::StrFormat("%.9g", value);
+  }
+}
+
+std::string FormatResultValue(const v1::OpResult& result) {
+  if (result.index() >= 0) return absl::StrCat(result.index());
+  return FormatTypedValue(result.dtype(), result.value(), result.int_value(),
+                          IntegerDType(result.dtype()));
+}
+
+std::string FormatResultsText(const v1::ReduceResponse& response) {
+  std::string out;
+  for (const v1::OpResult& result : response.results()) {
+    absl::StrAppend(&out, "result: ", wire::OpName(result.op()), " = ", FormatResultValue(result),
+                    " (", DTypeText(result.dtype()));
+    if (result.index() >= 0) {
+      absl::StrAppend(
+          &out, " index; element ",
+          FormatTypedValue(response.dtype(), result.value(), static_cast<int64_t>(result.value()),
+                           IntegerDType(response.dtype())));
+    }
+    if (result.overflow()) absl::StrAppend(&out, "; overflow: wrapped modulo 2^64 as NumPy does");
+    absl::StrAppend(&out, ")\n");
+  }
+  return out;
+}
 
 std::string FormatSharedMemoryText(const SharedMemoryUse& use) {
   const double load_s = absl::ToDoubleSeconds(use.load);
@@ -56,11 +103,16 @@ std::string FormatSharedMemoryText(const SharedMemoryUse& use) {
 
 std::string FormatReduceText(v1::Op op, const v1::ReduceResponse& response,
                              const ClientSide& client,
-                             const std::optional<Verification>& verification) {
+                             const std::optional<Verification>& verification,
+                             const std::vector<ResultCheck>& checks) {
   const v1::Timing& t = response.timing();
   std::string out = absl::StrFormat("%s = %.17g", wire::OpName(op), response.value());
   if (response.index() >= 0) absl::StrAppendFormat(&out, " at index %d", response.index());
-  absl::StrAppendFormat(&out, "   (%d floats, %s)\n", response.count(), client.input);
+  const bool floats = response.dtype() == v1::DTYPE_UNSPECIFIED || response.dtype() == v1::FLOAT32;
+  absl::StrAppendFormat(&out, "   (%d %s, %s)\n", response.count(),
+                        floats ? "floats" : absl::StrCat(DTypeText(response.dtype()), " values"),
+                        client.input);
+  absl::StrAppend(&out, FormatResultsText(response));
   absl::StrAppendFormat(
       &out, "kernel %s, backend %s, device %s%s\n", response.kernel(), response.backend(),
       response.device(),
@@ -96,17 +148,24 @@ std::string FormatReduceText(v1::Op op, const v1::ReduceResponse& response,
                           RelativeError(response, *verification),
                           Agrees(op, response, *verification) ? "OK" : "MISMATCH");
   }
+  for (const ResultCheck& check : checks) {
+    absl::StrAppend(
+        &out, "verify: ", wire::OpName(check.op), " client reference ", check.reference, ": ",
+        check.problem.empty() ? "OK" : absl::StrCat("MISMATCH (", check.problem, ")"), "\n");
+  }
   return out;
 }
 
 std::string FormatReduceJson(v1::Op op, const v1::ReduceResponse& response,
                              const ClientSide& client,
-                             const std::optional<Verification>& verification) {
+                             const std::optional<Verification>& verification,
+                             const std::vector<ResultCheck>& checks) {
   const v1::Timing& t = response.timing();
   Json out = {{"op", wire::OpName(op)},
               {"value", JsonNumber(response.value())},
               {"index", response.index()},
               {"count", response.count()},
+              {"dtype", DTypeText(response.dtype())},
               {"kernel", response.kernel()},
               {"backend", response.backend()},
               {"device", response.device()},
@@ -129,6 +188,30 @@ std::string FormatReduceJson(v1::Op op, const v1::ReduceResponse& response,
                 {"streams", std::max<uint32_t>(1, response.streams())},
                 {"stream_retries", response.stream_retries()},
                 {"input", client.input}}}};
+  if (response.results_size() > 0) {
+    Json results = Json::array();
+    for (const v1::OpResult& result : response.results()) {
+      Json one = {{"op", wire::OpName(result.op())},
+                  {"dtype", DTypeText(result.dtype())},
+                  {"value", JsonNumber(result.value())},
+                  {"text", FormatResultValue(result)}};
+      if (IntegerDType(result.dtype())) one["int_value"] = result.int_value();
+      one["index"] = result.index();
+      one["overflow"] = result.overflow();
+      results.push_back(std::move(one));
+    }
+    out["results"] = std::move(results);
+  }
+  if (!checks.empty()) {
+    Json verify = Json::array();
+    for (const ResultCheck& check : checks) {
+      verify.push_back({{"op", wire::OpName(check.op)},
+                        {"reference", check.reference},
+                        {"ok", check.problem.empty()},
+                        {"problem", check.problem}});
+    }
+    out["verify_results"] = std::move(verify);
+  }
   if (client.shared_memory.has_value()) {
     const SharedMemoryUse& use = *client.shared_memory;
     out["client"]["shared_memory"] = {

@@ -5,6 +5,7 @@
 #include <cstdint>
 #include <optional>
 #include <string>
+#include <vector>
 
 #include "absl/time/time.h"
 #include "gpureduce/v1/reduce.pb.h"
@@ -37,12 +38,31 @@ struct Verification {
   double scale = 0;  // |error| / scale is the relative error reported
 };
 
+// --verify of a typed result (any dtype, any op, several ops): the client's answer and what
+// differs ("" when it agrees).
+struct ResultCheck {
+  v1::Op op = v1::SUM;
+  std::string reference;  // as FormatResultValue writes it
+  std::string problem;
+};
+
+// A typed result's value exactly as its dtype has it: integers exactly, float64 with 17
+// significant digits, float32 9, float16 5, bfloat16 4 (each enough to read back the same
+// value); "nan", "inf", "-inf".
+std::string FormatTypedValue(v1::DType dtype, double value, int64_t int_value, bool integer);
+std::string FormatResultValue(const v1::OpResult& result);
+
+// "result: OP = VALUE (DTYPE...)" per typed result, one line each.
+std::string FormatResultsText(const v1::ReduceResponse& response);
+
 std::string FormatReduceText(v1::Op op, const v1::ReduceResponse& response,
                              const ClientSide& client,
-                             const std::optional<Verification>& verification);
+                             const std::optional<Verification>& verification,
+                             const std::vector<ResultCheck>& checks = {});
 
 std::string FormatReduceJson(v1::Op op, const v1::ReduceResponse& response,
                              const ClientSide& client,
-                             const std::optional<Verification>& verification);
+                             const std::optional<Verification>& verification,
+                             const std::vector<ResultCheck>& checks = {});
 
 }  // namespace gpureduce::cli

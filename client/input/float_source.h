@@ -1,7 +1,8 @@
 #pragma once
 
-// The CLI's view of an input: a stream of float32 values delivered in caller-sized chunks, so
-// inputs of any size are reduced in fixed memory.
+// The CLI's view of an input: a stream of elements delivered in caller-sized chunks, so inputs
+// of any size are reduced in fixed memory. Float32 sources deliver floats (Read); every source
+// delivers its elements' little-endian bytes (ReadBytes), whatever its dtype.
 
 #include <cstddef>
 #include <cstdint>
@@ -10,6 +11,7 @@
 
 #include "absl/status/statusor.h"
 #include "absl/types/span.h"
+#include "common/reduction/dtype.h"
 
 namespace gpureduce::client {
 
@@ -17,9 +19,18 @@ class FloatSource {
  public:
   virtual ~FloatSource() = default;
 
+  // The elements' type: float32 unless the source says otherwise.
+  virtual DType dtype() const { return DType::kFloat32; }
+
+  // Fills `out` with up to out.size() / DTypeSize(dtype()) whole elements as little-endian bytes
+  // and returns how many elements it wrote, with Read's rules for the end and for errors. The
+  // default (for float32 sources) reads floats.
+  virtual absl::StatusOr<size_t> ReadBytes(absl::Span<char> out);
+
   // Fills up to out.size() floats and returns how many it wrote. Returns fewer than out.size()
   // only when the input ends, and 0 only at the end of the input (or for an empty `out`).
   // Malformed input (a truncated file, an invalid text token) is an error, never a short count.
+  // A source of another dtype refuses (FailedPrecondition): read its bytes.
   virtual absl::StatusOr<size_t> Read(absl::Span<float> out) = 0;
 
   // The number of values the source will deliver, when known before reading (file size, npy

@@ -3,6 +3,7 @@
 #include <algorithm>
 #include <cstddef>
 #include <limits>
+#include <optional>
 #include <utility>
 
 #include "absl/strings/escaping.h"
@@ -56,7 +57,7 @@ std::string DtypeName(char kind, absl::string_view size_text) {
   }
 }
 
-// Sets header.big_endian for the float32 descrs and rejects everything else.
+// Sets header.dtype, item_size and big_endian for the supported descrs, rejects everything else.
 absl::Status CheckDescr(absl::string_view descr, absl::string_view name, NpyHeader& header) {
   absl::string_view rest = descr;
   char order = '=';
@@ -64,20 +65,34 @@ absl::Status CheckDescr(absl::string_view descr, absl::string_view name, NpyHead
     order = rest[0];
     rest.remove_prefix(1);
   }
-  if (rest == "f4") {
+  struct Supported {
+    absl::string_view code;
+    std::optional<DType> dtype;
+    size_t size;
+  };
+  static constexpr Supported kSupported[] = {{"f4", DType::kFloat32, 4}, {"f2", DType::kFloat16, 2},
+                                             {"f8", DType::kFloat64, 8}, {"i4", DType::kInt32, 4},
+                                             {"i8", DType::kInt64, 8},   {"u2", std::nullopt, 2},
+                                             {"i2", std::nullopt, 2}};
+  for (const Supported& supported : kSupported) {
+    if (rest != supported.code) continue;
     if (order == '|') {
       return absl::InvalidArgumentError(absl::StrCat(
-          name, " has dtype '", descr, "', but '|' (no byte order) is not valid for float32; ",
-          "expected '<f4' or '>f4'"));
+          name, " has dtype '", descr, "', but '|' (no byte order) is not valid for a ",
+          supported.size, "-byte type; expected '<", rest, "' or '>", rest, "'"));
     }
     // '=' means the writer's native order; little-endian is the only one numpy ships widely.
     header.big_endian = order == '>';
+    header.dtype = supported.dtype;
+    header.item_size = supported.size;
     return absl::OkStatus();
   }
   const std::string type = rest.empty() ? "an unknown dtype" : DtypeName(rest[0], rest.substr(1));
-  return absl::InvalidArgumentError(
-      absl::StrCat(name, " holds ", descr, " (", type,
-                   "); gpureduce reduces float32: convert with arr.astype(np.float32)"));
+  return absl::InvalidArgumentError(absl::StrCat(
+      name, " holds ", descr, " (", type,
+      "); gpureduce reduces float32 (<f4), float16 (<f2), float64 (<f8), int32 (<i4), int64 "
+      "(<i8), and bfloat16 stored as uint16 or int16 (<u2, <i2) with --dtype bfloat16: convert "
+      "with arr.astype(np.float32)"));
 }
 
 }  // namespace
@@ -116,8 +131,8 @@ absl::Status ParseNpyHeaderDict(absl::string_view dict, absl::string_view name, 
   if (descr->kind == PyLiteral::Kind::kList) {
     return absl::InvalidArgumentError(absl::StrCat(
         name,
-        " holds a structured dtype (record fields); gpureduce reduces plain float32 "
-        "arrays: extract one field and convert it with arr['field'].astype(np.float32)"));
+        " holds a structured dtype (record fields); gpureduce reduces plain arrays of one "
+        "number type: extract one field with arr['field']"));
   }
   if (descr->kind != PyLiteral::Kind::kString) return malformed("'descr' is not a string");
   header.descr = descr->text;

@@ -13,6 +13,7 @@
 #include "client/input/random_source.h"
 #include "client/input/raw_source.h"
 #include "client/input/text_source.h"
+#include "common/reduction/op_name.h"
 #include "common/status_macros.h"
 
 namespace gpureduce::client {
@@ -63,7 +64,8 @@ absl::StatusOr<std::unique_ptr<FloatSource>> OpenSource(const SourceOptions& opt
       return absl::InvalidArgumentError(
           absl::StrCat("choose one input: random values or ", options.path, ", not both"));
     }
-    return std::make_unique<RandomSource>(options.random_count, options.random_seed);
+    return std::make_unique<RandomSource>(options.random_count, options.random_seed,
+                                          options.dtype.value_or(DType::kFloat32));
   }
   if (options.path.empty()) {
     return absl::InvalidArgumentError(
@@ -83,16 +85,23 @@ absl::StatusOr<std::unique_ptr<FloatSource>> OpenSource(const SourceOptions& opt
   }
   switch (format) {
     case Format::kNpy: {
-      ASSIGN_OR_RETURN(std::unique_ptr<NpySource> source, NpySource::Open(std::move(reader)));
+      ASSIGN_OR_RETURN(std::unique_ptr<NpySource> source,
+                       NpySource::Open(std::move(reader), options.dtype));
       return source;
     }
     case Format::kRaw: {
-      ASSIGN_OR_RETURN(std::unique_ptr<RawSource> source, RawSource::Open(std::move(reader)));
+      ASSIGN_OR_RETURN(std::unique_ptr<RawSource> source,
+                       RawSource::Open(std::move(reader), options.dtype.value_or(DType::kFloat32)));
       return source;
     }
     case Format::kText:
     case Format::kAuto:
       break;
+  }
+  if (options.dtype.has_value() && *options.dtype != DType::kFloat32) {
+    return absl::InvalidArgumentError(absl::StrCat(
+        reader->name(), " is read as text, which gpureduce parses as float32 only; --dtype ",
+        DTypeName(*options.dtype), " needs a .npy file, a raw file (--format raw) or --random"));
   }
   return std::make_unique<TextSource>(std::move(reader));
 }

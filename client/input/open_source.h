@@ -4,10 +4,12 @@
 
 #include <cstdint>
 #include <memory>
+#include <optional>
 #include <string>
 
 #include "absl/status/statusor.h"
 #include "client/input/float_source.h"
+#include "common/reduction/dtype.h"
 
 namespace gpureduce::client {
 
@@ -22,6 +24,10 @@ struct SourceOptions {
   uint64_t random_seed = 0;
   // Random input even when random_count is 0 (an empty input); path must then be empty.
   bool random = false;
+  // The elements' type (--dtype): raw and random input are float32 unless it says otherwise; a
+  // .npy file's header decides, and a given dtype must agree (bfloat16 reads uint16 and int16
+  // files); text is float32 only.
+  std::optional<DType> dtype;
 };
 
 // InvalidArgument for inconsistent options and undetectable formats (the message suggests

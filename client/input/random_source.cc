@@ -1,8 +1,11 @@
 #include "client/input/random_source.h"
 
 #include <algorithm>
+#include <cstring>
 
 #include "absl/strings/str_cat.h"
+#include "client/input/element_codec.h"
+#include "common/reduction/op_name.h"
 
 namespace gpureduce::client {
 namespace {
@@ -27,8 +30,8 @@ inline float ToFloat(uint32_t bits) {
 
 }  // namespace
 
-RandomSource::RandomSource(uint64_t count, uint64_t seed)
-    : count_(count), seed_(seed), key_(Mix(seed)) {}
+RandomSource::RandomSource(uint64_t count, uint64_t seed, DType dtype)
+    : count_(count), seed_(seed), key_(Mix(seed)), dtype_(dtype) {}
 
 float RandomSource::ValueAt(uint64_t seed, uint64_t index) {
   const uint64_t word = Word(Mix(seed), index / 2);
@@ -36,6 +39,61 @@ float RandomSource::ValueAt(uint64_t seed, uint64_t index) {
 }
 
 absl::StatusOr<size_t> RandomSource::Read(absl::Span<float> out) {
+  if (dtype_ != DType::kFloat32) {
+    return absl::FailedPreconditionError(
+        absl::StrCat("random input of ", DTypeName(dtype_), " is not float32"));
+  }
+  return Generate(out);
+}
+
+void RandomSource::Convert(absl::Span<const float> floats, DType dtype, char* out) {
+  const auto store = [out](size_t i, auto value) {
+    std::memcpy(out + i * sizeof(value), &value, sizeof(value));
+  };
+  for (size_t i = 0; i < floats.size(); ++i) {
+    const float x = floats[i];
+    switch (dtype) {
+      case DType::kFloat32:
+        store(i, x);
+        break;
+      case DType::kFloat16:
+        store(i, DoubleToHalf(x));
+        break;
+      case DType::kBFloat16:
+        store(i, FloatToBFloat16(x));
+        break;
+      case DType::kFloat64:
+        store(i, static_cast<double>(x));
+        break;
+      case DType::kInt32:
+        store(i, static_cast<int32_t>(x * 0x1p23f) * 256);
+        break;
+      case DType::kInt64:
+        store(i, static_cast<int64_t>(x * 0x1p23f) * 256);
+        break;
+    }
+  }
+}
+
+absl::StatusOr<size_t> RandomSource::ReadBytes(absl::Span<char> out) {
+  const size_t n = out.size() / DTypeSize(dtype_);
+  if (dtype_ == DType::kFloat32) return FloatSource::ReadBytes(out);
+  constexpr size_t kPiece = 1 << 14;
+  scratch_.resize(std::min(n, kPiece));
+  size_t done = 0;
+  while (done < n) {
+    const size_t want = std::min(n - done, scratch_.size());
+    absl::StatusOr<size_t> got = Generate(absl::MakeSpan(scratch_.data(), want));
+    if (!got.ok()) return got.status();
+    if (*got == 0) break;
+    Convert(absl::MakeConstSpan(scratch_.data(), *got), dtype_,
+            out.data() + done * DTypeSize(dtype_));
+    done += *got;
+  }
+  return done;
+}
+
+absl::StatusOr<size_t> RandomSource::Generate(absl::Span<float> out) {
   const size_t n = static_cast<size_t>(std::min<uint64_t>(out.size(), count_ - position_));
   float* dst = out.data();
   size_t i = 0;
@@ -66,7 +124,17 @@ absl::StatusOr<uint64_t> RandomSource::Skip(uint64_t values) {
 }
 
 std::string RandomSource::Describe() const {
-  return absl::StrCat("random (", count_, " floats uniform in [-1, 1), seed ", seed_, ")");
+  switch (dtype_) {
+    case DType::kFloat32:
+      return absl::StrCat("random (", count_, " floats uniform in [-1, 1), seed ", seed_, ")");
+    case DType::kInt32:
+    case DType::kInt64:
+      return absl::StrCat("random (", count_, " ", DTypeName(dtype_),
+                          " multiples of 256 uniform in [-2^31, 2^31), seed ", seed_, ")");
+    default:
+      return absl::StrCat("random (", count_, " ", DTypeName(dtype_),
+                          " values uniform in [-1, 1), seed ", seed_, ")");
+  }
 }
 
 }  // namespace gpureduce::client

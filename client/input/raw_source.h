@@ -1,7 +1,7 @@
 #pragma once
 
-// Streams a headerless file or pipe of little-endian float32 values (what numpy's
-// arr.astype('<f4').tofile() writes) in caller-sized chunks.
+// Streams a headerless file or pipe of little-endian values of one dtype (float32 unless told:
+// what numpy's arr.astype('<f4').tofile() writes) in caller-sized chunks.
 
 #include <cstddef>
 #include <cstdint>
@@ -18,10 +18,14 @@ namespace gpureduce::client {
 
 class RawSource final : public FloatSource {
  public:
-  // Rejects an input of known size that is not a multiple of 4 bytes. For streams the same
-  // check happens at the end: a trailing partial value is an error, never silently dropped.
-  static absl::StatusOr<std::unique_ptr<RawSource>> Open(std::unique_ptr<ByteReader> reader);
+  // Rejects an input of known size that is not a multiple of the dtype's size. For streams the
+  // same check happens at the end: a trailing partial value is an error, never silently dropped.
+  static absl::StatusOr<std::unique_ptr<RawSource>> Open(std::unique_ptr<ByteReader> reader,
+                                                         DType dtype = DType::kFloat32);
 
+  DType dtype() const override { return dtype_; }
+  absl::StatusOr<size_t> ReadBytes(absl::Span<char> out) override;
+  // Float32 input only.
   absl::StatusOr<size_t> Read(absl::Span<float> out) override;
   absl::StatusOr<uint64_t> Skip(uint64_t values) override;  // a seek for a regular file
   // Known for regular files (including a file redirected to stdin); std::nullopt for pipes.
@@ -29,9 +33,11 @@ class RawSource final : public FloatSource {
   std::string Describe() const override;
 
  private:
-  explicit RawSource(std::unique_ptr<ByteReader> reader);
+  RawSource(std::unique_ptr<ByteReader> reader, DType dtype)
+      : reader_(std::move(reader)), dtype_(dtype) {}
 
   std::unique_ptr<ByteReader> reader_;
+  DType dtype_;
   uint64_t delivered_ = 0;
 };
 

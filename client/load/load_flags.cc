@@ -1,13 +1,31 @@
 #include "client/load/load_flags.h"
 
+#include "absl/strings/str_cat.h"
 #include "client/channel_security.h"
+#include "client/cli/op_list.h"
+#include "common/reduction/op_name.h"
 #include "common/shared_memory_flag.h"
 #include "wire/op_mapping.h"
 
 namespace gpureduce::client {
 
+absl::Status ApplyOpAndDType(const std::string& op, const std::string& dtype,
+                             WorkloadOptions* work) {
+  absl::StatusOr<std::vector<v1::Op>> ops = cli::ParseOpList(op);
+  if (!ops.ok()) return ops.status();
+  absl::StatusOr<DType> parsed = cli::ParseDTypeFlag(dtype);
+  if (!parsed.ok()) return parsed.status();
+  work->op = ops->front();
+  work->ops = ops->size() > 1 ? *ops : std::vector<v1::Op>{};
+  work->dtype = *parsed;
+  if (!(work->ddof >= 0)) {
+    return absl::InvalidArgumentError("--ddof must be a non-negative number (NumPy's ddof)");
+  }
+  return absl::OkStatus();
+}
+
 void RegisterLoadFlags(FlagSet& flags, LoadOptions* load, WorkloadOptions* work, std::string* op,
-                       OutputFlags* out) {
+                       OutputFlags* out, std::string* dtype) {
   flags.AddString("target", &load->target,
                   "the server (or a sink) to load: HOST:PORT, or several, requests going round "
                   "robin over them (ipv4:HOST1:PORT,HOST2:PORT or dns:///NAME:PORT)",
@@ -29,11 +47,25 @@ void RegisterLoadFlags(FlagSet& flags, LoadOptions* load, WorkloadOptions* work,
   flags.AddDuration("timeout", &load->timeout, "deadline of each request");
   flags.AddUint32("max-outstanding", &load->max_outstanding,
                   "open loop: requests due while this many are in flight are not sent (counted)");
-  flags.AddUint64("floats", &work->floats, "unary requests of this many floats", "N");
+  flags.AddUint64("floats", &work->floats,
+                  "unary requests of this many elements (of --dtype; float32 by default)", "N");
   flags.AddByteSize("bytes", &work->stream_bytes,
                     "streams instead: each request a ReduceStream of this many payload bytes");
   flags.AddByteSize("chunk-size", &work->chunk_bytes, "streams: payload bytes per message");
-  flags.AddChoice("op", op, wire::OpNames(), "the reduction");
+  flags.AddString("op", op,
+                  absl::StrCat("the reduction, one of ", cli::OpChoices(),
+                               ", or a comma list of them (sum,min,max,mean,std): each request "
+                               "asks for every op at once and each typed result is checked"),
+                  "OP[,OP...]");
+  if (dtype != nullptr) {
+    flags.AddString("dtype", dtype,
+                    absl::StrCat("the payload's element type, one of ", DTypeNames(),
+                                 ": RandomSource's values of it (ints: multiples of 256), "
+                                 "checked against the client's float64 / exact-integer "
+                                 "reference; bytes/s count the payload's bytes"),
+                    "NAME");
+  }
+  flags.AddDouble("ddof", &work->ddof, "var and std divide by count - DDOF (NumPy's ddof)", "X");
   flags.AddString("kernel", &work->kernel, "kernel variant, as the server names them", "NAME");
   flags.AddUint32("payloads", &work->payloads,
                   "distinct payloads, made before the clock starts and sent in turn");

@@ -6,6 +6,7 @@
 
 #include <string>
 
+#include "absl/status/status.h"
 #include "client/load/load_runner.h"
 #include "client/load/workload.h"
 #include "common/flags.h"
@@ -24,8 +25,14 @@ struct OutputFlags {
   std::string shared_memory_devices;  // cuda: GPUs to put regions on, "0,1"; "": GPU 0
 };
 
-// Binds every flag of `gpureduce-load` (not of its sink) to the options; `op` gets --op's name.
+// Binds every flag of `gpureduce-load` (not of its sink) to the options; `op` gets --op's text
+// (an op or a comma list, for ApplyOpAndDType), `dtype` --dtype's (when given a place).
 void RegisterLoadFlags(FlagSet& flags, LoadOptions* load, WorkloadOptions* work, std::string* op,
-                       OutputFlags* out);
+                       OutputFlags* out, std::string* dtype = nullptr);
+
+// Parses --op (one op or a comma list: work->op, and work->ops for a list) and --dtype into
+// `work`; InvalidArgument naming the bad entry and the choices.
+absl::Status ApplyOpAndDType(const std::string& op, const std::string& dtype,
+                             WorkloadOptions* work);
 
 }  // namespace gpureduce::client

@@ -5,8 +5,10 @@
 #include "absl/strings/str_cat.h"
 #include "absl/strings/str_format.h"
 #include "absl/strings/str_join.h"
+#include "absl/strings/str_replace.h"
 #include "absl/time/time.h"
 #include "common/byte_size.h"
+#include "common/reduction/op_name.h"
 #include "wire/op_mapping.h"
 
 namespace gpureduce::client {
@@ -16,13 +18,22 @@ constexpr double kPercentiles[] = {50, 90, 99, 99.9};
 
 double Rate(uint64_t count, double seconds) { return seconds > 0 ? count / seconds : 0; }
 
+// "sum", or "sum,min,max" for a request of several ops.
+std::string OpsText(const WorkloadOptions& w) {
+  if (w.ops.empty()) return wire::OpName(w.op);
+  std::vector<std::string> names;
+  for (const v1::Op op : w.ops) names.push_back(wire::OpName(op));
+  return absl::StrJoin(names, ",");
+}
+
 std::string What(const LoadRun& run) {
   const WorkloadOptions& w = run.workload;
   if (w.stream_bytes > 0) {
     return absl::StrCat("streams of ", FormatByteSize(w.stream_bytes), " in ",
                         FormatByteSize(w.chunk_bytes), " chunks");
   }
-  return absl::StrCat("unary requests of ", w.floats, " floats");
+  return absl::StrCat("unary requests of ", w.floats, " ",
+                      w.dtype == DType::kFloat32 ? "floats" : DTypeName(w.dtype));
 }
 
 std::string Load(const LoadRun& run) {
@@ -61,10 +72,12 @@ nlohmann::json ReportJson(const LoadRun& run) {
       {"label", run.label},
       {"target", run.options.target},
       {"mode", run.workload.stream_bytes > 0 ? "stream" : "unary"},
-      {"floats",
-       run.workload.stream_bytes > 0 ? run.workload.stream_bytes / 4 : run.workload.floats},
+      {"floats", run.workload.stream_bytes > 0
+                     ? run.workload.stream_bytes / DTypeSize(run.workload.dtype)
+                     : run.workload.floats},
+      {"dtype", std::string(DTypeName(run.workload.dtype))},
       {"chunk_bytes", run.workload.stream_bytes > 0 ? run.workload.chunk_bytes : 0},
-      {"op", wire::OpName(run.workload.op)},
+      {"op", OpsText(run.workload)},
       {"kernel_requested", run.workload.kernel},
       {"connections", run.options.connections},
       {"concurrency", run.options.rate > 0 ? 0 : run.options.concurrency},
@@ -102,9 +115,9 @@ nlohmann::json ReportJson(const LoadRun& run) {
 std::string ReportText(const LoadRun& run) {
   const LoadResult& r = run.result;
   const uint64_t answers = r.latency.count();
-  std::string out =
-      absl::StrCat("gpureduce-load: ", What(run), ", op ", wire::OpName(run.workload.op),
-                   ", kernel ", run.workload.kernel, " -> ", run.options.target);
+  std::string out = absl::StrCat("gpureduce-load: ", What(run), ", op ", OpsText(run.workload),
+                                 ", dtype ", DTypeName(run.workload.dtype), ", kernel ",
+                                 run.workload.kernel, " -> ", run.options.target);
   if (r.backend == "sink") {
     absl::StrAppend(&out, "\n  answered by: the sink (nothing computed, nothing to check)");
   } else if (!r.backend.empty()) {
@@ -169,7 +182,8 @@ std::string ReportCsvRow(const LoadRun& run) {
       "%s,%s,%d,%d,%s,%s,%s,%d,%d,%g,%.3f,%d,%d,%d,%d,%.1f,%.4f,%.4f,%.4f,%.4f,%.4f,%.4f,%.4f,"
       "%.2f,%.2f,%.2f,%.2f,%.2f",
       run.label, j["mode"].get<std::string>(), j["floats"].get<uint64_t>(),
-      j["chunk_bytes"].get<uint64_t>(), j["op"].get<std::string>(), run.workload.kernel,
+      j["chunk_bytes"].get<uint64_t>(),
+      absl::StrReplaceAll(j["op"].get<std::string>(), {{",", "+"}}), run.workload.kernel,
       run.result.backend, run.options.connections, j["concurrency"].get<uint32_t>(),
       run.options.rate, run.result.seconds, j["answers"].get<uint64_t>(), run.result.ok,
       run.result.failed, run.result.wrong, j["rps"].get<double>(), j["gbps"].get<double>(),

@@ -131,7 +131,7 @@ absl::StatusOr<std::vector<std::unique_ptr<SharedPayload>>> MakeSharedPayloads(
   const uint64_t per_region = (work.payloads + devices.size() - 1) / devices.size();
   for (int device : devices) {
     absl::StatusOr<std::unique_ptr<SharedPayload>> payload =
-        SharedPayload::Create(*kind, per_region * work.floats * sizeof(float), device);
+        SharedPayload::Create(*kind, per_region * work.floats * DTypeSize(work.dtype), device);
     if (!payload.ok()) return payload.status();
     payloads.push_back(std::move(*payload));
   }
@@ -143,18 +143,22 @@ int RunLoadCommand(int argc, char** argv) {
   WorkloadOptions work;
   OutputFlags out;
   std::string op = "sum";
+  std::string dtype = "float32";
   FlagSet flags(
       "gpureduce-load", "gpureduce-load [flags]   |   gpureduce-load sink [flags]",
       "Loads a gpureduce server with unary requests (--floats) or streams (--bytes), closed loop "
       "(--concurrency) or open loop (--rate), over --connections channels, and reports requests, "
       "rps, GB/s, latency percentiles, status codes and the server's own timing breakdown. "
       "Payloads are made before the clock starts; every answer is checked against the client's "
-      "float64 reference, and a wrong one counts as an error. 'gpureduce-load sink' runs the "
+      "float64 reference (exact for integer results, of every dtype and op), and a wrong one "
+      "counts as an error. 'gpureduce-load sink' runs the "
       "bare gRPC server to compare with. Exit codes: 0 every answer right, 1 errors or wrong "
       "answers, 2 usage.");
-  RegisterLoadFlags(flags, &load, &work, &op, &out);
+  RegisterLoadFlags(flags, &load, &work, &op, &out, &dtype);
   if (int exit = ParseFlags(flags, argc, argv, 1); exit >= 0) return exit;
-  work.op = *wire::ParseOpName(op);  // one of the choices --op declares
+  if (absl::Status applied = ApplyOpAndDType(op, dtype, &work); !applied.ok()) {
+    return Usage(flags, applied);
+  }
   if (work.tolerance == 0) work.tolerance = ToleranceFromServer(load, work);
   std::unique_ptr<ReducerClient> registrar;  // declared first: outlives the region it unregisters
   absl::StatusOr<std::vector<std::unique_ptr<SharedPayload>>> shared =

@@ -6,6 +6,7 @@
 #include <fstream>
 #include <memory>
 
+#include "client/reducer_client.h"
 #include "grpcpp/grpcpp.h"
 #include "grpcpp/health_check_service_interface.h"
 
@@ -30,9 +31,15 @@ class SinkStream final : public grpc::ServerReadReactor<v1::ReduceChunk> {
       Finish(grpc::Status::OK);
       return;
     }
+    if (chunk_.has_spec()) {
+      element_size_ = ElementSize(chunk_.spec());
+      response_->set_dtype(chunk_.spec().dtype() == v1::DTYPE_UNSPECIFIED ? v1::FLOAT32
+                                                                          : chunk_.spec().dtype());
+    }
     const uint64_t bytes = PayloadBytes(chunk_.data(), chunk_.values_size());
     sink_.Count(bytes);
-    floats_ += bytes / sizeof(float);
+    bytes_ += bytes;
+    floats_ = bytes_ / element_size_;
     StartRead(&chunk_);
   }
   void OnDone() override { delete this; }
@@ -41,7 +48,9 @@ class SinkStream final : public grpc::ServerReadReactor<v1::ReduceChunk> {
   SinkService& sink_;
   v1::ReduceResponse* response_;
   v1::ReduceChunk chunk_;
-  uint64_t floats_ = 0;
+  uint64_t floats_ = 0;  // elements of the spec's dtype
+  uint64_t bytes_ = 0;
+  size_t element_size_ = sizeof(float);
 };
 
 }  // namespace
@@ -52,7 +61,10 @@ grpc::ServerUnaryReactor* SinkService::Reduce(grpc::CallbackServerContext* conte
   const uint64_t bytes = PayloadBytes(request->data(), request->values_size());
   CountCall();
   Count(bytes);
-  response->set_count(bytes / sizeof(float));
+  // Elements of the spec's dtype (a chunk may end inside one: the sink does not mind).
+  response->set_count(bytes / ElementSize(request->spec()));
+  response->set_dtype(request->spec().dtype() == v1::DTYPE_UNSPECIFIED ? v1::FLOAT32
+                                                                       : request->spec().dtype());
   response->set_backend(backend_);
   grpc::ServerUnaryReactor* reactor = context->DefaultReactor();
   reactor->Finish(grpc::Status::OK);

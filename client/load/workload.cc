@@ -1,5 +1,6 @@
 #include "client/load/workload.h"
 
+#include <algorithm>
 #include <cmath>
 
 #include "absl/strings/str_cat.h"
@@ -7,6 +8,7 @@
 #include "client/input/random_source.h"
 #include "client/reducer_client.h"
 #include "client/running_reference.h"
+#include "common/reduction/op_name.h"
 
 namespace gpureduce::client {
 namespace {
@@ -22,6 +24,36 @@ std::vector<float> MakePayload(v1::Op op, uint64_t seed, size_t floats) {
     for (float& x : data) x = static_cast<float>(1.0 + x / 1024.0);
   }
   return data;
+}
+
+// The typed payload: RandomSource's values of `dtype` (near one where a product is asked of a
+// float dtype, as above), as little-endian bytes.
+std::string MakeTypedPayload(const std::vector<v1::Op>& ops, DType dtype, uint64_t seed,
+                             size_t elements) {
+  std::vector<float> data(elements);
+  RandomSource source(elements, seed);
+  (void)source.Read(absl::MakeSpan(data));
+  const bool product = std::find(ops.begin(), ops.end(), v1::PROD) != ops.end() ||
+                       std::find(ops.begin(), ops.end(), v1::NANPROD) != ops.end();
+  if (product && !IsInteger(dtype)) {
+    for (float& x : data) x = static_cast<float>(1.0 + x / 1024.0);
+  }
+  std::string bytes(elements * DTypeSize(dtype), '\0');
+  RandomSource::Convert(data, dtype, bytes.data());
+  return bytes;
+}
+
+// The typed answers of `ops` over `bytes`, added in `pieces` (the stream's chunks).
+std::vector<TypedReference::Answer> TypedAnswers(const std::vector<v1::Op>& ops, DType dtype,
+                                                 double ddof,
+                                                 const std::vector<absl::string_view>& pieces) {
+  std::vector<TypedReference::Answer> answers;
+  for (const v1::Op op : ops) {
+    TypedReference reference(op, dtype, ddof);
+    for (const absl::string_view piece : pieces) reference.AddBytes(piece);
+    answers.push_back(reference.answer());
+  }
+  return answers;
 }
 
 // The index only where the op reports one, as the server does (-1 otherwise).
@@ -50,6 +82,7 @@ absl::StatusOr<Workload> Workload::Make(const WorkloadOptions& options,
   spec.set_op(options.op);
   spec.set_kernel(options.kernel);
   if (options.device >= 0) spec.set_device(static_cast<int32_t>(options.device));
+  if (workload.typed()) return MakeTyped(std::move(workload), std::move(spec), shared);
 
   if (options.stream_bytes == 0) {
     if (options.floats == 0) return absl::InvalidArgumentError("--floats must be at least 1");
@@ -117,18 +150,129 @@ absl::StatusOr<Workload> Workload::Make(const WorkloadOptions& options,
   return workload;
 }
 
+bool Workload::typed() const {
+  if (options_.dtype != DType::kFloat32 || options_.ops.size() > 1 || options_.ddof != 0) {
+    return true;
+  }
+  return static_cast<int>(ops().front()) > static_cast<int>(v1::ARGMAX);
+}
+
+std::vector<v1::Op> Workload::ops() const {
+  return options_.ops.empty() ? std::vector<v1::Op>{options_.op} : options_.ops;
+}
+
+absl::StatusOr<Workload> Workload::MakeTyped(Workload workload, v1::ReduceSpec spec,
+                                             const SharedPayloadTarget* shared) {
+  const WorkloadOptions& options = workload.options_;
+  const std::vector<v1::Op> ops = workload.ops();
+  if (ops.size() > 1) {
+    spec.clear_op();
+    for (const v1::Op op : ops) spec.add_ops(op);
+  } else {
+    spec.set_op(ops.front());
+  }
+  if (options.dtype != DType::kFloat32) {
+    spec.set_dtype(static_cast<v1::DType>(static_cast<int>(options.dtype)));
+  }
+  if (options.ddof != 0) spec.set_ddof(options.ddof);
+  const size_t size = DTypeSize(options.dtype);
+  if (shared != nullptr && options.dtype != DType::kFloat32) {
+    return absl::InvalidArgumentError(
+        "--shared-memory lends float32 payloads only: leave it out to send other dtypes in the "
+        "messages");
+  }
+  if (options.stream_bytes == 0) {
+    if (options.floats == 0) return absl::InvalidArgumentError("--floats must be at least 1");
+    spec.set_expected_count(options.floats);
+    for (uint32_t p = 0; p < options.payloads; ++p) {
+      const std::string data =
+          MakeTypedPayload(ops, options.dtype, options.seed + p, options.floats);
+      v1::ReduceRequest request;
+      *request.mutable_spec() = spec;
+      if (shared != nullptr) {  // float32 here
+        const size_t region = p % shared->regions.size();
+        const uint64_t offset = uint64_t{p / shared->regions.size()} * options.floats * 4;
+        const std::span<const float> floats(reinterpret_cast<const float*>(data.data()),
+                                            options.floats);
+        if (absl::Status written = shared->write(region, offset, floats); !written.ok()) {
+          return written;
+        }
+        v1::SharedMemoryRef* ref = request.mutable_shared_memory();
+        ref->set_region(shared->regions[region]);
+        ref->set_offset(offset);
+        ref->set_byte_size(options.floats * sizeof(float));
+      } else {
+        request.set_data(data);
+      }
+      workload.unary_.push_back(std::move(request));
+      Expected expected;
+      expected.count = options.floats;
+      expected.results = TypedAnswers(ops, options.dtype, options.ddof, {data});
+      workload.expected_.push_back(std::move(expected));
+    }
+    return workload;
+  }
+  if (options.stream_bytes % size != 0 || options.chunk_bytes % size != 0 ||
+      options.chunk_bytes == 0) {
+    return absl::InvalidArgumentError(absl::StrCat(
+        "--bytes (", options.stream_bytes, ") and --chunk-size (", options.chunk_bytes,
+        ") must be positive multiples of ", size, ": the payload is ", DTypeName(options.dtype)));
+  }
+  const uint64_t elements = options.stream_bytes / size;
+  const size_t chunk_elements = options.chunk_bytes / size;
+  workload.stream_chunks_ = (elements + chunk_elements - 1) / chunk_elements;
+  spec.set_expected_count(elements);
+  *workload.head_.mutable_spec() = spec;
+  for (uint32_t p = 0; p < options.payloads && p < workload.stream_chunks_; ++p) {
+    v1::ReduceChunk chunk;
+    chunk.set_data(MakeTypedPayload(ops, options.dtype, options.seed + p, chunk_elements));
+    workload.chunks_.push_back(std::move(chunk));
+  }
+  const size_t last_elements = elements - (workload.stream_chunks_ - 1) * chunk_elements;
+  std::vector<absl::string_view> pieces;
+  for (size_t k = 0; k < workload.stream_chunks_; ++k) {
+    const std::string& data = workload.chunks_[k % workload.chunks_.size()].data();
+    const bool last = k + 1 == workload.stream_chunks_;
+    pieces.push_back(
+        absl::string_view(data).substr(0, (last ? last_elements : chunk_elements) * size));
+  }
+  if (last_elements != chunk_elements) {
+    v1::ReduceChunk last;
+    last.set_data(std::string(pieces.back()));
+    workload.last_chunk_ = std::move(last);
+  }
+  Expected expected;
+  expected.count = elements;
+  expected.results = TypedAnswers(ops, options.dtype, options.ddof, pieces);
+  workload.expected_.push_back(std::move(expected));
+  return workload;
+}
+
 const v1::ReduceChunk& Workload::chunk(size_t k) const {
   if (last_chunk_.has_value() && k + 1 == stream_chunks_) return *last_chunk_;
   return chunks_[k % chunks_.size()];
 }
 
 uint64_t Workload::request_bytes() const {
-  return streaming() ? options_.stream_bytes : options_.floats * sizeof(float);
+  return streaming() ? options_.stream_bytes : options_.floats * DTypeSize(options_.dtype);
 }
 
 std::string Workload::Check(const v1::ReduceResponse& response, const Expected& expected) const {
   if (response.count() != expected.count) {
     return absl::StrCat("count ", response.count(), ", expected ", expected.count);
+  }
+  if (!expected.results.empty()) {
+    const std::vector<v1::Op> ops = this->ops();
+    if (response.results_size() != static_cast<int>(ops.size())) {
+      return absl::StrCat(response.results_size(), " typed results for ", ops.size(),
+                          " ops (a server older than dtypes sends none)");
+    }
+    for (size_t i = 0; i < ops.size(); ++i) {
+      std::string problem = CheckOpResult(response.results(static_cast<int>(i)), ops[i],
+                                          expected.results[i], tolerance_);
+      if (!problem.empty()) return problem;
+    }
+    return "";
   }
   const v1::Op op = options_.op;
   if (op == v1::MIN || op == v1::MAX || op == v1::ARGMIN || op == v1::ARGMAX) {

@@ -14,22 +14,30 @@
 #include <vector>
 
 #include "absl/status/statusor.h"
+#include "client/running_reference.h"
+#include "client/typed_reference.h"
+#include "common/reduction/dtype.h"
 #include "gpureduce/v1/reduce.pb.h"
 
 namespace gpureduce::client {
 
 struct WorkloadOptions {
   v1::Op op = v1::SUM;
+  // Several ops in one request (spec.ops; one typed result each), when it holds more than one.
+  std::vector<v1::Op> ops;
+  DType dtype = DType::kFloat32;  // the payload's elements (RandomSource's values of the dtype)
+  double ddof = 0;                // VAR, STD and their NAN forms
   std::string kernel = "auto";
-  uint64_t floats = 1024;     // unary: elements per request
+  uint64_t floats = 1024;     // unary: elements (of `dtype`) per request
   uint64_t stream_bytes = 0;  // > 0: each request is a stream of this many payload bytes
   uint64_t chunk_bytes = uint64_t{1} << 20;  // streams: payload bytes per message
   uint32_t payloads = 8;  // distinct unary requests, or distinct chunks a stream cycles
   uint64_t seed = 1;
   int64_t device = -1;  // >= 0: every request pins this device (spec.device)
   // Relative error allowed in sums, products and means, against sum(|x|), |product| and
-  // mean(|x|); MIN, MAX, ARGMIN and ARGMAX must be exact. 0: kFloat64Tolerance (gpureduce-load
-  // sets KernelTolerance's first).
+  // mean(|x|), |var|; MIN, MAX, ARGMIN, ARGMAX, integer results and indexes must be exact (a
+  // float result may also be off by one unit in the last place of its dtype). 0:
+  // kFloat64Tolerance (gpureduce-load sets KernelTolerance's first).
   double tolerance = 0;
 };
 
@@ -55,6 +63,9 @@ struct Expected {
   int64_t index = -1;
   uint64_t count = 0;
   double scale = 0;  // what an error is judged against
+  // Typed requests (another dtype, several ops or a new op): one answer per op, checked against
+  // the response's `results` (TypedReference, CheckOpResult).
+  std::vector<TypedReference::Answer> results;
 };
 
 class Workload {
@@ -64,6 +75,11 @@ class Workload {
                                        const SharedPayloadTarget* shared = nullptr);
 
   bool streaming() const { return options_.stream_bytes > 0; }
+  // Whether requests ask for typed results: another dtype than float32, several ops, a new op
+  // or a ddof.
+  bool typed() const;
+  // The ops each request asks for, in order.
+  std::vector<v1::Op> ops() const;
   // Payload bytes one request carries.
   uint64_t request_bytes() const;
 
@@ -84,6 +100,10 @@ class Workload {
   double tolerance() const { return tolerance_; }
 
  private:
+  // Make's typed requests.
+  static absl::StatusOr<Workload> MakeTyped(Workload workload, v1::ReduceSpec spec,
+                                            const SharedPayloadTarget* shared);
+
   WorkloadOptions options_;
   double tolerance_ = 0;
   std::vector<v1::ReduceRequest> unary_;

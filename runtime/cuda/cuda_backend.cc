@@ -129,11 +129,11 @@ absl::StatusOr<Device*> CudaBackend::OwnedDevice(int index) const {
 
 absl::StatusOr<std::unique_ptr<ReduceSession>> CudaBackend::OpenOnDevice(Device& device,
                                                                          const RequestSpec& spec) {
-  if (!spec.classic()) {  // the server resolves such requests to a kernel that runs them
-    return absl::InvalidArgumentError(absl::StrCat(
-        "the GPU kernels reduce float32 with one of the first eight ops; this request is ",
-        gpureduce::DTypeName(spec.dtype), " with ", spec.ops().size(),
-        " op(s): run it with kernel cpu"));
+  if (!spec.classic() && spec.kernel != kernels::KernelId::kSinglePass) {
+    // ResolveSpec refuses these first; a caller past it would get a kernel that ignores dtypes.
+    return absl::InvalidArgumentError(
+        absl::StrCat("kernel '", kernels::GetKernel(spec.kernel).name,
+                     "' reduces float32 with one classic op; single_pass runs every dtype and op"));
   }
   ASSIGN_OR_RETURN(PartialSlot * slot, device.AcquirePartial());
   // A session that fails to start has already given its slot back.

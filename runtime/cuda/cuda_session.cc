@@ -20,6 +20,8 @@ CudaSession::CudaSession(Device& device, const RequestSpec& spec, PartialSlot* p
     : device_(device),
       lane_(device.NextLane(spec.kernel)),
       op_(spec.op),
+      dtype_(spec.dtype),
+      needs_(gpureduce::NeedsOf(spec.ops())),
       kernel_(spec.kernel),
       block_size_(spec.block_size),
       scheduler_(device, *this, spec, partial) {}
@@ -43,27 +45,36 @@ absl::Status CudaSession::QueuePiece(PieceSlot& piece_slot, const Piece& piece, 
   // on the lane's copy stream, each overlapping the kernel of the piece before (the kernels stay
   // in order on the lane's stream, each after its own copy).
   const cudaStream_t copy_stream = kind == Kind::kPinnedHost ? lane_.copies.get() : stream;
-  const float* copy_from = kind == Kind::kStagedSlot   ? slot.host
-                           : kind == Kind::kPinnedHost ? piece.source.data
-                                                       : nullptr;
-  const float* reduce_from = kind == Kind::kMappedSlot ? slot.mapped
-                             : kind == Kind::kDevice   ? piece.source.data
-                                                       : slot.device.get();
+  const auto* host = reinterpret_cast<const std::byte*>(slot.host);
+  const auto* mapped = reinterpret_cast<const std::byte*>(slot.mapped);
+  const auto* device = reinterpret_cast<const std::byte*>(slot.device.get());
+  const std::byte* copy_from = kind == Kind::kStagedSlot   ? host
+                               : kind == Kind::kPinnedHost ? piece.source.data
+                                                           : nullptr;
+  const std::byte* reduce_from = kind == Kind::kMappedSlot ? mapped
+                                 : kind == Kind::kDevice   ? piece.source.data
+                                                           : device;
   // A piece the kernel reads from mapped memory counts those reads as its host-to-device time;
   // a small request's (time_copy false) as kernel time: one CUDA call fewer on its short path.
   slot.copy_queued = copy_from != nullptr || (kind != Kind::kDevice && time_copy);
   if (slot.copy_queued) CUDA_RETURN_IF_ERROR(cudaEventRecord(slot.started.get(), copy_stream));
   const size_t count = piece.count;
   if (copy_from != nullptr) {
-    CUDA_RETURN_IF_ERROR(cudaMemcpyAsync(slot.device.get(), copy_from, count * sizeof(float),
+    CUDA_RETURN_IF_ERROR(cudaMemcpyAsync(slot.device.get(), copy_from,
+                                         count * gpureduce::DTypeSize(dtype_),
                                          cudaMemcpyHostToDevice, copy_stream));
   }
   CUDA_RETURN_IF_ERROR(cudaEventRecord(slot.copied.get(), copy_stream));
   if (copy_stream != stream) CUDA_RETURN_IF_ERROR(cudaStreamWaitEvent(stream, slot.copied.get()));
   const kernels::cuda::ChunkLaunch launch{
       kernel_, op_, block_size_, device_.traits(), lane_.scratch_layout, stream, piece.first};
-  CUDA_RETURN_IF_ERROR(
-      kernels::cuda::ReduceInto(launch, reduce_from, count, piece.index, piece.partial));
+  if (piece.stats != nullptr) {
+    CUDA_RETURN_IF_ERROR(kernels::cuda::ReduceStatsInto(launch, dtype_, needs_, reduce_from, count,
+                                                        piece.index, piece.stats));
+  } else {
+    CUDA_RETURN_IF_ERROR(kernels::cuda::ReduceInto(
+        launch, reinterpret_cast<const float*>(reduce_from), count, piece.index, piece.partial));
+  }
   CUDA_RETURN_IF_ERROR(cudaEventRecord(slot.reduced.get(), stream));
   return absl::OkStatus();
 }

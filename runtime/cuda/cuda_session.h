@@ -59,6 +59,8 @@ class CudaSession final : public ReduceSession, private PieceRunner {
   Device& device_;
   Device::Lane& lane_;
   const gpureduce::Op op_;
+  const gpureduce::DType dtype_;
+  const gpureduce::StatsNeeds needs_;  // what the stats kernel gathers for a stats request
   const kernels::KernelId kernel_;
   const uint32_t block_size_;
   PieceScheduler scheduler_;  // last: it uses the members above, and is destroyed first

@@ -101,14 +101,18 @@ absl::Status Device::InitStaging(uint32_t slots, size_t slot_floats) {
 }
 
 absl::Status Device::InitPartials(uint32_t sessions) {
-  ASSIGN_OR_RETURN(host_partials_, AllocatePinned<gpureduce::Partial>(sessions));
+  ASSIGN_OR_RETURN(host_partials_, AllocatePinned<RunningResult>(sessions));
   void* mapped = nullptr;
   CUDA_RETURN_IF_ERROR(cudaHostGetDevicePointer(&mapped, host_partials_.get(), 0));
   std::vector<std::unique_ptr<PartialSlot>> slots;
   for (uint32_t i = 0; i < sessions; ++i) {
     auto slot = std::make_unique<PartialSlot>();
-    slot->device = static_cast<gpureduce::Partial*>(mapped) + i;
-    slot->host = host_partials_.get() + i;
+    RunningResult* device = static_cast<RunningResult*>(mapped) + i;
+    RunningResult* host = host_partials_.get() + i;
+    slot->device = &device->partial;
+    slot->host = &host->partial;
+    slot->stats_device = &device->stats;
+    slot->stats_host = &host->stats;
     slots.push_back(std::move(slot));
   }
   partials_ = std::make_unique<SlotPool<PartialSlot>>(std::move(slots), "a request slot");

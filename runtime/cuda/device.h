@@ -119,7 +119,7 @@ class Device final : public SessionDevice {
   std::atomic<uint32_t> next_ladder_lane_{0};
   size_t staging_slot_floats_ = 0;
   std::unique_ptr<SlotPool<PieceSlot>> staging_;
-  PinnedBuffer<gpureduce::Partial> host_partials_;
+  PinnedBuffer<RunningResult> host_partials_;
   std::unique_ptr<SlotPool<PartialSlot>> partials_;
   std::atomic<bool> lost_{false};
   std::atomic<uint32_t> requests_{0};

@@ -1,6 +1,6 @@
 #pragma once
 
-// A shared-memory object's floats in host pages the GPUs can read (pinned at registration): no
+// A shared-memory object's elements in host pages the GPUs can read (pinned at registration): no
 // copy by the CPU, each piece is copied by the GPU straight from the pages to a slot's device
 // buffer.
 
@@ -10,19 +10,20 @@ namespace gpureduce::runtime {
 
 class HostRegionInput final : public PieceInput {
  public:
-  void Reset(const float* pinned, uint64_t count) {
+  void Reset(const std::byte* pinned, uint64_t count, size_t element_bytes) {
     pinned_ = pinned;
     count_ = count;
+    element_bytes_ = element_bytes;
   }
 
   PieceSource Stage(uint64_t first, size_t count, PieceSlot& slot) const override {
     (void)count;
     (void)slot;
-    return PieceSource{.kind = PieceSource::Kind::kPinnedHost, .data = pinned_ + first};
+    return PieceSource{.kind = PieceSource::Kind::kPinnedHost, .data = pinned_ + first * element_bytes_};
   }
 
  private:
-  const float* pinned_ = nullptr;
+  const std::byte* pinned_ = nullptr;
 };
 
 }  // namespace gpureduce::runtime

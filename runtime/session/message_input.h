@@ -1,6 +1,6 @@
 #pragma once
 
-// A message's floats where gRPC left them: each piece is copied by the CPU into a staging slot's
+// A message's elements where gRPC left them: each piece is copied by the CPU into a staging slot's
 // pinned buffer, on a copy thread unless it is small.
 
 #include <utility>
@@ -15,9 +15,12 @@ class MessageInput final : public PieceInput {
   void Reset(PayloadPieces data) {
     data_ = std::move(data);
     count_ = data_.count();
+    element_bytes_ = data_.element_bytes();
   }
 
-  bool StagesOnCopyThread(size_t count) const override { return count > kInlineStageFloats; }
+  bool StagesOnCopyThread(size_t count) const override {
+    return count * element_bytes_ > kInlineStageBytes;
+  }
   PieceSource Stage(uint64_t first, size_t count, PieceSlot& slot) const override;
 
  private:

@@ -25,6 +25,7 @@ struct Piece {
   uint64_t index = 0;  // the request's index of its first element
   bool first = false;  // the request's first piece: its kernel stores the partial, not folds
   gpureduce::Partial* partial = nullptr;  // the request's partial, at the GPU's address
+  gpureduce::Stats* stats = nullptr;  // a stats request's running Stats (then partial is unused)
 };
 
 class PieceRunner {

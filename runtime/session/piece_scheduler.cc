@@ -14,9 +14,13 @@ namespace {
 
 std::atomic<uint64_t> next_session_id{1};
 
-size_t PieceFloats(const kernels::WorkBound& bound, size_t slot_floats) {
-  if (bound.elements_per_launch == 0) return slot_floats;
-  return std::min<size_t>(slot_floats, bound.elements_per_launch);
+// The elements a piece staged through a slot carries: a slot's bytes, or fewer where the kernel
+// bounds a launch.
+size_t SlotPieceElements(const kernels::WorkBound& bound, size_t slot_floats,
+                         size_t element_bytes) {
+  const size_t slot_elements = slot_floats * sizeof(float) / element_bytes;
+  if (bound.elements_per_launch == 0) return slot_elements;
+  return std::min<size_t>(slot_elements, bound.elements_per_launch);
 }
 
 }  // namespace
@@ -26,16 +30,20 @@ PieceScheduler::PieceScheduler(SessionDevice& device, PieceRunner& runner, const
     : device_(device),
       runner_(runner),
       op_(spec.op),
+      stats_request_(!spec.classic()),
       partial_(partial),
       // What the client declared, capped (a stream may declare more than it ever sends), or one
       // staging buffer when it declared nothing.
       load_bytes_(spec.size_hint != 0
-                      ? std::min<uint64_t>(spec.size_hint, kMostLoadFloats) * sizeof(float)
+                      ? std::min<uint64_t>(spec.size_hint, kMostLoadFloats) *
+                            DTypeSize(spec.dtype)
                       : device.staging_slot_floats() * sizeof(float)),
       id_(next_session_id.fetch_add(1, std::memory_order_relaxed)),
       bound_(kernels::GetWorkBound(spec.kernel, spec.op)),
-      piece_floats_(PieceFloats(bound_, device.staging_slot_floats())),
-      small_request_(spec.one_message && spec.size_hint <= kInlineStageFloats &&
+      piece_elements_(
+          SlotPieceElements(bound_, device.staging_slot_floats(), DTypeSize(spec.dtype))),
+      small_request_(spec.one_message &&
+                     spec.size_hint * DTypeSize(spec.dtype) <= kInlineStageBytes &&
                      bound_.elements_per_launch == 0),
       device_input_(spec.kernel) {
   device_.AddLoad(load_bytes_);
@@ -56,10 +64,10 @@ void PieceScheduler::ConsumePieces(PayloadPieces data, ConsumeDone done) {
 
 void PieceScheduler::ConsumeShared(const SharedSource& source, ConsumeDone done) {
   if (source.kind == SharedSource::Kind::kDevice && source.device == device_.index()) {
-    device_input_.Reset(source.device_data, source.count);
+    device_input_.Reset(source.device_data, source.count, source.element_bytes);
     Start(device_input_, std::move(done));
   } else if (source.kind == SharedSource::Kind::kHost && source.pinned != nullptr) {
-    host_input_.Reset(source.pinned, source.count);
+    host_input_.Reset(source.pinned, source.count, source.element_bytes);
     Start(host_input_, std::move(done));
   } else {
     std::move(done)(absl::FailedPreconditionError(
@@ -81,8 +89,8 @@ void PieceScheduler::Start(PieceInput& input, ConsumeDone done) {
   AcquireSlot();
 }
 
-size_t PieceScheduler::NextPieceFloats() const {
-  return std::min(input_->MostPieceFloats(piece_floats_), input_->count() - staged_);
+size_t PieceScheduler::NextPieceElements() const {
+  return std::min(input_->MostPieceElements(piece_elements_), input_->count() - staged_);
 }
 
 void PieceScheduler::AcquireSlot() {
@@ -116,7 +124,7 @@ void PieceScheduler::OnSlot(absl::StatusOr<PieceSlot*> slot) {
   }
   // A small piece is copied here: the copy costs less than a hand-over would. Shared memory
   // needs no copy by the CPU at all.
-  if (!input_->StagesOnCopyThread(NextPieceFloats())) {
+  if (!input_->StagesOnCopyThread(NextPieceElements())) {
     AfterPiece(StagePiece(**slot));
     return;
   }
@@ -126,7 +134,7 @@ void PieceScheduler::OnSlot(absl::StatusOr<PieceSlot*> slot) {
 }
 
 absl::Status PieceScheduler::StagePiece(PieceSlot& slot) {
-  const size_t count = NextPieceFloats();
+  const size_t count = NextPieceElements();
   if (absl::Status active = device_.Activate(); !active.ok()) {
     device_.ReportError(active);
     device_.staging().Release(&slot);
@@ -146,7 +154,8 @@ absl::Status PieceScheduler::StagePiece(PieceSlot& slot) {
                     .count = count,
                     .index = index_,
                     .first = consumed_ == 0,
-                    .partial = partial_->device};
+                    .partial = partial_->device,
+                    .stats = stats_request_ ? partial_->stats_device : nullptr};
   std::lock_guard<std::mutex> stream_lock(runner_.stream_mutex());
   const absl::Status queued = runner_.QueuePiece(slot, piece, /*time_copy=*/!finish_waits);
   if (!queued.ok()) device_.ReportError(queued);
@@ -276,7 +285,9 @@ bool PieceScheduler::AnswerInline(const absl::Status& active, FinishDone& done) 
 
 void PieceScheduler::Answer(GpuStatus status, absl::Status active, FinishDone done) {
   absl::StatusOr<gpureduce::Stats> result =
-      consumed_ == 0 ? gpureduce::Stats{} : gpureduce::StatsFromPartial(op_, *partial_->host);
+      consumed_ == 0     ? gpureduce::Stats{}
+      : stats_request_   ? *partial_->stats_host
+                         : gpureduce::StatsFromPartial(op_, *partial_->host);
   // The stream has passed this request's work: nothing writes the slot any more. It goes back
   // before the answer does, or the admission slot (freed with the answer) could be reused while
   // this one is still held: "GPU 0 has N requests in progress" at N admitted.

@@ -67,7 +67,7 @@ class PieceScheduler {
 
   void Start(PieceInput& input, ConsumeDone done);
   // Floats in the next piece of the input.
-  size_t NextPieceFloats() const;
+  size_t NextPieceElements() const;
   void AcquireSlot();
   void OnSlot(absl::StatusOr<PieceSlot*> slot);
   absl::Status StagePiece(PieceSlot& slot);  // on the caller's thread or a copy thread
@@ -92,12 +92,13 @@ class PieceScheduler {
 
   SessionDevice& device_;
   PieceRunner& runner_;
-  const gpureduce::Op op_;  // the classic op its kernels reduce
+  const gpureduce::Op op_;     // the op a classic kernel reduces
+  const bool stats_request_;  // not classic: the stats kernel gathers Stats (RequestSpec::classic)
   PartialSlot* partial_;       // null once given back
   const uint64_t load_bytes_;  // this request's share of the device's load
   const uint64_t id_;          // the request's waiter id in the staging pool
   const kernels::WorkBound bound_;
-  const size_t piece_floats_;  // of a piece staged through a slot
+  const size_t piece_elements_;  // of a piece staged through a slot
   // One message known to fit one inline piece (and not paced): Finish may wait for it itself.
   const bool small_request_;
   bool slot_at_once_ = false;  // the last slot was free, taken on the caller's thread

@@ -153,13 +153,13 @@ runtime::SharedSource Region::Source(uint64_t offset, uint64_t byte_size,
   const std::byte* first = data_ == nullptr ? nullptr : data_ + offset;
   if (info_.kind == RegionInfo::Kind::kCuda) {
     source.kind = runtime::SharedSource::Kind::kDevice;
-    source.device_data = reinterpret_cast<const float*>(first);
+    source.device_data = first;
     source.device = info_.device_id;
   } else {
     source.kind = runtime::SharedSource::Kind::kHost;
     source.fd = fd_;
     source.file_offset = info_.offset + offset;
-    source.pinned = reinterpret_cast<const float*>(first);
+    source.pinned = first;
   }
   return source;
 }

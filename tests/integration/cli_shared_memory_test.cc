@@ -179,7 +179,10 @@ TEST_F(CliSharedMemoryTest, TextReportsRegistrationOnceAndEachOpByReference) {
   EXPECT_THAT(run.out, HasSubstr("GB/s end to end (by reference to shared memory region "));
   EXPECT_THAT(run.out, Not(HasSubstr("MISMATCH")));
   EXPECT_EQ(std::vector<std::string>(absl::StrSplit(run.out, ": OK")).size(), 3u) << run.out;
-  EXPECT_EQ(std::count(run.out.begin(), run.out.end(), '\n'), 1 + 2 * 5) << run.out;
+  // The registration line, then per op: the answer, its typed result, kernel, server, client,
+  // verify.
+  EXPECT_EQ(std::count(run.out.begin(), run.out.end(), '\n'), 1 + 2 * 6) << run.out;
+  EXPECT_THAT(run.out, HasSubstr("result: max = "));
   // Unregistered and removed on the way out.
   EXPECT_THAT(ShmObjectsOf(run.pid), IsEmpty());
   absl::StatusOr<v1::ListSharedMemoryResponse> list = server_->Connect()->ListSharedMemory();

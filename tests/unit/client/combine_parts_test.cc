@@ -120,5 +120,41 @@ TEST(CombinePartsReferenceTest, NanPropagatesAndTheFirstNanIsTheArgExtreme) {
   EXPECT_TRUE(std::isnan(argmax.value()));
 }
 
+// A server with typed results answers each part with one; the combined response carries the
+// whole's, not the first part's: float32 rounded once from the combined float64, an arg op's
+// index counted from the array's start.
+TEST(CombinePartsTest, TypedResultsDescribeTheWholeArray) {
+  for (const v1::Op op : {v1::SUM, v1::MEAN, v1::ARGMAX}) {
+    std::vector<v1::ReduceResponse> answers(2);
+    for (int i = 0; i < 2; ++i) {
+      answers[i].set_value(i == 0 ? 0.1 : 0.25);
+      answers[i].set_index(op == v1::ARGMAX ? 1 : -1);
+      answers[i].set_count(4);
+      v1::OpResult* typed = answers[i].add_results();
+      typed->set_op(op == v1::MEAN ? v1::SUM : op);
+      typed->set_value(99);
+    }
+    const v1::ReduceResponse got = CombineParts(op, {0, 4}, answers);
+    ASSERT_EQ(got.results_size(), 1) << v1::Op_Name(op);
+    const v1::OpResult& result = got.results(0);
+    EXPECT_EQ(result.op(), op);
+    if (op == v1::ARGMAX) {
+      EXPECT_EQ(result.dtype(), v1::INT64);
+      EXPECT_EQ(result.index(), 5);
+      EXPECT_EQ(result.int_value(), 5);
+      EXPECT_EQ(result.value(), 0.25);
+    } else {
+      EXPECT_EQ(result.dtype(), v1::FLOAT32);
+      EXPECT_EQ(result.index(), -1);
+      const double whole = op == v1::SUM ? 0.35 : 0.35 / 8;
+      EXPECT_EQ(result.value(), static_cast<double>(static_cast<float>(whole)));
+    }
+  }
+  // From a server older than typed results: none.
+  std::vector<v1::ReduceResponse> old(1);
+  old[0].set_count(1);
+  EXPECT_EQ(CombineParts(v1::SUM, {0}, old).results_size(), 0);
+}
+
 }  // namespace
 }  // namespace gpureduce::client

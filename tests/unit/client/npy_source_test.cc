@@ -161,13 +161,13 @@ TEST(NpySourceTest, TrailingBytesAreRejected) {
 
 TEST(NpySourceTest, OtherDtypesAreRejectedByName) {
   for (const auto& [descr, name] :
-       std::vector<std::pair<std::string, std::string>>{{"<f8", "float64"},
-                                                        {"<i4", "int32"},
-                                                        {"<f2", "float16"},
+       std::vector<std::pair<std::string, std::string>>{{"<u4", "uint32"},
+                                                        {"<i1", "int8"},
+                                                        {"<f16", "float128"},
                                                         {"|u1", "uint8"},
                                                         {"|b1", "bool"},
                                                         {"<c8", "complex64"},
-                                                        {">i8", "int64"}}) {
+                                                        {">u8", "uint64"}}) {
     SCOPED_TRACE(descr);
     const std::string path = TempPath("d.npy");
     WriteFile(path, NpyHeaderBytes(1, NpyDict(descr, "(2,)")) + std::string(64, '\0'));
@@ -176,7 +176,10 @@ TEST(NpySourceTest, OtherDtypesAreRejectedByName) {
     EXPECT_EQ(source.status().code(), absl::StatusCode::kInvalidArgument);
     EXPECT_EQ(source.status().message(),
               absl::StrCat(path, " holds ", descr, " (", name,
-                           "); gpureduce reduces float32: convert with arr.astype(np.float32)"));
+                           "); gpureduce reduces float32 (<f4), float16 (<f2), float64 (<f8), "
+                           "int32 (<i4), int64 (<i8), and bfloat16 stored as uint16 or int16 "
+                           "(<u2, <i2) with --dtype bfloat16: convert with "
+                           "arr.astype(np.float32)"));
   }
 }
 

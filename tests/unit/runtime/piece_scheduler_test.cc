@@ -84,7 +84,7 @@ TEST_F(PieceSchedulerTest, ASharedHostRegionIsCopiedByTheGpuNotTheCpu) {
   Open(Spec(Op::kArgMin));
   const std::vector<float> data = testing::MixedSignData(2 * kSlotFloats + 4099, seed);
   SharedSource source{.kind = SharedSource::Kind::kHost, .count = data.size()};
-  source.pinned = data.data();
+  source.pinned = reinterpret_cast<const std::byte*>(data.data());
   scheduler_->ConsumeShared(source, Consumed());
   EXPECT_EQ(device_->pending_copies(), 0u);
   Drive();
@@ -95,7 +95,8 @@ TEST_F(PieceSchedulerTest, ASharedHostRegionIsCopiedByTheGpuNotTheCpu) {
   ASSERT_EQ(gpu_->pieces().size(), 3u);
   for (const FakeGpu::QueuedPiece& queued : gpu_->pieces()) {
     EXPECT_EQ(queued.piece.source.kind, Kind::kPinnedHost);
-    EXPECT_EQ(queued.piece.source.data, data.data() + queued.piece.index);
+    EXPECT_EQ(reinterpret_cast<const float*>(queued.piece.source.data),
+              data.data() + queued.piece.index);
   }
   ExpectEverythingReturned();
 }
@@ -105,7 +106,7 @@ TEST_F(PieceSchedulerTest, DeviceMemoryIsReducedInPlaceInSinglePassLaunchesBeyon
   SCOPED_TRACE(testing::SeedTrace(seed));
   const std::vector<float> data = testing::MixedSignData(2 * kSlotFloats + 4099, seed);
   SharedSource source{.kind = SharedSource::Kind::kDevice, .count = data.size()};
-  source.device_data = data.data();
+  source.device_data = reinterpret_cast<const std::byte*>(data.data());
   source.device = 0;
   // single_pass's scratch does not grow with its input: one launch; CUB's is a slot's.
   for (const auto& [kernel, pieces] :
@@ -120,7 +121,8 @@ TEST_F(PieceSchedulerTest, DeviceMemoryIsReducedInPlaceInSinglePassLaunchesBeyon
     ASSERT_EQ(gpu_->pieces().size(), pieces);
     for (const FakeGpu::QueuedPiece& queued : gpu_->pieces()) {
       EXPECT_EQ(queued.piece.source.kind, Kind::kDevice);
-      EXPECT_EQ(queued.piece.source.data, data.data() + queued.piece.index);
+      EXPECT_EQ(reinterpret_cast<const float*>(queued.piece.source.data),
+              data.data() + queued.piece.index);
     }
     EXPECT_EQ(device_->pending_copies(), 0u);
     ExpectEverythingReturned();
@@ -131,7 +133,7 @@ TEST_F(PieceSchedulerTest, MemoryItCannotReadIsRefusedWithoutTakingASlot) {
   Open(Spec(Op::kSum));
   const std::vector<float> data(100, 1.5f);
   SharedSource elsewhere{.kind = SharedSource::Kind::kDevice, .count = data.size()};
-  elsewhere.device_data = data.data();
+  elsewhere.device_data = reinterpret_cast<const std::byte*>(data.data());
   elsewhere.device = 1;
   scheduler_->ConsumeShared(elsewhere, Consumed());
   ASSERT_TRUE(consumed_.has_value());
