@@ -1,22 +1,36 @@
-"""Python client for gpureduce, the gRPC service that reduces float32 arrays.
+"""Python client for gpureduce, the gRPC service that reduces arrays as NumPy does: sum, prod,
+min, max, mean, var, std, their nan forms and the arg ops, of float32, float16, bfloat16,
+float64, int32 and int64 arrays (NumPy arrays, PyTorch tensors, CUDA arrays by IPC).
 
     import numpy, gpureduce
     client = gpureduce.Client("127.0.0.1:50051")
-    x = numpy.arange(10, dtype=numpy.float32)
-    result = client.reduce(x, op="sum")
-    print(result.value, result.kernel, result.timing["server_us"])
+    x = numpy.arange(10, dtype=numpy.int32)
+    client.reduce(x, "sum")                            # numpy.int64(45), as numpy.sum answers
+    total, spread = client.reduce(x, ops=["sum", "std"], ddof=1)   # one read of the data
+    result = client.reduce_result(x, "mean")           # the whole answer: kernel, timing, ...
+    print(result.scalar, result.kernel, result.timing["server_us"])
 
     with client.shared_memory(x) as region:   # a server on this host reads x in place
-        print(region.reduce("max").value)
+        print(region.reduce("max"))
 
-The stubs under gpureduce.v1 are generated from proto/gpureduce/v1/reduce.proto at build time
-(client/python/CMakeLists.txt); the build writes the importable package to
-build/<preset>/python.
+The stubs under gpureduce.v1 are generated from proto/gpureduce/v1/reduce.proto when the package
+is built (`pip install client/python`, or the CMake build's build/<preset>/python).
 """
 
 from gpureduce._cuda import CudaError
-from gpureduce.client import OPS, Client, Error, Region, RegionList, Result
+from gpureduce import _dtypes
+from gpureduce._dtypes import OPS
+from gpureduce.client import (Client, Error, OpResult, OverflowWarning, Region, RegionList,
+                              Result)
 from gpureduce.shared_memory import SharedRegion
 
-__all__ = ["Client", "CudaError", "Error", "OPS", "Region", "RegionList", "Result",
-           "SharedRegion"]
+DTYPES = tuple(_dtypes.DTYPES)  # the element types it reduces, by NumPy's names
+
+try:
+    from importlib.metadata import PackageNotFoundError, version as _version
+    __version__ = _version("gpureduce")
+except PackageNotFoundError:  # not installed: the CMake build's tree (PYTHONPATH)
+    __version__ = "0.1.0"
+
+__all__ = ["Client", "CudaError", "DTYPES", "Error", "OPS", "OpResult", "OverflowWarning",
+           "Region", "RegionList", "Result", "SharedRegion", "__version__"]

@@ -1,11 +1,12 @@
 """CUDA arrays by reference, through the NVIDIA driver library (libcuda.so.1) and ctypes: no CUDA
 toolkit, CuPy or PyTorch needed.
 
-`export(obj)` reads an object's `__cuda_array_interface__` (float32, C-contiguous), finds the
-allocation that holds it and returns the allocation's CUDA IPC handle, the array's offset in it
-and the device ordinal: what RegisterCudaSharedMemory takes. `DeviceArray` is a minimal float32
-device array (cuMemAlloc, cuMemcpyHtoD) exposing that interface, so that the CUDA path can be used
-and tested where no array library is installed.
+`export(obj)` reads an object's `__cuda_array_interface__` (float32, float16, float64, int32,
+int64, or 2-byte integers holding bfloat16 bits; C-contiguous), finds the allocation that holds it
+and returns the allocation's CUDA IPC handle, the array's offset in it and the device ordinal:
+what RegisterCudaSharedMemory takes. `DeviceArray` is a minimal device array (cuMemAlloc,
+cuMemcpyHtoD) exposing that interface, so that the CUDA path can be used and tested where no array
+library is installed.
 """
 
 from __future__ import annotations
@@ -152,36 +153,63 @@ def _attribute(lib, attribute: int, pointer: int, ctype, what: str):
 
 @dataclasses.dataclass
 class ArrayView:
-    """What `__cuda_array_interface__` says of a float32 C-contiguous array."""
+    """What `__cuda_array_interface__` says of a C-contiguous array."""
 
     pointer: int
     count: int
     stream: Optional[int]  # the stream to synchronize with before others read it; None: none
+    itemsize: int = 4
 
     @property
     def nbytes(self) -> int:
-        return self.count * 4
+        return self.count * self.itemsize
 
 
 def is_cuda_array(obj) -> bool:
     return not isinstance(obj, numpy.ndarray) and hasattr(obj, "__cuda_array_interface__")
 
 
+# __cuda_array_interface__'s typestr (little-endian) -> the dtype gpureduce reads it as.
+_TYPESTRS = {"f4": "float32", "f2": "float16", "f8": "float64", "i4": "int32", "i8": "int64"}
+
+
+def array_dtype(obj, input_dtype: Optional[str] = None) -> str:
+    """The gpureduce dtype of CUDA array `obj`: its typestr's, or "bfloat16" for 2-byte integers
+    with `input_dtype="bfloat16"` (torch.bfloat16 tensors are passed as their int16 view). TypeError
+    names the supported ones for any other."""
+    typestr = obj.__cuda_array_interface__["typestr"]
+    order, code = typestr[:1], typestr[1:]
+    if order == ">" or (order == "=" and not numpy.little_endian):
+        raise TypeError(f"gpureduce reads little-endian CUDA arrays, not {typestr!r}")
+    if input_dtype == "bfloat16":
+        if code not in ("u2", "i2"):
+            raise TypeError("input_dtype=\"bfloat16\" names the bits of bfloat16 values: a "
+                            f"uint16 or int16 CUDA array, not {typestr!r}")
+        return "bfloat16"
+    name = _TYPESTRS.get(code)
+    if name is None:
+        raise TypeError(f"gpureduce reduces float32, float16, bfloat16, float64, int32 and int64 "
+                        f"CUDA arrays, not {typestr!r} (bfloat16: a uint16 view with "
+                        "input_dtype=\"bfloat16\"); convert with array.astype(...) first")
+    if input_dtype is not None and input_dtype != name:
+        raise TypeError(f"input_dtype={input_dtype!r} does not match the CUDA array's {typestr!r}")
+    return name
+
+
 def array_view(obj) -> ArrayView:
-    """The pointer, element count and stream of a float32, C-contiguous CUDA array; TypeError
-    for another dtype, ValueError for a strided or masked one."""
+    """The pointer, element count and stream of a C-contiguous CUDA array of 2-, 4- or 8-byte
+    elements; ValueError for a strided or masked one."""
     interface = obj.__cuda_array_interface__
-    typestr = interface["typestr"]
-    if typestr != "<f4" and not (typestr == "=f4" and numpy.little_endian):
-        raise TypeError(f"gpureduce reduces float32 CUDA arrays, not {typestr!r}; convert with "
-                        "array.astype('float32') if the loss of precision is acceptable")
+    itemsize = int(interface["typestr"][2:] or 0)
+    if itemsize not in (2, 4, 8):
+        raise TypeError(f"gpureduce cannot reduce CUDA arrays of {interface['typestr']!r}")
     if interface.get("mask") is not None:
         raise ValueError("gpureduce cannot reduce a masked CUDA array")
     shape = tuple(int(n) for n in interface["shape"])
     count = int(numpy.prod(shape, dtype=numpy.int64))
     strides = interface.get("strides")
     if strides is not None and count > 1:
-        expected = 4
+        expected = itemsize
         for extent, stride in zip(reversed(shape), reversed(tuple(strides))):
             if extent != 1 and stride != expected:
                 raise ValueError("gpureduce reads CUDA arrays in place, so they must be "
@@ -190,7 +218,7 @@ def array_view(obj) -> ArrayView:
             expected *= extent
     pointer = int(interface["data"][0] or 0)
     stream = interface.get("stream") if int(interface.get("version", 0)) >= 3 else None
-    return ArrayView(pointer=pointer, count=count, stream=stream)
+    return ArrayView(pointer=pointer, count=count, stream=stream, itemsize=itemsize)
 
 
 @dataclasses.dataclass
@@ -252,7 +280,8 @@ def export(obj) -> Export:
 
 
 class DeviceArray:
-    """A float32 array in device memory (cuMemAlloc), with `__cuda_array_interface__`.
+    """An array in device memory (cuMemAlloc), with `__cuda_array_interface__`; float32 unless
+    `dtype` names another NumPy dtype (a uint16 array holds bfloat16 bits).
 
         with DeviceArray.from_numpy(x) as d:
             client.reduce(d)
@@ -261,10 +290,11 @@ class DeviceArray:
     The memory is freed by `free()` (or on leaving a `with` block), not before its views'.
     """
 
-    def __init__(self, count: int, device: int = 0, *, _owner: "DeviceArray" = None,
-                 _pointer: int = 0):
+    def __init__(self, count: int, device: int = 0, *, dtype=numpy.float32,
+                 _owner: "DeviceArray" = None, _pointer: int = 0):
         self._lib = lib = driver()
         self.count, self.device = int(count), device
+        self.dtype = numpy.dtype(dtype).newbyteorder("<")
         self._owner = _owner
         if _owner is not None:
             self.pointer, self._context = _pointer, _owner._context
@@ -276,40 +306,45 @@ class DeviceArray:
         _check(lib, lib.cuDevicePrimaryCtxRetain(ctypes.byref(context), device),
                f"cuDevicePrimaryCtxRetain (device {device})")
         self._context = context.value
+        nbytes = self.count * self.dtype.itemsize
         try:
             with _Current(lib, self._context):
                 pointer = CUdeviceptr()
-                _check(lib, lib.cuMemAlloc_v2(ctypes.byref(pointer), max(self.count, 1) * 4),
-                       f"cuMemAlloc ({self.count * 4} bytes on device {device})")
+                _check(lib, lib.cuMemAlloc_v2(ctypes.byref(pointer), max(nbytes, 8)),
+                       f"cuMemAlloc ({nbytes} bytes on device {device})")
         except CudaError:
             lib.cuDevicePrimaryCtxRelease_v2(device)
             raise
         self.pointer = pointer.value
 
     @classmethod
-    def from_numpy(cls, array, device: int = 0) -> "DeviceArray":
-        host = numpy.ascontiguousarray(array, dtype=numpy.float32).reshape(-1)
-        result = cls(host.size, device)
+    def from_numpy(cls, array, device: int = 0, dtype=None) -> "DeviceArray":
+        """A device copy of `array`, of its dtype (or `dtype`; a list: float32)."""
+        if dtype is None:
+            dtype = array.dtype if isinstance(array, numpy.ndarray) else numpy.float32
+        host = numpy.ascontiguousarray(array, dtype=dtype).reshape(-1)
+        result = cls(host.size, device, dtype=host.dtype)
         result.copy_from(host)
         return result
 
     def copy_from(self, array, start: int = 0) -> None:
-        """Copies float32 `array` to elements [start, start + len) and waits for the copy."""
-        host = numpy.ascontiguousarray(array, dtype=numpy.float32).reshape(-1)
+        """Copies `array` (converted to this array's dtype) to elements [start, start + len) and
+        waits for the copy."""
+        host = numpy.ascontiguousarray(array, dtype=self.dtype).reshape(-1)
         if start < 0 or start + host.size > self.count:
             raise ValueError(f"{host.size} elements at {start} do not fit {self.count}")
         if host.size == 0:
             return
         with _Current(self._lib, self._context):
-            _check(self._lib, self._lib.cuMemcpyHtoD_v2(self.pointer + 4 * start,
-                                                         host.ctypes.data, host.nbytes),
+            _check(self._lib, self._lib.cuMemcpyHtoD_v2(
+                self.pointer + self.dtype.itemsize * start, host.ctypes.data, host.nbytes),
                    "cuMemcpyHtoD")
             # A copy from pageable memory may return before its DMA is done: another process
             # must not read the memory before it is.
             _check(self._lib, self._lib.cuCtxSynchronize(), "cuCtxSynchronize")
 
     def to_numpy(self) -> numpy.ndarray:
-        host = numpy.empty(self.count, numpy.float32)
+        host = numpy.empty(self.count, self.dtype)
         if self.count:
             with _Current(self._lib, self._context):
                 _check(self._lib, self._lib.cuMemcpyDtoH_v2(host.ctypes.data, self.pointer,
@@ -319,14 +354,14 @@ class DeviceArray:
     def view(self, start: int, count: int) -> "DeviceArray":
         if start < 0 or count < 0 or start + count > self.count:
             raise ValueError(f"[{start}, {start + count}) is not within {self.count} elements")
-        return DeviceArray(count, self.device, _owner=self._owner or self,
-                           _pointer=self.pointer + 4 * start)
+        return DeviceArray(count, self.device, dtype=self.dtype, _owner=self._owner or self,
+                           _pointer=self.pointer + self.dtype.itemsize * start)
 
     @property
     def __cuda_array_interface__(self) -> dict:
         if not self.pointer:
             raise ValueError("the DeviceArray was freed")
-        return {"shape": (self.count,), "typestr": "<f4", "data": (self.pointer, False),
+        return {"shape": (self.count,), "typestr": self.dtype.str, "data": (self.pointer, False),
                 "strides": None, "version": 3, "stream": None}
 
     def free(self) -> None:

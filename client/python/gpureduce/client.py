@@ -1,34 +1,34 @@
-"""gpureduce.Client: reductions of NumPy float32 arrays of any size, over plaintext or TLS, and of
-arrays in shared memory (system or CUDA) that a server on the same host reads in place."""
+"""gpureduce.Client: NumPy's reductions (sum, mean, var, the nan forms, ...) of NumPy arrays and
+PyTorch tensors of float32, float16, bfloat16, float64, int32 and int64, of any size, over
+plaintext or TLS, and of arrays in shared memory (system or CUDA) that a server on the same host
+reads in place."""
 
 from __future__ import annotations
 
 import dataclasses
 import os
-from typing import Iterator, Optional
+import warnings
+from typing import Any, Iterator, List, Optional, Sequence
 
 import grpc
 import numpy
 
-from gpureduce import _cuda
+from gpureduce import _cuda, _dtypes
 from gpureduce.shared_memory import SharedRegion
 from gpureduce.v1 import reduce_pb2, reduce_pb2_grpc
 
-# The ops by the names the CLI and the server's messages use.
-OPS = {
-    "sum": reduce_pb2.SUM,
-    "prod": reduce_pb2.PROD,
-    "min": reduce_pb2.MIN,
-    "max": reduce_pb2.MAX,
-    "mean": reduce_pb2.MEAN,
-    "sum_squares": reduce_pb2.SUM_SQUARES,
-    "argmin": reduce_pb2.ARGMIN,
-    "argmax": reduce_pb2.ARGMAX,
-}
+OPS = _dtypes.OPS  # the op names, numpy's (gpureduce.OPS)
 
 # Arrays up to one chunk go in one Reduce message; larger ones are streamed in chunks of this
-# size, as the CLI does (the server's default --max-chunk-bytes is 16 MiB).
+# many bytes, as the CLI does (the server's default --max-chunk-bytes is 16 MiB). A chunk may end
+# inside an element: the server joins it with the next.
 DEFAULT_CHUNK_BYTES = 1 << 20
+
+
+class OverflowWarning(RuntimeWarning):
+    """An integer result wrapped around (modulo 2^64) as NumPy's does silently; the exact one
+    does not fit in int64. `warnings.simplefilter("ignore", gpureduce.OverflowWarning)` for
+    NumPy's silence, "error" to raise instead."""
 
 
 class Error(Exception):
@@ -41,8 +41,25 @@ class Error(Exception):
 
 
 @dataclasses.dataclass
+class OpResult:
+    """One op's typed answer. `value` is a NumPy scalar of NumPy's result dtype (or of `dtype=`'s;
+    bfloat16 results are float32 scalars holding the bfloat16 value, NumPy having no bfloat16);
+    for the arg ops it is the index (int64) and `element` the element there. `dtype` names the
+    server's result type; `overflow` says an integer result wrapped around."""
+
+    op: str
+    dtype: str
+    value: Any
+    index: int = -1
+    overflow: bool = False
+    element: Optional[float] = None  # arg ops: the element at `index` (as a float64)
+
+
+@dataclasses.dataclass
 class Result:
-    """A reduction's answer: `index` is -1 except for argmin and argmax."""
+    """A reduction's whole answer: `results` holds one OpResult per op, in the request's order;
+    `value` is the first op's float64 result before rounding to its dtype (what every version of
+    this client answered), `index` -1 except for the arg ops; `dtype` the payload's type."""
 
     value: float
     index: int
@@ -51,6 +68,22 @@ class Result:
     backend: str
     device: str
     timing: dict  # queue_us, h2d_us, kernel_us, d2h_us, server_us, bytes, chunks, ...
+    dtype: str = "float32"
+    results: List[OpResult] = dataclasses.field(default_factory=list)
+
+    @property
+    def scalar(self):
+        """The first op's NumPy scalar: what `Client.reduce` returns for one op."""
+        return self.results[0].value
+
+    @property
+    def values(self) -> tuple:
+        """Every op's NumPy scalar, in order: what `Client.reduce(..., ops=...)` returns."""
+        return tuple(r.value for r in self.results)
+
+    @property
+    def overflow(self) -> bool:
+        return any(r.overflow for r in self.results)
 
 
 @dataclasses.dataclass
@@ -100,13 +133,28 @@ def _read(path: Optional[str]) -> Optional[bytes]:
         return f.read()
 
 
-def _as_float32(array) -> numpy.ndarray:
-    if isinstance(array, numpy.ndarray) and array.dtype != numpy.float32:
-        raise TypeError(
-            f"gpureduce reduces float32 arrays, not {array.dtype}; convert with "
-            "array.astype(numpy.float32) if the loss of precision is acceptable")
-    # Any shape: reduced as the flat array in C order, without a copy when it is contiguous.
-    return numpy.ascontiguousarray(array, dtype=numpy.float32).reshape(-1)
+def _varint(value: int) -> bytes:
+    out = bytearray()
+    while True:
+        low, value = value & 0x7F, value >> 7
+        if value:
+            out.append(low | 0x80)
+        else:
+            out.append(low)
+            return bytes(out)
+
+
+# ReduceRequest and ReduceChunk alike: field 1 the spec, field 2 the data (length-delimited).
+_SPEC_TAG, _DATA_TAG = b"\x0a", b"\x12"
+
+
+def _message(spec: Optional[bytes], data: memoryview) -> bytes:
+    """A ReduceRequest's (or ReduceChunk's) wire bytes: the array's bytes are copied once, into
+    the message, from the array's own memory (protobuf's Python API would copy them twice more:
+    it takes only `bytes`)."""
+    parts = [] if spec is None else [_SPEC_TAG, _varint(len(spec)), spec]
+    parts += [_DATA_TAG, _varint(len(data)), data]
+    return b"".join(parts)
 
 
 class Client:
@@ -127,8 +175,8 @@ class Client:
                  chunk_bytes: int = DEFAULT_CHUNK_BYTES):
         if (tls_cert is None) != (tls_key is None):
             raise ValueError("tls_cert and tls_key go together")
-        if chunk_bytes < 4:
-            raise ValueError("chunk_bytes must hold at least one float32")
+        if chunk_bytes < 1:
+            raise ValueError("chunk_bytes must be at least 1")
         # Round robin: a target may name several servers (ipv4:A:P,B:P or a DNS name).
         options = [("grpc.lb_policy_name", "round_robin"),
                    ("grpc.max_receive_message_length", -1),
@@ -151,7 +199,16 @@ class Client:
             token = lines[0]
         self._metadata = [("authorization", f"Bearer {token}")] if token else []
         self._stub = reduce_pb2_grpc.ReducerStub(self._channel)
-        self._chunk_elements = chunk_bytes // 4
+        # Reduce and ReduceStream with the messages serialized here (_message): the payload goes
+        # from the array's memory into the message in one copy.
+        service = "/" + reduce_pb2.DESCRIPTOR.services_by_name["Reducer"].full_name
+        self._reduce_raw = self._channel.unary_unary(
+            service + "/Reduce", request_serializer=None,
+            response_deserializer=reduce_pb2.ReduceResponse.FromString)
+        self._reduce_stream_raw = self._channel.stream_unary(
+            service + "/ReduceStream", request_serializer=None,
+            response_deserializer=reduce_pb2.ReduceResponse.FromString)
+        self._chunk_bytes = chunk_bytes
 
     def close(self) -> None:
         self._channel.close()
@@ -162,39 +219,77 @@ class Client:
     def __exit__(self, *exc) -> None:
         self.close()
 
-    def reduce(self, array, op: str = "sum", kernel: str = "auto", *,
-               timeout: Optional[float] = None) -> Result:
-        """Reduces `array` (float32, any shape, any size) with `op` on `kernel`.
+    def reduce(self, array, op: Optional[str] = None, ddof: float = 0, dtype=None, *,
+               ops: Optional[Sequence[str]] = None, input_dtype: Optional[str] = None,
+               kernel: str = "auto", timeout: Optional[float] = None):
+        """Reduces `array` as NumPy's function `op` would (`"sum"` when neither `op` nor `ops` is
+        given) and returns a NumPy scalar of NumPy's result dtype: `numpy.sum` of int32 is int64,
+        `mean` of integers float64, an arg op's answer its int64 index, a float16 sum float16.
+        With `ops=[...]` it returns a tuple of such scalars, one per op in order, from one read
+        of the data. `Client.reduce_result` takes the same arguments and returns the whole
+        answer (every op's, the kernel, the timing).
+
+        `array`: a NumPy array of float32, float16, float64, int32 or int64 (any shape, reduced
+        flat in C order; sent as it is, a non-contiguous one made contiguous once); bfloat16 as
+        a uint16 array of its bits with `input_dtype="bfloat16"` (or an ml_dtypes bfloat16
+        array); a PyTorch tensor of those dtypes (CPU tensors are read without a copy); a CUDA
+        array (`__cuda_array_interface__`, C-contiguous; a CUDA tensor) is reduced in place by
+        CUDA IPC (the server must run on this host on the CUDA backend, with
+        --allow-shared-memory). Other dtypes raise TypeError naming these.
+
+        `ddof`: var and std (and their nan forms) divide by `count - ddof`, as NumPy's (past
+        the count: inf or NaN, as NumPy answers). `dtype`: the result's type, as NumPy's
+        `dtype=` argument (`numpy.sum(x, dtype=numpy.float64)`): the server's exact result is
+        rounded once to it (an integer result wraps as NumPy's would; a float result to an
+        integer dtype is a TypeError: NumPy would truncate each element first). The arg ops
+        ignore it.
+
+        An integer result that wrapped around (as NumPy's does) warns with OverflowWarning.
+        Raises Error for the server's refusals (code and message say what was wrong; an empty
+        array for an op without identity is INVALID_ARGUMENT), ValueError for an unknown op.
+        """
+        result = self.reduce_result(array, op, ddof, dtype, ops=ops, input_dtype=input_dtype,
+                                    kernel=kernel, timeout=timeout, _stacklevel=3)
+        return result.scalar if ops is None else result.values
+
+    def reduce_result(self, array, op: Optional[str] = None, ddof: float = 0, dtype=None, *,
+                      ops: Optional[Sequence[str]] = None, input_dtype: Optional[str] = None,
+                      kernel: str = "auto", timeout: Optional[float] = None,
+                      _stacklevel: int = 2) -> Result:
+        """`reduce`'s request, answered in full: a Result (its `scalar` or `values` are what
+        `reduce` returns; `results` every op's OpResult; the kernel, backend and timing).
 
         Arrays larger than one chunk are streamed; the server is told the element count, so an
-        input cut short is refused rather than reduced. A CUDA array (any object with
-        `__cuda_array_interface__`, float32 and C-contiguous) is not sent at all: it is registered
-        by its CUDA IPC handle, reduced where it is, and unregistered (the server must run on
-        this host, with --allow-shared-memory, on the CUDA backend). Raises Error for the
-        server's refusals (the code and message say what was wrong), ValueError for an unknown
-        op, TypeError for an array that is not float32, CudaError where the CUDA driver is
-        missing or refuses.
-        """
-        if op not in OPS:
-            raise ValueError(f"unknown op {op!r}; use one of {', '.join(OPS)}")
-        if _cuda.is_cuda_array(array):
-            if _cuda.array_view(array).count == 0:  # nothing to share: an empty request says it
-                return self.reduce(numpy.zeros(0, numpy.float32), op, kernel, timeout=timeout)
-            with self.shared_memory(array) as region:
-                return region.reduce(op, kernel, timeout=timeout)
-        flat = _as_float32(array)
-        spec = reduce_pb2.ReduceSpec(op=OPS[op], kernel=kernel, expected_count=flat.size)
-        try:
-            if flat.size <= self._chunk_elements:
-                response = self._stub.Reduce(
-                    reduce_pb2.ReduceRequest(spec=spec, data=flat.tobytes()),
-                    timeout=timeout, metadata=self._metadata)
+        input cut short is refused rather than reduced."""
+        names, cast, ddof = _request_args(op, ops, ddof, dtype)
+        data = _dtypes.payload(array, input_dtype)
+        if data.cuda:
+            if _cuda.array_view(data.array).count == 0:  # nothing to share: an empty request
+                data = _dtypes.Payload(data.dtype, numpy.zeros(0, _dtypes.DTYPES[data.dtype][2]))
             else:
-                response = self._stub.ReduceStream(self._chunks(spec, flat), timeout=timeout,
-                                                   metadata=self._metadata)
+                with self.shared_memory(array, input_dtype=input_dtype) as region:
+                    return region.reduce_result(ops=names, ddof=ddof, dtype=cast, kernel=kernel,
+                                                timeout=timeout, _stacklevel=_stacklevel + 1)
+        spec = _spec(names, data.dtype, ddof, kernel, data.count)
+        response = self._send(spec, data, timeout)
+        result = self._typed(response, names, data.dtype, cast,
+                             lambda op: self._send(_spec((op,), data.dtype, ddof, kernel,
+                                                         data.count), data, timeout))
+        _warn_overflow(result, _stacklevel)
+        return result
+
+    def _send(self, spec, data: "_dtypes.Payload", timeout: Optional[float]):
+        """One Reduce (the array in one message) or ReduceStream (in chunks of chunk_bytes)."""
+        spec_bytes = spec.SerializeToString()
+        view = data.memoryview()
+        try:
+            if len(view) <= self._chunk_bytes:
+                return self._reduce_raw(_message(spec_bytes, view), timeout=timeout,
+                                        metadata=self._metadata)
+            return self._reduce_stream_raw(self._chunks(spec_bytes, view), timeout=timeout,
+                                           metadata=self._metadata)
         except grpc.RpcError as error:
             raise Error(error.code(), error.details()) from None
-        return self._result(response)
 
     def kernels(self) -> list:
         """The kernels the server runs, as the server describes them (ListKernels)."""
@@ -208,25 +303,28 @@ class Client:
     # -- shared memory (the server must run on this host, with --allow-shared-memory) ----------
 
     def shared_memory(self, source, *, offset: int = 0, byte_size: Optional[int] = None,
-                      name: Optional[str] = None,
-                      device_id: Optional[int] = None) -> SharedRegion:
+                      name: Optional[str] = None, device_id: Optional[int] = None,
+                      input_dtype: Optional[str] = None) -> SharedRegion:
         """A context manager that registers `source` with the server for the `with` block:
 
             with client.shared_memory(x) as region:
                 total = region.reduce("sum")
-                smallest = region.reduce("min")
+                smallest, largest = region.reduce(ops=["min", "max"])
 
-        `source` is a float32 array (any shape; copied once into a new POSIX shared-memory
-        segment, which is unlinked on leaving the block), an existing
+        `source` is an array of a dtype `reduce` takes (any shape; copied once into a new POSIX
+        shared-memory segment, which is unlinked on leaving the block), an existing
         `multiprocessing.shared_memory.SharedMemory` (registered from byte `offset`, `byte_size`
-        bytes or the whole floats to its end; the caller keeps owning it), or a CUDA array
-        (`__cuda_array_interface__`, float32, C-contiguous: registered by its CUDA IPC handle on
-        its device, or `device_id` where the server numbers the devices differently). `name` is
-        the region's name in the server (default: a unique one). The block yields a
-        SharedRegion; its `reduce(op, kernel)` returns the same Result as `reduce`.
+        bytes or the whole elements to its end; the caller keeps owning it; its elements are
+        `input_dtype`'s, float32 unless named), or a CUDA array or tensor
+        (`__cuda_array_interface__`, C-contiguous: registered by its CUDA IPC handle on its
+        device, or `device_id` where the server numbers the devices differently).
+        `input_dtype="bfloat16"` names uint16 arrays' bits so. `name` is the region's name in
+        the server (default: a unique one). The block yields a SharedRegion; its
+        `reduce(op, ...)` answers as `Client.reduce` does, its `reduce_result` as
+        `Client.reduce_result`.
         """
         return SharedRegion(self, source, offset=offset, byte_size=byte_size, name=name,
-                            device_id=device_id)
+                            device_id=device_id, input_dtype=input_dtype)
 
     def register_system_shared_memory(self, name: str, key: str, offset: int = 0,
                                       byte_size: Optional[int] = None, *,
@@ -236,7 +334,8 @@ class Client:
         for a SharedMemory `shm`, "/" + shm.name) as region `name`: `byte_size` bytes from
         `offset` (both multiples of 4), by default the whole floats from `offset` to its end.
         `unlink_key`: the server removes the name from /dev/shm once it has mapped the object
-        (for an object made only to lend it; the memory lives on while registered)."""
+        (for an object made only to lend it; the memory lives on while registered). A region
+        holds elements of any dtype: the request that reads it names theirs."""
         if byte_size is None:
             byte_size = max(_object_bytes(key) - offset, 0) // 4 * 4
         request = reduce_pb2.RegisterSystemSharedMemoryRequest(
@@ -274,12 +373,16 @@ class Client:
         return list(self._call(self._stub.UnregisterSharedMemory, request, timeout).names)
 
     def reduce_shared(self, region, offset: int = 0, byte_size: Optional[int] = None,
-                      op: str = "sum", kernel: str = "auto", *,
-                      timeout: Optional[float] = None) -> Result:
+                      op: Optional[str] = None, kernel: str = "auto", *,
+                      ops: Optional[Sequence[str]] = None, ddof: float = 0, dtype=None,
+                      input_dtype: str = "float32", timeout: Optional[float] = None,
+                      _stacklevel: int = 2) -> Result:
         """Reduces `byte_size` bytes from `offset` of registered region `region` (its name, or a
-        Region, whose size is then the default) in place on the server."""
-        if op not in OPS:
-            raise ValueError(f"unknown op {op!r}; use one of {', '.join(OPS)}")
+        Region, whose size is then the default) in place on the server, its elements of
+        `input_dtype` (float32 unless named); the other arguments are `reduce`'s. Returns the
+        whole Result."""
+        names, cast, ddof = _request_args(op, ops, ddof, dtype)
+        name = _dtypes.input_type(input_dtype) or "float32"
         if isinstance(region, Region):
             if byte_size is None:
                 byte_size = region.byte_size - offset
@@ -288,12 +391,19 @@ class Client:
             raise ValueError("byte_size is needed where the region is given by name")
         if offset < 0 or byte_size < 0:
             raise ValueError(f"offset ({offset}) and byte_size ({byte_size}) cannot be negative")
-        spec = reduce_pb2.ReduceSpec(op=OPS[op], kernel=kernel,
-                                     expected_count=byte_size // 4 if byte_size % 4 == 0 else 0)
-        request = reduce_pb2.ReduceRequest(
-            spec=spec, shared_memory=reduce_pb2.SharedMemoryRef(region=region, offset=offset,
-                                                                byte_size=byte_size))
-        return self._result(self._call(self._stub.Reduce, request, timeout))
+        itemsize = _dtypes.DTYPES[name][1]
+        count = byte_size // itemsize if byte_size % itemsize == 0 else 0
+
+        def send(op_names):
+            request = reduce_pb2.ReduceRequest(
+                spec=_spec(op_names, name, ddof, kernel, count),
+                shared_memory=reduce_pb2.SharedMemoryRef(region=region, offset=offset,
+                                                         byte_size=byte_size))
+            return self._call(self._stub.Reduce, request, timeout)
+
+        result = self._typed(send(names), names, name, cast, lambda op: send((op,)))
+        _warn_overflow(result, _stacklevel)
+        return result
 
     def _call(self, method, request, timeout: Optional[float] = None):
         try:
@@ -301,17 +411,82 @@ class Client:
         except grpc.RpcError as error:
             raise Error(error.code(), error.details()) from None
 
-    def _chunks(self, spec, flat: numpy.ndarray) -> Iterator[reduce_pb2.ReduceChunk]:
-        for begin in range(0, flat.size, self._chunk_elements):
-            chunk = reduce_pb2.ReduceChunk(data=flat[begin:begin + self._chunk_elements].tobytes())
-            if begin == 0:
-                chunk.spec.CopyFrom(spec)  # the spec rides in the first chunk only
-            yield chunk
+    def _chunks(self, spec: bytes, view: memoryview) -> Iterator[bytes]:
+        for begin in range(0, len(view), self._chunk_bytes):
+            # The spec rides in the first chunk only; a chunk may end inside an element.
+            yield _message(spec if begin == 0 else None, view[begin:begin + self._chunk_bytes])
 
     @staticmethod
-    def _result(response) -> Result:
+    def _typed(response, names, input_dtype: str, cast: Optional[str], again) -> Result:
+        """The Result of `response`, its ops' answers as NumPy scalars. `again(op)` asks for one
+        op alone: where `dtype=` asks for a float result of another precision than the server's,
+        each op after the first needs its unrounded value, which only a response's `value` has."""
         t = response.timing
         timing = {field.name: getattr(t, field.name) for field in t.DESCRIPTOR.fields}
+        answered = _dtypes.dtype_name(response.dtype)
+        if answered != input_dtype:
+            raise Error(grpc.StatusCode.UNIMPLEMENTED,
+                        f"the server reduced the payload as {answered}, not {input_dtype}: it "
+                        "predates dtypes (gpureduce 0.1 reduces float32 only); upgrade it")
+        messages = list(response.results)
+        if not messages:  # a server that predates typed results: float32, one classic op
+            op = names[0]
+            messages = [reduce_pb2.OpResult(
+                op=_dtypes.OPS[op], dtype=reduce_pb2.INT64 if op in _dtypes.ARG_OPS
+                else reduce_pb2.FLOAT32, value=float(numpy.float32(response.value)),
+                int_value=max(response.index, 0) if op in _dtypes.ARG_OPS else 0,
+                index=response.index)]
+        if len(messages) != len(names):
+            raise Error(grpc.StatusCode.INTERNAL, f"the server answered {len(messages)} results "
+                        f"for {len(names)} ops")
+        results = []
+        for i, (op, message) in enumerate(zip(names, messages)):
+            result_dtype = _dtypes.dtype_name(message.dtype)
+            exact = None
+            if (cast is not None and cast != result_dtype and op not in _dtypes.ARG_OPS
+                    and result_dtype not in ("int32", "int64")):
+                exact = response.value if i == 0 else again(op).value
+            value = _dtypes.scalar(op, result_dtype, message.value, message.int_value, cast,
+                                   exact)
+            results.append(OpResult(
+                op=op, dtype=result_dtype, value=value, index=message.index,
+                overflow=message.overflow,
+                element=message.value if op in _dtypes.ARG_OPS else None))
         return Result(value=response.value, index=response.index, count=response.count,
                       kernel=response.kernel, backend=response.backend, device=response.device,
-                      timing=timing)
+                      timing=timing, dtype=answered, results=results)
+
+
+def _request_args(op, ops, ddof, dtype):
+    """The op names, `dtype=`'s type and ddof of a reduce call, checked."""
+    if isinstance(ddof, str):
+        raise TypeError(f"ddof={ddof!r}: reduce's third argument is ddof; name the kernel "
+                        "with kernel=")
+    if ops is not None and op is not None:
+        raise ValueError("pass op or ops, not both")
+    names = _dtypes.ops_tuple(ops if ops is not None else (op or "sum"))
+    cast = _dtypes.result_type(dtype)
+    if cast is not None and ops is None and names[0] in _dtypes.ARG_OPS:
+        raise TypeError(f"{names[0]} answers an int64 index and takes no dtype")
+    return names, cast, float(ddof)
+
+
+def _spec(names, dtype: str, ddof: float, kernel: str, count: int):
+    spec = reduce_pb2.ReduceSpec(kernel=kernel, expected_count=count)
+    if len(names) == 1:
+        spec.op = _dtypes.OPS[names[0]]  # what every server version reads
+    else:
+        spec.ops.extend(_dtypes.OPS[name] for name in names)
+    if dtype != "float32":
+        spec.dtype = _dtypes.DTYPES[dtype][0]
+    if any(name in _dtypes.MOMENT_OPS for name in names):
+        spec.ddof = ddof
+    return spec
+
+
+def _warn_overflow(result: Result, stacklevel: int) -> None:
+    for r in result.results:
+        if r.overflow:
+            warnings.warn(f"gpureduce: the {r.op} of {result.dtype} overflowed int64 and wrapped "
+                          f"around, as NumPy's does (the answer is {r.value})", OverflowWarning,
+                          stacklevel=stacklevel + 1)

@@ -16,7 +16,7 @@ from typing import Optional
 import grpc
 import numpy
 
-from gpureduce import _cuda
+from gpureduce import _cuda, _dtypes
 
 
 class _Segment(_shm.SharedMemory):
@@ -88,29 +88,37 @@ def _discard(segment: _shm.SharedMemory, linked: bool) -> None:
 class SharedRegion:
     """An array registered with the server as a shared-memory region, for `Client.shared_memory`.
 
-    Inside the `with` block, `reduce(op, kernel)` reduces it in place (no payload crosses the
-    connection) and returns the same `Result` as `Client.reduce`; `name` is the region's name in
-    the server, `nbytes` the array's bytes, `register_us` what registration cost the server (in
+    Inside the `with` block, `reduce(op, ...)` reduces it in place (no payload crosses the
+    connection) and answers as `Client.reduce` does (`reduce_result`: the whole Result);
+    `dtype` names its elements' type, `name` is the region's name in the server, `nbytes` the
+    array's bytes, `register_us` what registration cost the server (in
     microseconds), `copy_us` what copying the array into shared memory cost here (0 where nothing
     was copied), `kind` "system" or "cuda", `key` the POSIX shared-memory object's name ("/...";
     "" for CUDA), `region` the server's description (a Region). For system memory, `array` is a
-    float32 NumPy view of the region: writing to it changes what the next `reduce` sees. On
-    leaving the block the region is unregistered (also when the block raised) and a segment made
+    NumPy view of the region: writing to it changes what the next `reduce` sees. On leaving the
+    block the region is unregistered (also when the block raised) and a segment made
     here is closed; its name leaves /dev/shm as soon as the server has mapped it, so that even a
     process killed outright leaves nothing there. A registration that failed without a clear
     answer (a deadline, a lost connection) is unregistered too, in case the server made it.
     """
 
     def __init__(self, client, source, *, offset: int = 0, byte_size: Optional[int] = None,
-                 name: Optional[str] = None, device_id: Optional[int] = None):
+                 name: Optional[str] = None, device_id: Optional[int] = None,
+                 input_dtype: Optional[str] = None):
         self._client = client
+        if isinstance(source, _shm.SharedMemory):
+            self.dtype = _dtypes.input_type(input_dtype) or "float32"
+            cuda = False
+        else:
+            data = _dtypes.payload(source, input_dtype)  # TypeError for an unsupported dtype
+            source, self.dtype, cuda = data.array, data.dtype, data.cuda
         self._source = source
         self._offset = int(offset)
         self._byte_size = byte_size
         self._device_id = device_id
         self.name = name or unique_name()
         self.key = ""
-        self.kind = "cuda" if _cuda.is_cuda_array(source) else "system"
+        self.kind = "cuda" if cuda else "system"
         self.nbytes = 0
         self.register_us = 0.0
         self.copy_us = 0.0
@@ -121,6 +129,7 @@ class SharedRegion:
         self._array = None
         self._maybe_registered = False  # a registration was sent and may have happened
         self._region_offset = 0  # where the region starts in the segment
+        self._array_offset = 0   # where the array starts in the region
         self._state = "new"    # new, open, closed
 
     # -- the block ------------------------------------------------------------------------------
@@ -177,20 +186,33 @@ class SharedRegion:
 
     # -- use ------------------------------------------------------------------------------------
 
-    def reduce(self, op: str = "sum", kernel: str = "auto", *, offset: int = 0,
-               byte_size: Optional[int] = None, timeout: Optional[float] = None):
-        """Reduces the region (or `byte_size` bytes of it from `offset`) in place on the server."""
+    def reduce(self, op: Optional[str] = None, ddof: float = 0, dtype=None, *, ops=None,
+               kernel: str = "auto", offset: int = 0, byte_size: Optional[int] = None,
+               timeout: Optional[float] = None):
+        """Reduces the region (or `byte_size` bytes of it from `offset`) in place on the server;
+        answers as `Client.reduce` does (a NumPy scalar, or a tuple of them for `ops`)."""
+        result = self.reduce_result(op, ddof, dtype, ops=ops, kernel=kernel, offset=offset,
+                                    byte_size=byte_size, timeout=timeout, _stacklevel=3)
+        return result.scalar if ops is None else result.values
+
+    def reduce_result(self, op: Optional[str] = None, ddof: float = 0, dtype=None, *, ops=None,
+                      kernel: str = "auto", offset: int = 0, byte_size: Optional[int] = None,
+                      timeout: Optional[float] = None, _stacklevel: int = 2):
+        """`reduce`, answered in full: a gpureduce.Result with the timing."""
         if self._state != "open":
             raise ValueError(f"shared-memory region {self.name} is not open (use it inside its "
                              "`with` block)")
         if byte_size is None:
             byte_size = self.nbytes - offset
-        return self._client.reduce_shared(self.name, offset, byte_size, op, kernel,
-                                          timeout=timeout)
+        return self._client.reduce_shared(self.name, self._array_offset + offset, byte_size, op,
+                                          kernel, ops=ops,
+                                          ddof=ddof, dtype=dtype, input_dtype=self.dtype,
+                                          timeout=timeout, _stacklevel=_stacklevel + 1)
 
     @property
     def array(self):
-        """The registered floats: a NumPy view of system memory, the CUDA array itself."""
+        """The registered elements: a NumPy view of system memory (bfloat16: their uint16 bits),
+        the CUDA array itself."""
         if self._state != "open":
             raise ValueError(f"shared-memory region {self.name} is not open")
         if self.kind == "cuda":
@@ -198,8 +220,10 @@ class SharedRegion:
         if self._array is None:
             # frombuffer, not ndarray(buffer=): its view holds a buffer export, which keeps
             # the segment from being unmapped under it (ndarray's would read unmapped memory).
-            self._array = numpy.frombuffer(self._segment.buf, numpy.float32,
-                                           count=self.nbytes // 4, offset=self._region_offset)
+            wire = _dtypes.DTYPES[self.dtype]
+            self._array = numpy.frombuffer(self._segment.buf, wire[2],
+                                           count=self.nbytes // wire[1],
+                                           offset=self._region_offset)
         return self._array
 
     def __repr__(self) -> str:
@@ -209,14 +233,15 @@ class SharedRegion:
     # -- the three sources ----------------------------------------------------------------------
 
     def _open_copy(self) -> None:
-        from gpureduce.client import _as_float32  # pylint: disable=import-outside-toplevel
         if self._offset or self._byte_size is not None:
             raise ValueError("offset and byte_size select part of an existing SharedMemory; "
                              "for an array, slice it instead")
-        flat = _as_float32(self._source)
+        flat = self._source
         self._source = None
         self.nbytes = flat.nbytes
-        size = max(flat.nbytes, 4)  # a segment cannot be empty; the region then holds 0 floats
+        # A segment cannot be empty, and a region is a whole number of 4-byte words: the region
+        # may be up to 3 bytes longer than the array (float16 arrays), the requests read nbytes.
+        size = max(-(-flat.nbytes // 4) * 4, 4)
         self._segment = _Segment(create=True, size=size)
         self._owned = self._linked = True
         _reserve(self._segment, size)
@@ -226,7 +251,7 @@ class SharedRegion:
         _unlink(self._segment)
         self._linked = False
         start = time.perf_counter()
-        view = numpy.ndarray(flat.shape, numpy.float32, buffer=self._segment.buf)
+        view = numpy.ndarray(flat.shape, flat.dtype, buffer=self._segment.buf)
         view[...] = flat
         del view  # no view of the mapping but `array` outlives this
         self.copy_us = (time.perf_counter() - start) * 1e6
@@ -234,7 +259,8 @@ class SharedRegion:
     def _open_existing(self, segment: _shm.SharedMemory) -> None:
         self._segment = segment
         if self._byte_size is None:
-            self._byte_size = max(segment.size - self._offset, 0) // 4 * 4
+            itemsize = _dtypes.DTYPES[self.dtype][1]
+            self._byte_size = max(segment.size - self._offset, 0) // itemsize * itemsize
         self.nbytes = int(self._byte_size)
         self._region_offset = self._offset
         self._register_system(self.nbytes)
@@ -263,5 +289,11 @@ class SharedRegion:
         exported = _cuda.export(self._source)
         self.nbytes = exported.nbytes
         device = exported.device if self._device_id is None else self._device_id
+        # A region is whole 4-byte words: a float16 array may start or end inside one (an odd
+        # element count or offset); the region then takes in the rest of the word, within the
+        # allocation, and the requests name the array's bytes in it.
+        start = exported.offset // 4 * 4
+        end = min(-(-(exported.offset + exported.nbytes) // 4) * 4, exported.allocation_bytes)
+        self._array_offset = exported.offset - start
         self._register(self._client.register_cuda_shared_memory, exported.handle, device,
-                       exported.offset, exported.nbytes)
+                       start, end - start)

@@ -1,5 +1,6 @@
 """Fixtures: the real gpureduce-server (GPUREDUCE_SERVER_BINARY), started as a user would, and
-certificates that openssl makes for the run."""
+certificates that openssl makes for the run; at the end, where NumPy's answers differ from the
+service's (reference.DIFFERENCES)."""
 
 import os
 import subprocess
@@ -97,3 +98,20 @@ def shm_server(workdir):
     started = Server(workdir, ["--allow-shared-memory"])
     yield started
     started.stop()
+
+
+def pytest_terminal_summary(terminalreporter):
+    """Where NumPy's answer differed from the service's exactly rounded one, by dtype and op."""
+    import reference  # pylint: disable=import-outside-toplevel
+    if not reference.DIFFERENCES:
+        return
+    groups = {}
+    for dtype, op, size, case, got, numpy_answer in reference.DIFFERENCES:
+        groups.setdefault((dtype, op), []).append((size, case, got, numpy_answer))
+    terminalreporter.section("where NumPy's answer differs (the service's is exactly rounded)")
+    for (dtype, op), cases in sorted(groups.items()):
+        size, case, got, numpy_answer = max(cases, key=lambda c: c[0])
+        sizes = ",".join(str(n) for n in sorted({c[0] for c in cases}))
+        terminalreporter.write_line(
+            f"{dtype:9} {op:12} {len(cases):3} cases (sizes {sizes}); e.g. size {size} {case}: "
+            f"service {got!r}, NumPy {numpy_answer!r}")

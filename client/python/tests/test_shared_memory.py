@@ -16,7 +16,9 @@ import pytest
 
 import gpureduce
 from gpureduce import _cuda
-from test_client import OPS, mixed_sign, reference  # pylint: disable=wrong-import-order
+import reference  # pylint: disable=wrong-import-order
+from test_client import OPS, mixed_sign  # pylint: disable=wrong-import-order
+from test_client import reference as float64_reference  # pylint: disable=wrong-import-order
 
 SIZES = [1, 2, 31, 1000003]
 CUDA_MISSING = _cuda.available()
@@ -40,7 +42,7 @@ def data(op, size, rng):
 def check(op, x, result):
     """`result` is the reduction `op` of float32 array `x`, within the float64 reference's
     tolerance (exact for min, max and the arg ops)."""
-    expected, scale = reference(op, x)
+    expected, scale = float64_reference(op, x)
     assert result.count == x.size
     if op in ("argmin", "argmax"):
         assert result.index == int(expected)
@@ -70,7 +72,7 @@ def test_every_op_through_a_region(shm_server, rng, op, size):
         with client.shared_memory(x) as region:
             assert region.kind == "system" and region.nbytes == x.nbytes
             assert region.register_us > 0
-            result = region.reduce(op)
+            result = region.reduce_result(op)
         check(op, x, result)
         assert result.timing["bytes"] == x.nbytes
 
@@ -93,7 +95,7 @@ def test_odd_offsets_within_a_larger_segment(shm_server, rng, size):
                     assert region.region.offset == 4 * lead
                     assert region.region.byte_size == x.nbytes
                     numpy.testing.assert_array_equal(region.array, x)
-                    check(op, x, region.reduce(op))
+                    check(op, x, region.reduce_result(op))
                 whole = client.register_system_shared_memory("py-whole-segment",
                                                              "/" + segment.name)
                 try:
@@ -114,13 +116,13 @@ def test_the_server_reads_the_region_in_place(shm_server):
     """Writes to `region.array` are what the next reduction sees: nothing is sent again."""
     with gpureduce.Client(shm_server.target) as client:
         with client.shared_memory(numpy.zeros(100003, numpy.float32)) as region:
-            assert region.reduce("sum").value == 0
+            assert region.reduce_result("sum").value == 0
             region.array[:] = 2
             region.array[70001] = 100
-            assert region.reduce("sum").value == 2 * 100002 + 100
-            assert region.reduce("argmax").index == 70001
-            assert region.reduce("max", offset=4 * 70002).value == 2  # a part of it
-            assert region.reduce("sum", offset=4, byte_size=8).value == 4
+            assert region.reduce_result("sum").value == 2 * 100002 + 100
+            assert region.reduce_result("argmax").index == 70001
+            assert region.reduce_result("max", offset=4 * 70002).value == 2  # a part of it
+            assert region.reduce_result("sum", offset=4, byte_size=8).value == 4
 
 
 def test_leaving_the_block_unregisters_and_the_name_goes_once_the_server_mapped_it(shm_server,
@@ -136,16 +138,16 @@ def test_leaving_the_block_unregisters_and_the_name_goes_once_the_server_mapped_
             # Mapped by the server: nothing is left in /dev/shm whatever becomes of this process.
             assert not shm_exists(region.key)
             exact = x.astype(numpy.float64)
-            assert region.reduce("sum").value == pytest.approx(
+            assert region.reduce_result("sum").value == pytest.approx(
                 float(exact.sum()), abs=1e-9 * float(numpy.abs(exact).sum()))
         assert client.list_shared_memory() == []
         assert not shm_exists(region.key)
         with pytest.raises(ValueError, match="not open"):
-            region.reduce("sum")
+            region.reduce_result("sum")
 
         with pytest.raises(ZeroDivisionError):  # the block's own exception comes through
             with client.shared_memory(x) as region:
-                region.reduce("sum")
+                region.reduce_result("sum")
                 print(1 / 0)
         assert client.list_shared_memory() == []
         assert not shm_exists(region.key)
@@ -160,10 +162,11 @@ def test_an_empty_array(shm_server):
     with gpureduce.Client(shm_server.target) as client:
         with client.shared_memory(numpy.zeros(0, numpy.float32)) as region:
             assert region.nbytes == 0
-            assert region.reduce("sum").value == 0 and region.reduce("sum").count == 0
-            assert region.reduce("prod").value == 1
+            total = region.reduce_result("sum")
+            assert total.value == 0 and total.count == 0
+            assert region.reduce_result("prod").value == 1
             with pytest.raises(gpureduce.Error) as error:
-                region.reduce("argmin")
+                region.reduce_result("argmin")
             assert error.value.code == grpc.StatusCode.INVALID_ARGUMENT
 
 
@@ -288,22 +291,35 @@ class FakeCudaArray:
              "strides": None, "stream": None}, **interface)
 
 
-def test_cuda_arrays_must_be_float32_and_contiguous():
+def test_cuda_arrays_must_be_of_a_supported_dtype_and_contiguous():
     with gpureduce.Client("127.0.0.1:1") as client:  # never reached
-        with pytest.raises(TypeError, match="float32 CUDA arrays, not '<f8'"):
-            client.reduce(FakeCudaArray(typestr="<f8"))
+        with pytest.raises(TypeError, match="int32 and int64 CUDA arrays, not '<c8'"):
+            client.reduce_result(FakeCudaArray(typestr="<c8"))
+        with pytest.raises(TypeError, match="CUDA arrays, not '<u2'.*bfloat16"):
+            client.reduce_result(FakeCudaArray(typestr="<u2"))
+        with pytest.raises(TypeError, match="input_dtype=.bfloat16. names the bits"):
+            client.reduce_result(FakeCudaArray(typestr="<f4"), input_dtype="bfloat16")
         with pytest.raises(ValueError, match="C-contiguous"):
-            client.reduce(FakeCudaArray(shape=(2, 2), strides=(16, 8)))
+            client.reduce_result(FakeCudaArray(shape=(2, 2), strides=(16, 8)))
         with pytest.raises(ValueError, match="C-contiguous"):
             client.shared_memory(FakeCudaArray(shape=(4,), strides=(8,))).open()
     assert _cuda.array_view(FakeCudaArray(shape=(3, 1), strides=(4, 99))).count == 3
+    for typestr, name in (("<f4", "float32"), ("<f2", "float16"), ("<f8", "float64"),
+                          ("<i4", "int32"), ("<i8", "int64")):
+        assert _cuda.array_dtype(FakeCudaArray(typestr=typestr)) == name
+        view = _cuda.array_view(FakeCudaArray(typestr=typestr, shape=(3,),
+                                              strides=(int(typestr[2]),)))
+        assert view.nbytes == 3 * int(typestr[2])
+    assert _cuda.array_dtype(FakeCudaArray(typestr="<u2"), "bfloat16") == "bfloat16"
+    with pytest.raises(ValueError, match="C-contiguous"):
+        _cuda.array_view(FakeCudaArray(typestr="<f8", shape=(3,), strides=(16,)))
 
 
 @pytest.mark.skipif(CUDA_MISSING is None, reason="the CUDA driver is present here")
 def test_without_a_cuda_driver_cuda_arrays_are_refused_clearly():
     with gpureduce.Client("127.0.0.1:1") as client:  # never reached
         with pytest.raises(gpureduce.CudaError, match="libcuda.so.1|cuInit|failed"):
-            client.reduce(FakeCudaArray())
+            client.reduce_result(FakeCudaArray())
 
 
 NO_CUDA = f"no CUDA here: {(CUDA_MISSING or '').split(';')[0]}"
@@ -360,7 +376,7 @@ def test_the_cpu_backend_refuses_cuda_memory(shm_server):
     with gpureduce.Client(shm_server.target) as client, \
             _cuda.DeviceArray.from_numpy(numpy.ones(10, numpy.float32)) as x:
         with pytest.raises(gpureduce.Error) as error:
-            client.reduce(x)
+            client.reduce_result(x)
         assert error.value.code == grpc.StatusCode.FAILED_PRECONDITION, error.value
         assert client.list_shared_memory() == []
 
@@ -371,7 +387,7 @@ def test_the_cpu_backend_refuses_cuda_memory(shm_server):
 def test_every_op_on_a_cuda_array(shm_server, rng, op, size):
     x = data(op, size, rng)
     with gpureduce.Client(shm_server.target) as client, _cuda.DeviceArray.from_numpy(x) as d:
-        result = client.reduce(d, op=op)
+        result = client.reduce_result(d, op=op)
         check(op, x, result)
         assert result.backend == "cuda"
         assert client.list_shared_memory() == []
@@ -390,6 +406,105 @@ def test_a_cuda_array_at_an_odd_offset_in_its_allocation(shm_server, rng):
                 listed = client.list_shared_memory()
                 assert [(r.name, r.kind, r.offset, r.byte_size) for r in listed] == [
                     (region.name, "cuda", 52, x.nbytes)]
-                check(op, x, region.reduce(op))
-                check(op, x, region.reduce(op))  # again, without registering again
+                check(op, x, region.reduce_result(op))
+                check(op, x, region.reduce_result(op))  # again, without registering again
+        assert client.list_shared_memory() == []
+
+
+# -- every dtype -------------------------------------------------------------------------------
+
+
+@pytest.mark.parametrize("dtype", ["float32", "float16", "bfloat16", "float64", "int32", "int64"])
+@pytest.mark.parametrize("size", [31, 1000003])
+def test_every_dtype_through_a_region(shm_server, dtype, size):
+    """A region holds the array's own elements (31 float16s: 62 bytes in a 64-byte region)."""
+    sent, values = reference.data(dtype, size)
+    named = {"input_dtype": "bfloat16"} if dtype == "bfloat16" else {}
+    with gpureduce.Client(shm_server.target) as client:
+        with client.shared_memory(sent, **named) as region:
+            assert region.dtype == dtype and region.nbytes == sent.nbytes
+            assert region.array.dtype.itemsize == sent.dtype.itemsize
+            numpy.testing.assert_array_equal(region.array.view(sent.dtype), sent)
+            ops = [op for op in reference.OPS if "prod" not in op]
+            for op, got in zip(ops, region.reduce(ops=ops, ddof=1)):
+                reference.check(op, dtype, values, got, ddof=1, case="region")
+            part = region.reduce_result("sum", offset=2 * sent.itemsize,
+                                        byte_size=5 * sent.itemsize)
+            reference.check("sum", dtype, values[2:7], part.scalar, case="part of a region")
+            assert part.count == 5 and part.dtype == dtype
+        assert client.list_shared_memory() == []
+
+
+def test_an_existing_segment_of_float64(shm_server):
+    x = numpy.arange(-7, 1000, dtype=numpy.float64) / 8
+    segment = shared_memory.SharedMemory(create=True, size=x.nbytes + 8)
+    try:
+        numpy.ndarray(x.shape, x.dtype, buffer=segment.buf, offset=8)[:] = x
+        with gpureduce.Client(shm_server.target) as client:
+            with client.shared_memory(segment, offset=8, input_dtype="float64") as region:
+                assert region.dtype == "float64" and region.nbytes == x.nbytes
+                assert region.reduce("sum") == numpy.sum(x)
+                assert region.reduce("argmin") == 0
+            result = client.register_system_shared_memory("py-f64", "/" + segment.name)
+            try:
+                got = client.reduce_shared("py-f64", 8, x.nbytes, "max", input_dtype="float64")
+                assert got.scalar == x.max() and type(got.scalar) is numpy.float64  # noqa
+                assert result.byte_size == segment.size
+                with pytest.raises(gpureduce.Error) as error:  # 12 bytes: not whole float64s
+                    client.reduce_shared("py-f64", 8, 12, "sum", input_dtype="float64")
+                assert error.value.code == grpc.StatusCode.INVALID_ARGUMENT
+            finally:
+                client.unregister_shared_memory("py-f64")
+    finally:
+        segment.close()
+        segment.unlink()
+
+
+@pytest.mark.parametrize("typestr,input_dtype,dtype", [
+    ("<f2", None, "float16"), ("<u2", "bfloat16", "bfloat16"), ("<i8", None, "int64")])
+def test_cuda_arrays_of_every_dtype_are_registered_as_theirs(shm_server, monkeypatch, typestr,
+                                                             input_dtype, dtype):
+    """Without a GPU: the export is faked, the CPU backend refuses the registration; what the
+    client asked for on the way is checked."""
+    asked = {}
+    itemsize = int(typestr[2])
+
+    def export(obj):  # the array 2 bytes into its allocation: inside a 4-byte word
+        view = _cuda.array_view(obj)
+        return _cuda.Export(handle=bytes(64), device=0, offset=2, nbytes=view.nbytes,
+                            allocation_bytes=2 + view.nbytes + 256)
+
+    monkeypatch.setattr(_cuda, "export", export)
+    with gpureduce.Client(shm_server.target) as client:
+        register = client.register_cuda_shared_memory
+
+        def registering(name, handle, device, offset, byte_size, **kwargs):
+            asked.update(offset=offset, byte_size=byte_size)
+            return register(name, handle, device, offset, byte_size, **kwargs)
+
+        monkeypatch.setattr(client, "register_cuda_shared_memory", registering)
+        array = FakeCudaArray(typestr=typestr, shape=(5, 3))
+        region = client.shared_memory(array, input_dtype=input_dtype)
+        assert region.kind == "cuda" and region.dtype == dtype
+        with pytest.raises(gpureduce.Error) as error:
+            client.reduce(array, "sum", input_dtype=input_dtype)
+        assert error.value.code == grpc.StatusCode.FAILED_PRECONDITION, error.value
+        # The region: whole words around the array's 15 elements from byte 2.
+        assert asked == {"offset": 0, "byte_size": -(-(2 + 15 * itemsize) // 4) * 4}
+        assert client.list_shared_memory() == []
+
+
+@needs_cuda_server
+@pytest.mark.parametrize("dtype", ["float32", "float16", "bfloat16", "float64", "int32", "int64"])
+@pytest.mark.parametrize("size", [1, 31, 1000003])
+def test_every_dtype_and_op_on_a_cuda_array(shm_server, dtype, size):
+    named = {"input_dtype": "bfloat16"} if dtype == "bfloat16" else {}
+    with gpureduce.Client(shm_server.target) as client:
+        for op in reference.OPS:
+            sent, values = reference.data(dtype, size, "prod" if "prod" in op else "general")
+            with _cuda.DeviceArray.from_numpy(sent) as d:
+                result = client.reduce_result(d, op, ddof=1 if size > 1 else 0, **named)
+            assert result.backend == "cuda"
+            reference.check(op, dtype, values, result.scalar, ddof=1 if size > 1 else 0,
+                            case="CUDA array")
         assert client.list_shared_memory() == []
