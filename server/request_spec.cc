@@ -82,9 +82,9 @@ absl::StatusOr<runtime::RequestSpec> ResolveSpec(const v1::ReduceSpec& spec,
                                                  const runtime::Backend& backend) {
   ASSIGN_OR_RETURN(std::vector<Op> ops, ResolveOps(spec));
   ASSIGN_OR_RETURN(const DType dtype, wire::DTypeFromProto(spec.dtype()));
-  if (!(spec.ddof() >= 0) || !std::isfinite(spec.ddof())) {
-    return absl::InvalidArgumentError(absl::StrCat(
-        "spec.ddof is ", spec.ddof(), "; it must be a finite number >= 0 (NumPy's ddof)"));
+  if (!std::isfinite(spec.ddof())) {  // NumPy takes any other number, negative ones too
+    return absl::InvalidArgumentError(
+        absl::StrCat("spec.ddof is ", spec.ddof(), "; it must be a finite number (NumPy's ddof)"));
   }
   runtime::RequestSpec out;
   out.op = ops.front();
