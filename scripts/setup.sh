@@ -9,6 +9,8 @@ packages=(
   libabsl-dev libspdlog-dev libfmt-dev libgtest-dev libgmock-dev nlohmann-json3-dev
   prometheus-cpp-dev openssl prometheus  # the metrics; promtool checks a scrape in the tests
   python3-grpcio python3-protobuf python3-numpy python3-pytest  # the Python client and its tests
+  python3-pip python3-venv python3-setuptools python3-wheel  # pip install client/python, offline
+  python3-torch  # the Python client's PyTorch tensors (bfloat16), tested on the CPU
   clang libclang-rt-14-dev  # the fuzz preset: clang 14, its libFuzzer and sanitizer runtimes
   libnghttp2-dev  # tests/attack: a raw HTTP/2 client for the hostile-client tests
 )
