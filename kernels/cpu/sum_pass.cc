@@ -1,0 +1,182 @@
+// The sums pass (block_reduce.h): the NaN count, the sum, the sum of squares and the moments in
+// one loop over the block, each in kLanes independent accumulators so the loop vectorizes
+// without reassociating anything the source does not.
+
+#include <algorithm>
+#include <cmath>
+#include <cstddef>
+#include <cstdint>
+
+#include "kernels/cpu/block_reduce.h"
+#include "kernels/cpu/element_load.h"
+
+namespace gpureduce::kernels::cpu {
+namespace {
+
+__extension__ using Int128 = __int128;
+
+// The moments of a block from its shifted sums (shift = its first non-NaN element, so the sums
+// of deviations stay small and s2 - s1^2/n cancels little): a single pass that matches a
+// two-pass reference to ~1e-13 on data far from 0 (mean 1e6, std 1), where sum-of-squares fails.
+void SetMoments(double shift, double s1, double s2, double valid, Stats& stats) {
+  if (valid == 0) return;
+  stats.mean = shift + s1 / valid;
+  const double m2 = s2 - s1 * (s1 / valid);
+  stats.m2 = m2 < 0 ? 0.0 : m2;  // rounding; NaN passes through
+}
+
+template <DType kDType>
+double FirstValid(const typename Element<kDType>::Storage* data, size_t size) {
+  for (size_t i = 0; i < size; ++i) {
+    const double x = Element<kDType>::Load(data[i]);
+    if (x == x) return x;
+  }
+  return 0.0;
+}
+
+// Floats: the sum of float16/bfloat16/float32 elements in float64 lanes is exact to far below
+// the result's precision (2^16 elements of 24 bits); float64 elements get a branch-free two-sum
+// per lane (Knuth's), whose error terms collect in sum_lo.
+template <DType kDType, bool kSum, bool kSquares, bool kMoments>
+void FloatSums(const typename Element<kDType>::Storage* data, size_t size, Stats& stats) {
+  using E = Element<kDType>;
+  constexpr bool kCompensated = kDType == DType::kFloat64;
+  const double shift = kMoments ? FirstValid<kDType>(data, size) : 0.0;
+  double nan[kLanes] = {}, sum[kLanes] = {}, lo[kLanes] = {}, squares[kLanes] = {};
+  double s1[kLanes] = {}, s2[kLanes] = {};
+  const auto add = [&](size_t lane, double x) __attribute__((always_inline)) {
+    const bool valid = x == x;
+    nan[lane] += valid ? 0.0 : 1.0;
+    const double v = valid ? x : 0.0;
+    if constexpr (kSum && kCompensated) {
+      const double s = sum[lane] + v;
+      const double b = s - sum[lane];
+      lo[lane] += (sum[lane] - (s - b)) + (v - b);
+      sum[lane] = s;
+    } else if constexpr (kSum) {
+      sum[lane] += v;
+    }
+    if constexpr (kSquares) squares[lane] += v * v;
+    if constexpr (kMoments) {
+      const double d = valid ? x - shift : 0.0;
+      s1[lane] += d;
+      s2[lane] += d * d;
+    }
+  };
+  size_t i = 0;
+  for (; i + kLanes <= size; i += kLanes) {
+    for (size_t lane = 0; lane < kLanes; ++lane) add(lane, E::Load(data[i + lane]));
+  }
+  for (size_t lane = 0; i < size; ++i, ++lane) add(lane, E::Load(data[i]));
+
+  double nan_total = 0, hi = 0, lo_total = 0, squares_total = 0, s1_total = 0, s2_total = 0;
+  for (size_t lane = 0; lane < kLanes; ++lane) {
+    nan_total += nan[lane];
+    if constexpr (kCompensated) {
+      AddCompensated(sum[lane], &hi, &lo_total);
+      lo_total += lo[lane];
+    } else {
+      hi += sum[lane];
+    }
+    squares_total += squares[lane];
+    s1_total += s1[lane];
+    s2_total += s2[lane];
+  }
+  stats.nan_count = static_cast<uint64_t>(nan_total);
+  if constexpr (kSum) {
+    stats.sum = hi;
+    stats.sum_lo = std::isfinite(hi) ? lo_total : 0.0;  // an infinite lane's terms are NaN
+  }
+  if constexpr (kSquares) stats.sum_squares = squares_total;
+  if constexpr (kMoments) {
+    SetMoments(shift, s1_total, s2_total, static_cast<double>(size) - nan_total, stats);
+  }
+}
+
+// Integers: int32 elements sum exactly in int64 lanes; int64 ones as their unsigned low and
+// signed high 32-bit halves (exact in 64 bits for 2^31 elements), which vectorizes where
+// overflow-checked adds would not. Squares and moments in float64, as NumPy computes var.
+template <DType kDType, bool kSum, bool kSquares, bool kMoments>
+void IntSums(const typename Element<kDType>::Storage* data, size_t size, Stats& stats) {
+  constexpr bool kWide = kDType == DType::kInt64;
+  const double shift = kMoments && size > 0 ? static_cast<double>(data[0]) : 0.0;
+  int64_t sum[kLanes] = {};
+  uint64_t low[kLanes] = {};
+  double squares[kLanes] = {}, s1[kLanes] = {}, s2[kLanes] = {};
+  const auto add = [&](size_t lane, auto x) __attribute__((always_inline)) {
+    if constexpr (kSum && kWide) {
+      low[lane] += static_cast<uint32_t>(x);
+      sum[lane] += x >> 32;  // arithmetic shift: the high half, signed
+    } else if constexpr (kSum) {
+      sum[lane] += x;
+    }
+    const double v = static_cast<double>(x);
+    if constexpr (kSquares) squares[lane] += v * v;
+    if constexpr (kMoments) {
+      s1[lane] += v - shift;
+      s2[lane] += (v - shift) * (v - shift);
+    }
+  };
+  size_t i = 0;
+  for (; i + kLanes <= size; i += kLanes) {
+    for (size_t lane = 0; lane < kLanes; ++lane) add(lane, data[i + lane]);
+  }
+  for (size_t lane = 0; i < size; ++i, ++lane) add(lane, data[i]);
+
+  Int128 exact = 0;
+  double squares_total = 0, s1_total = 0, s2_total = 0;
+  for (size_t lane = 0; lane < kLanes; ++lane) {
+    exact += kWide ? (Int128{sum[lane]} << 32) + low[lane] : Int128{sum[lane]};
+    squares_total += squares[lane];
+    s1_total += s1[lane];
+    s2_total += s2[lane];
+  }
+  if constexpr (kSum) {
+    stats.int_sum = static_cast<int64_t>(static_cast<uint64_t>(exact));  // wraps as NumPy's
+    stats.int_sum_wraps = static_cast<int64_t>((exact - stats.int_sum) >> 64);
+  }
+  if constexpr (kSquares) stats.sum_squares = squares_total;
+  if constexpr (kMoments) {
+    SetMoments(shift, s1_total, s2_total, static_cast<double>(size), stats);
+  }
+}
+
+template <DType kDType, int kKey>
+void RunSums(const std::byte* data, size_t size, Stats& stats) {
+  const auto* elements = reinterpret_cast<const typename Element<kDType>::Storage*>(data);
+  constexpr bool kSum = kKey & 1, kSquares = kKey & 2, kMoments = kKey & 4;
+  if constexpr (IsInteger(kDType)) {
+    IntSums<kDType, kSum, kSquares, kMoments>(elements, size, stats);
+  } else {
+    FloatSums<kDType, kSum, kSquares, kMoments>(elements, size, stats);
+  }
+}
+
+}  // namespace
+
+void AddSums(DType dtype, const StatsNeeds& needs, const std::byte* data, size_t size,
+             Stats& stats) {
+  const int key = (needs.sum ? 1 : 0) | (needs.sum_squares ? 2 : 0) | (needs.moments ? 4 : 0);
+  DispatchPassDType(dtype, [&]<DType kDType>() {
+    switch (key) {
+      case 0:
+        return RunSums<kDType, 0>(data, size, stats);
+      case 1:
+        return RunSums<kDType, 1>(data, size, stats);
+      case 2:
+        return RunSums<kDType, 2>(data, size, stats);
+      case 3:
+        return RunSums<kDType, 3>(data, size, stats);
+      case 4:
+        return RunSums<kDType, 4>(data, size, stats);
+      case 5:
+        return RunSums<kDType, 5>(data, size, stats);
+      case 6:
+        return RunSums<kDType, 6>(data, size, stats);
+      default:
+        return RunSums<kDType, 7>(data, size, stats);
+    }
+  });
+}
+
+}  // namespace gpureduce::kernels::cpu
