@@ -1,5 +1,5 @@
 // ReduceBlock (kernels/reduce.h): the passes of block_reduce.h that a request's needs call for,
-// over one block.
+// over one block, with the fastest copy of the passes this CPU runs.
 
 #include "kernels/cpu/block_reduce.h"
 
@@ -12,23 +12,10 @@
 namespace gpureduce::kernels::cpu {
 namespace {
 
-// float16 and bfloat16 blocks are widened to float32 once, in one loop that does nothing else
-// (which vectorizes; inside the passes' loops the conversion did not), then reduced as float32:
-// every float32 value is exact, and the passes run from L2 either way.
-template <DType kDType>
-std::span<const std::byte> Widen(std::span<const std::byte> bytes, size_t size) {
-  thread_local std::vector<float> widened;
-  widened.resize(size);
-  const auto* in = reinterpret_cast<const uint16_t*>(bytes.data());
-  float* out = widened.data();
-  for (size_t i = 0; i < size; ++i) out[i] = Element<kDType>::Load(in[i]);
-  return std::as_bytes(std::span<const float>(widened));
-}
-
-// The first NaN's offset in the block (called only when it holds one).
+// The first NaN's offset in a block of float32/float64 (called only when it holds one).
 int64_t FirstNan(DType dtype, const std::byte* data, size_t size) {
-  return DispatchPassDType(dtype, [&]<DType kDType>() -> int64_t {
-    using E = Element<kDType>;
+  return baseline::DispatchPassDType(dtype, [&]<DType kDType>() -> int64_t {
+    using E = baseline::Element<kDType>;
     const auto* elements = reinterpret_cast<const typename E::Storage*>(data);
     for (size_t i = 0; i < size; ++i) {
       if (!(E::Load(elements[i]) == E::Load(elements[i]))) return static_cast<int64_t>(i);
@@ -37,28 +24,47 @@ int64_t FirstNan(DType dtype, const std::byte* data, size_t size) {
   });
 }
 
+// Widened 16-bit floats, reduced as float32 (every value exact). In tiles of a task's block so
+// the copy stays in L2: ReduceAsync's blocks are one tile, a caller's larger block merges its
+// tiles in order.
+Stats ReduceWidened(const Passes& passes, const StatsRequest& request,
+                    std::span<const std::byte> bytes, uint64_t base_index) {
+  thread_local std::vector<float> widened;
+  const size_t size = bytes.size() / 2;
+  const auto* in = reinterpret_cast<const uint16_t*>(bytes.data());
+  Stats stats;
+  for (size_t begin = 0; begin < size; begin += kElementsPerTask) {
+    const size_t tile = std::min(kElementsPerTask, size - begin);
+    widened.resize(tile);
+    passes.widen(request.dtype == DType::kFloat16, in + begin, tile, widened.data());
+    stats = MergeStats(
+        stats, ReduceBlockWith(passes, {DType::kFloat32, request.needs},
+                               std::as_bytes(std::span<const float>(widened)), base_index + begin));
+  }
+  return stats;
+}
+
 }  // namespace
 
-Stats ReduceBlock(const StatsRequest& request, std::span<const std::byte> bytes,
-                  uint64_t base_index) {
-  const size_t size = bytes.size() / DTypeSize(request.dtype);
+const Passes& ChosenPasses() {
+  static const Passes* const passes = [] {
+#if GPUREDUCE_CPU_HAVE_V3
+    __builtin_cpu_init();
+    if (__builtin_cpu_supports("x86-64-v3")) return &x86_64_v3::kPasses;
+#endif
+    return &baseline::kPasses;
+  }();
+  return *passes;
+}
+
+Stats ReduceBlockWith(const Passes& passes, const StatsRequest& request,
+                      std::span<const std::byte> bytes, uint64_t base_index) {
   if (request.dtype == DType::kFloat16 || request.dtype == DType::kBFloat16) {
-    // In tiles of a task's block, so the widened copy stays in L2 (ReduceAsync's blocks are one
-    // tile; a caller's larger block merges its tiles in order).
-    Stats stats;
-    for (size_t begin = 0; begin < size; begin += kElementsPerTask) {
-      const size_t tile = std::min(kElementsPerTask, size - begin);
-      const std::span<const std::byte> part = bytes.subspan(begin * 2, tile * 2);
-      const std::span<const std::byte> widened = request.dtype == DType::kFloat16
-                                                     ? Widen<DType::kFloat16>(part, tile)
-                                                     : Widen<DType::kBFloat16>(part, tile);
-      stats = MergeStats(
-          stats, ReduceBlock({DType::kFloat32, request.needs}, widened, base_index + begin));
-    }
-    return stats;
+    return ReduceWidened(passes, request, bytes, base_index);
   }
   const DType dtype = request.dtype;
   const StatsNeeds& needs = request.needs;
+  const size_t size = bytes.size() / DTypeSize(dtype);
   const std::byte* data = bytes.data();
   Stats stats;
   stats.count = size;
@@ -67,14 +73,21 @@ Stats ReduceBlock(const StatsRequest& request, std::span<const std::byte> bytes,
 
   // The sums pass also counts a float block's NaNs, so it runs for every float request.
   if (!stats.integer || needs.sum || needs.sum_squares || needs.moments) {
-    AddSums(dtype, needs, data, size, stats);
+    passes.add_sums(dtype, needs, data, size, stats);
   }
   if (stats.nan_count > 0) {
     stats.first_nan = static_cast<int64_t>(base_index) + FirstNan(dtype, data, size);
   }
-  AddExtremes(dtype, needs.min, needs.max, data, size, base_index, stats);
-  if (needs.prod) AddProduct(dtype, data, size, stats);
+  if (needs.min || needs.max) {
+    passes.add_extremes(dtype, needs.min, needs.max, data, size, base_index, stats);
+  }
+  if (needs.prod) passes.add_product(dtype, data, size, stats);
   return stats;
+}
+
+Stats ReduceBlock(const StatsRequest& request, std::span<const std::byte> bytes,
+                  uint64_t base_index) {
+  return ReduceBlockWith(ChosenPasses(), request, bytes, base_index);
 }
 
 }  // namespace gpureduce::kernels::cpu

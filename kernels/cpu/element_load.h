@@ -8,8 +8,11 @@
 #include <cstdint>
 
 #include "common/reduction/dtype.h"
+#include "kernels/cpu/block_reduce.h"
 
-namespace gpureduce::kernels::cpu {
+// In the passes' namespace: each instruction set's copy of these inline functions stays its own
+// (one shared name would let the linker keep the AVX2 copy for the baseline passes).
+namespace gpureduce::kernels::cpu::GPUREDUCE_CPU_PASSES {
 
 // IEEE binary16 bits to float: the exponent and mantissa moved into float's fields and scaled
 // by 2^(127 - 15) (which also makes binary16's subnormals float's normals); an all-ones exponent
@@ -84,4 +87,4 @@ decltype(auto) DispatchPassDType(DType dtype, FnT&& fn) {
   }
 }
 
-}  // namespace gpureduce::kernels::cpu
+}  // namespace gpureduce::kernels::cpu::GPUREDUCE_CPU_PASSES

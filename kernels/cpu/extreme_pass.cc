@@ -14,7 +14,7 @@
 #include "kernels/cpu/block_reduce.h"
 #include "kernels/cpu/element_load.h"
 
-namespace gpureduce::kernels::cpu {
+namespace gpureduce::kernels::cpu::GPUREDUCE_CPU_PASSES {
 namespace {
 
 constexpr size_t kRun = kLanes;
@@ -90,4 +90,4 @@ void AddExtremes(DType dtype, bool min, bool max, const std::byte* data, size_t 
   });
 }
 
-}  // namespace gpureduce::kernels::cpu
+}  // namespace gpureduce::kernels::cpu::GPUREDUCE_CPU_PASSES

@@ -12,7 +12,7 @@
 #include "kernels/cpu/block_reduce.h"
 #include "kernels/cpu/element_load.h"
 
-namespace gpureduce::kernels::cpu {
+namespace gpureduce::kernels::cpu::GPUREDUCE_CPU_PASSES {
 namespace {
 
 // Moves the binary exponent of a normal `m` into *exponent, leaving m in [0.5, 1) (frexp without
@@ -114,4 +114,4 @@ void AddProduct(DType dtype, const std::byte* data, size_t size, Stats& stats) {
   });
 }
 
-}  // namespace gpureduce::kernels::cpu
+}  // namespace gpureduce::kernels::cpu::GPUREDUCE_CPU_PASSES

@@ -6,14 +6,24 @@
 #include <cmath>
 #include <cstddef>
 #include <cstdint>
+#include <cstring>
 
 #include "kernels/cpu/block_reduce.h"
 #include "kernels/cpu/element_load.h"
 
-namespace gpureduce::kernels::cpu {
+namespace gpureduce::kernels::cpu::GPUREDUCE_CPU_PASSES {
 namespace {
 
 __extension__ using Int128 = __int128;
+
+// AddCompensated (stats.h), repeated here: an inline function shared by the instruction sets'
+// copies of this file could be linked as the wrong one.
+void AddTwoSum(double b, double* hi, double* lo) {
+  const double a = *hi;
+  const double s = a + b;
+  *lo += std::fabs(a) >= std::fabs(b) ? (a - s) + b : (b - s) + a;
+  *hi = s;
+}
 
 // The moments of a block from its shifted sums (shift = its first non-NaN element, so the sums
 // of deviations stay small and s2 - s1^2/n cancels little): a single pass that matches a
@@ -34,46 +44,105 @@ double FirstValid(const typename Element<kDType>::Storage* data, size_t size) {
   return 0.0;
 }
 
-// Floats: the sum of float16/bfloat16/float32 elements in float64 lanes is exact to far below
-// the result's precision (2^16 elements of 24 bits); float64 elements get a branch-free two-sum
-// per lane (Knuth's), whose error terms collect in sum_lo.
+// The kLanes float64 lanes as GCC vectors of the instruction set's width (wider ones are lowered
+// lane by lane): the compiler keeps them in registers and vectorizes every step, where the same
+// loop over scalar lanes stayed scalar. Vector v holds lanes [v * kWidth, (v + 1) * kWidth), so
+// each lane's arithmetic is exactly the source's and every instruction set gives the same bits.
+#if defined(__AVX2__)
+inline constexpr size_t kWidth = 4;
+#else
+inline constexpr size_t kWidth = 2;
+#endif
+inline constexpr size_t kVectors = kLanes / kWidth;
+typedef double Lanes __attribute__((vector_size(kWidth * sizeof(double))));
+typedef float FloatLanes __attribute__((vector_size(kWidth * sizeof(float))));
+typedef int64_t Mask __attribute__((vector_size(kWidth * sizeof(double))));
+
+// `a` where `valid`, else 0: a bitwise and, which vectorizes where GCC lowers a vector select.
+__attribute__((always_inline)) inline double Keep(bool valid, double a) { return valid ? a : 0.0; }
+__attribute__((always_inline)) inline Lanes Keep(const Mask& valid, const Lanes& a) {
+  return reinterpret_cast<Lanes>(reinterpret_cast<Mask>(a) & valid);
+}
+
+template <typename StorageT>
+__attribute__((always_inline)) inline void LoadLanes(const StorageT* data, Lanes& out) {
+  if constexpr (sizeof(StorageT) == sizeof(float)) {
+    FloatLanes narrow;
+    std::memcpy(&narrow, data, sizeof(narrow));
+    out = __builtin_convertvector(narrow, Lanes);
+  } else {
+    std::memcpy(&out, data, sizeof(out));
+  }
+}
+
+// One lane's accumulations (ValueT double) or eight lanes' (ValueT Lanes).
+template <typename ValueT>
+struct Sums {
+  ValueT nan{}, sum{}, lo{}, squares{}, s1{}, s2{};
+};
+
+// Adds x to the accumulations: NaN counted and skipped; float64 sums get a branch-free two-sum
+// (Knuth's) whose error terms collect in `lo`.
+template <bool kSum, bool kSquares, bool kMoments, bool kCompensated, typename ValueT>
+__attribute__((always_inline)) inline void Accumulate(const ValueT& x, double shift,
+                                                      Sums<ValueT>& a) {
+  const ValueT one = ValueT{} + 1.0;
+  const auto valid = x == x;
+  a.nan += one - Keep(valid, one);
+  const ValueT v = Keep(valid, x);
+  if constexpr (kSum && kCompensated) {
+    const ValueT s = a.sum + v;
+    const ValueT b = s - a.sum;
+    a.lo += (a.sum - (s - b)) + (v - b);
+    a.sum = s;
+  } else if constexpr (kSum) {
+    a.sum += v;
+  }
+  if constexpr (kSquares) a.squares += v * v;
+  if constexpr (kMoments) {
+    const ValueT d = Keep(valid, x - shift);
+    a.s1 += d;
+    a.s2 += d * d;
+  }
+}
+
+// Floats: float16/bfloat16/float32 elements sum in float64 lanes exactly to far below the
+// result's precision (2^16 elements of 24 bits); float64 ones compensated.
 template <DType kDType, bool kSum, bool kSquares, bool kMoments>
 void FloatSums(const typename Element<kDType>::Storage* data, size_t size, Stats& stats) {
-  using E = Element<kDType>;
   constexpr bool kCompensated = kDType == DType::kFloat64;
   const double shift = kMoments ? FirstValid<kDType>(data, size) : 0.0;
-  double nan[kLanes] = {}, sum[kLanes] = {}, lo[kLanes] = {}, squares[kLanes] = {};
-  double s1[kLanes] = {}, s2[kLanes] = {};
-  const auto add = [&](size_t lane, double x) __attribute__((always_inline)) {
-    const bool valid = x == x;
-    nan[lane] += valid ? 0.0 : 1.0;
-    const double v = valid ? x : 0.0;
-    if constexpr (kSum && kCompensated) {
-      const double s = sum[lane] + v;
-      const double b = s - sum[lane];
-      lo[lane] += (sum[lane] - (s - b)) + (v - b);
-      sum[lane] = s;
-    } else if constexpr (kSum) {
-      sum[lane] += v;
-    }
-    if constexpr (kSquares) squares[lane] += v * v;
-    if constexpr (kMoments) {
-      const double d = valid ? x - shift : 0.0;
-      s1[lane] += d;
-      s2[lane] += d * d;
-    }
-  };
+  Sums<Lanes> vectors[kVectors];
   size_t i = 0;
+  Lanes x;
   for (; i + kLanes <= size; i += kLanes) {
-    for (size_t lane = 0; lane < kLanes; ++lane) add(lane, E::Load(data[i + lane]));
+    for (size_t v = 0; v < kVectors; ++v) {
+      LoadLanes(data + i + v * kWidth, x);
+      Accumulate<kSum, kSquares, kMoments, kCompensated>(x, shift, vectors[v]);
+    }
   }
-  for (size_t lane = 0; i < size; ++i, ++lane) add(lane, E::Load(data[i]));
+  double nan[kLanes], sum[kLanes], lo[kLanes], squares[kLanes], s1[kLanes], s2[kLanes];
+  for (size_t lane = 0; lane < kLanes; ++lane) {
+    const Sums<Lanes>& vector = vectors[lane / kWidth];
+    const size_t at = lane % kWidth;
+    Sums<double> one{vector.nan[at],     vector.sum[at], vector.lo[at],
+                     vector.squares[at], vector.s1[at],  vector.s2[at]};
+    if (i + lane < size) {
+      Accumulate<kSum, kSquares, kMoments, kCompensated>(double{data[i + lane]}, shift, one);
+    }
+    nan[lane] = one.nan;
+    sum[lane] = one.sum;
+    lo[lane] = one.lo;
+    squares[lane] = one.squares;
+    s1[lane] = one.s1;
+    s2[lane] = one.s2;
+  }
 
   double nan_total = 0, hi = 0, lo_total = 0, squares_total = 0, s1_total = 0, s2_total = 0;
   for (size_t lane = 0; lane < kLanes; ++lane) {
     nan_total += nan[lane];
     if constexpr (kCompensated) {
-      AddCompensated(sum[lane], &hi, &lo_total);
+      AddTwoSum(sum[lane], &hi, &lo_total);
       lo_total += lo[lane];
     } else {
       hi += sum[lane];
@@ -179,4 +248,4 @@ void AddSums(DType dtype, const StatsNeeds& needs, const std::byte* data, size_t
   });
 }
 
-}  // namespace gpureduce::kernels::cpu
+}  // namespace gpureduce::kernels::cpu::GPUREDUCE_CPU_PASSES

@@ -10,6 +10,7 @@
 
 #include "common/reduction/op_result.h"
 #include "gtest/gtest.h"
+#include "kernels/cpu/block_reduce.h"
 #include "kernels/reduce.h"
 #include "tests/support/random_data.h"
 #include "tests/support/reference.h"
@@ -40,6 +41,23 @@ TEST(ParallelReduceTest, ResultIsIndependentOfThreadCount) {
     const testing::TypedArray array = testing::RandomArray(dtype, kSeveralTasks, seed);
     const StatsRequest request{dtype, NeedsOf(kAllOps)};
     EXPECT_TRUE(SameBits(Reduce(one, request, array.bytes), Reduce(four, request, array.bytes)));
+  }
+}
+
+// The instruction sets' copies of the passes give the same bits (the lanes are the source's).
+TEST(ParallelReduceTest, EveryInstructionSetGivesTheSameBits) {
+  for (DType dtype : kAllDTypes) {
+    const uint64_t seed = testing::FreshSeed();
+    SCOPED_TRACE(std::string(testing::DTypeLabel(dtype)) + " " + testing::SeedTrace(seed));
+    testing::TypedArray array = testing::RandomArray(dtype, 4099, seed);
+    if (!IsInteger(dtype)) array.Set(77, NAN);
+    for (const Op op : kAllOps) {
+      const Op ops[] = {op};
+      const StatsRequest request{dtype, NeedsOf(ops)};
+      EXPECT_TRUE(SameBits(ReduceBlockWith(baseline::kPasses, request, array.bytes, 5),
+                           ReduceBlockWith(ChosenPasses(), request, array.bytes, 5)))
+          << static_cast<int>(op);
+    }
   }
 }
 
