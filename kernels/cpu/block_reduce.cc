@@ -55,9 +55,17 @@ Stats ReduceWidened(const Passes& passes, const StatsRequest& request,
 
 const Passes& ChosenPasses() {
   static const Passes* const passes = [] {
-#if GPUREDUCE_CPU_HAVE_V3
+#if GPUREDUCE_CPU_HAVE_AVX2
     __builtin_cpu_init();
-    if (__builtin_cpu_supports("x86-64-v3")) return &x86_64_v3::kPasses;
+    // Exactly the extensions that copy was compiled for (kernels/CMakeLists.txt). Clang 14
+    // cannot ask for F16C, which every AVX2 CPU has (Intel since Ivy Bridge, AMD since
+    // Piledriver, both before their AVX2).
+    bool supported = __builtin_cpu_supports("avx2") && __builtin_cpu_supports("bmi") &&
+                     __builtin_cpu_supports("bmi2");
+#if !defined(__clang__)
+    supported = supported && __builtin_cpu_supports("f16c");
+#endif
+    if (supported) return &avx2::kPasses;
 #endif
     return &baseline::kPasses;
   }();

@@ -15,8 +15,8 @@
 #include "kernels/reduce.h"
 
 // The passes are compiled once per instruction set (kernels/CMakeLists.txt), each copy in its own
-// namespace: `baseline` (any x86-64: SSE2) and, on x86-64, `x86_64_v3` (AVX2, F16C; FMA
-// contraction off, so both give the same bits). ReduceBlock picks one when the process starts.
+// namespace: `baseline` (any x86-64: SSE2) and, on x86-64, `avx2` (AVX2, F16C, BMI2; no FMA,
+// so both give the same bits). ReduceBlock picks one when the process starts.
 #ifndef GPUREDUCE_CPU_PASSES
 #define GPUREDUCE_CPU_PASSES baseline
 #endif
@@ -45,8 +45,8 @@ struct Passes {
 namespace baseline {
 extern const Passes kPasses;
 }
-namespace x86_64_v3 {
-extern const Passes kPasses;  // defined where the build has it (GPUREDUCE_CPU_HAVE_V3)
+namespace avx2 {
+extern const Passes kPasses;  // defined where the build has it (GPUREDUCE_CPU_HAVE_AVX2)
 }
 
 // This compilation's copy of the passes (kPasses holds them).

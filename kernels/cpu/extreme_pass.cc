@@ -4,7 +4,7 @@
 // Most runs of kRun elements hold nothing that beats the extremes so far; whether one does is a
 // few vector compares. Only runs that pass are scanned element by element, in index order, with
 // a strict compare, so ties keep the first occurrence. On the dev machine (one core, 64Ki
-// float32 in L2, x86-64-v3) a MIN request read 13 GB/s with the former per-run select over runs
+// float32 in L2, AVX2) a MIN request read 13 GB/s with the former per-run select over runs
 // of 8, and 20 GB/s so (most of it now the NaN count of the sums pass).
 
 #include <cstddef>
