@@ -86,15 +86,14 @@ Stats ReduceBlockWith(const Passes& passes, const StatsRequest& request,
   stats.integer = IsInteger(dtype);
   if (size == 0) return stats;
 
-  // The sums pass also counts a float block's NaNs, so it runs for every float request.
-  if (!stats.integer || needs.sum || needs.sum_squares || needs.moments) {
-    passes.add_sums(dtype, needs, data, size, stats);
-  }
+  // The sums and the extremes passes count a float block's NaNs; a request of neither (PROD
+  // alone) runs the sums pass to count them.
+  const bool sums = needs.sum || needs.sum_squares || needs.moments;
+  const bool extremes = needs.min || needs.max;
+  if (sums || (!extremes && !stats.integer)) passes.add_sums(dtype, needs, data, size, stats);
+  if (extremes) passes.add_extremes(dtype, needs.min, needs.max, data, size, base_index, stats);
   if (stats.nan_count > 0) {
     stats.first_nan = static_cast<int64_t>(base_index) + FirstNan(dtype, data, size);
-  }
-  if (needs.min || needs.max) {
-    passes.add_extremes(dtype, needs.min, needs.max, data, size, base_index, stats);
   }
   if (needs.prod) passes.add_product(dtype, data, size, stats);
   return stats;

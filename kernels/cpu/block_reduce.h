@@ -33,7 +33,7 @@ struct Passes {
   void (*add_sums)(DType dtype, const StatsNeeds& needs, const std::byte* data, size_t size,
                    Stats& stats);
   // min/int_min and min_index (if `min`), max likewise: the first occurrence of the extreme
-  // among the non-NaN elements, indices counted from `base_index`.
+  // among the non-NaN elements, indices counted from `base_index`; nan_count (floats).
   void (*add_extremes)(DType dtype, bool min, bool max, const std::byte* data, size_t size,
                        uint64_t base_index, Stats& stats);
   // prod/prod_exponent of the non-NaN elements, or int_prod, int_prod_overflow, int_prod_zero.

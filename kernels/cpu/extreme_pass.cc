@@ -31,10 +31,17 @@ void Extremes(const typename Element<kDType>::Storage* data, size_t size, uint64
               Stats& stats) {
   using E = Element<kDType>;
   using V = typename E::Value;
-  // Past the leading NaNs: the first non-NaN element starts both extremes.
+  // The pass counts a float block's NaNs too (NaN-free in a compare per vector), so a request
+  // of extremes alone needs no sums pass. Past the leading NaNs, the first non-NaN element
+  // starts both extremes.
+  constexpr bool kFloat = !IsInteger(kDType);
   size_t start = 0;
   while (start < size && !(E::Load(data[start]) == E::Load(data[start]))) ++start;
-  if (start == size) return;  // all NaN: no extreme
+  uint64_t nans = start;
+  if (start == size) {  // all NaN: no extreme
+    if constexpr (kFloat) stats.nan_count = nans;
+    return;
+  }
   V lo = E::Load(data[start]), hi = lo;
   size_t lo_at = start, hi_at = start;
   const auto scan = [&](size_t from, size_t to) {
@@ -57,16 +64,18 @@ void Extremes(const typename Element<kDType>::Storage* data, size_t size, uint64
   constexpr size_t kWidth = kBytes / sizeof(V);
   static_assert(kRun % kWidth == 0);
   size_t i = start + 1;
+  Vector x;
+  decltype(x < x) nan_lanes{};  // -1 a NaN, per lane
   for (; i + kRun <= size; i += kRun) {
     Vector lo_vector, hi_vector;
     for (size_t k = 0; k < kWidth; ++k) {
       lo_vector[k] = lo;
       hi_vector[k] = hi;
     }
-    Vector x;
     decltype(x < x) passes{};
     for (size_t v = 0; v < kRun / kWidth; ++v) {
       std::memcpy(&x, data + i + v * kWidth, kBytes);
+      if constexpr (kFloat) nan_lanes += x != x;
       if constexpr (kMin) passes |= x < lo_vector;
       if constexpr (kMax) passes |= x > hi_vector;
     }
@@ -77,6 +86,11 @@ void Extremes(const typename Element<kDType>::Storage* data, size_t size, uint64
     if (any != 0) scan(i, i + kRun);
   }
   scan(i, size);
+  if constexpr (kFloat) {
+    for (size_t k = 0; k < kWidth; ++k) nans -= static_cast<int64_t>(nan_lanes[k]);
+    for (; i < size; ++i) nans += data[i] != data[i];
+    stats.nan_count = nans;
+  }
 
   if constexpr (kMin) {
     stats.min = static_cast<double>(lo);
