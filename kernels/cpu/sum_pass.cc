@@ -75,7 +75,7 @@ __attribute__((always_inline)) inline void LoadLanes(const StorageT* data, Lanes
   }
 }
 
-// One lane's accumulations (ValueT double) or eight lanes' (ValueT Lanes).
+// One lane's accumulations (ValueT double) or one vector of lanes' (ValueT Lanes).
 template <typename ValueT>
 struct Sums {
   ValueT nan{}, sum{}, lo{}, squares{}, s1{}, s2{};
