@@ -87,11 +87,20 @@ Stats ReduceBlockWith(const Passes& passes, const StatsRequest& request,
   if (size == 0) return stats;
 
   // The sums and the extremes passes count a float block's NaNs; a request of neither (PROD
-  // alone) runs the sums pass to count them.
+  // alone) runs the sums pass to count them. A float64 request of both runs them as one fused
+  // pass. Float32 runs them apart: its extremes pass compares eight floats a vector where the
+  // fused one compares four doubles, and the block is in L2 for the second pass anyway
+  // (measured in CPU time, one core, 256 KiB in L2, AVX2: the five-op request of float32 at
+  // 10.6 GB/s apart and 8.9 fused; of float64 at 15.1 apart and 17.3 fused).
   const bool sums = needs.sum || needs.sum_squares || needs.moments;
   const bool extremes = needs.min || needs.max;
-  if (sums || (!extremes && !stats.integer)) passes.add_sums(dtype, needs, data, size, stats);
-  if (extremes) passes.add_extremes(dtype, needs.min, needs.max, data, size, base_index, stats);
+  const bool fuse = sums && extremes && dtype == DType::kFloat64;
+  if (sums || (!extremes && !stats.integer)) {
+    passes.add_sums(dtype, needs, fuse, data, size, base_index, stats);
+  }
+  if (extremes && !fuse) {
+    passes.add_extremes(dtype, needs.min, needs.max, data, size, base_index, stats);
+  }
   if (stats.nan_count > 0) {
     stats.first_nan = static_cast<int64_t>(base_index) + FirstNan(dtype, data, size);
   }

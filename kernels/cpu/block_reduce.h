@@ -28,10 +28,11 @@ inline constexpr size_t kLanes = 8;
 
 struct Passes {
   // The sums: nan_count always (floats), and sum/sum_lo or int_sum/int_sum_wraps, sum_squares,
-  // and mean/m2 (moments) as `needs` asks. `data` holds `size` elements of `dtype` (float32,
-  // float64, int32 or int64: float16 and bfloat16 are widened first).
-  void (*add_sums)(DType dtype, const StatsNeeds& needs, const std::byte* data, size_t size,
-                   Stats& stats);
+  // and mean/m2 (moments) as `needs` asks; with `fuse_extremes`, a float64 block's extremes too
+  // (as add_extremes finds them, indices from base_index). `data` holds `size` elements of
+  // `dtype` (float32, float64, int32 or int64: float16 and bfloat16 are widened first).
+  void (*add_sums)(DType dtype, const StatsNeeds& needs, bool fuse_extremes, const std::byte* data,
+                   size_t size, uint64_t base_index, Stats& stats);
   // min/int_min and min_index (if `min`), max likewise: the first occurrence of the extreme
   // among the non-NaN elements, indices counted from `base_index`; nan_count (floats).
   void (*add_extremes)(DType dtype, bool min, bool max, const std::byte* data, size_t size,
@@ -51,8 +52,8 @@ extern const Passes kPasses;  // defined where the build has it (GPUREDUCE_CPU_H
 
 // This compilation's copy of the passes (kPasses holds them).
 namespace GPUREDUCE_CPU_PASSES {
-void AddSums(DType dtype, const StatsNeeds& needs, const std::byte* data, size_t size,
-             Stats& stats);
+void AddSums(DType dtype, const StatsNeeds& needs, bool fuse_extremes, const std::byte* data,
+             size_t size, uint64_t base_index, Stats& stats);
 void AddExtremes(DType dtype, bool min, bool max, const std::byte* data, size_t size,
                  uint64_t base_index, Stats& stats);
 void AddProduct(DType dtype, const std::byte* data, size_t size, Stats& stats);

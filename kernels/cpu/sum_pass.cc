@@ -35,15 +35,6 @@ void SetMoments(double shift, double s1, double s2, double valid, Stats& stats) 
   stats.m2 = m2 < 0 ? 0.0 : m2;  // rounding; NaN passes through
 }
 
-template <DType kDType>
-double FirstValid(const typename Element<kDType>::Storage* data, size_t size) {
-  for (size_t i = 0; i < size; ++i) {
-    const double x = Element<kDType>::Load(data[i]);
-    if (x == x) return x;
-  }
-  return 0.0;
-}
-
 // The kLanes float64 lanes as GCC vectors of the instruction set's width (wider ones are lowered
 // lane by lane): the compiler keeps them in registers and vectorizes every step, where the same
 // loop over scalar lanes stayed scalar. Vector v holds lanes [v * kWidth, (v + 1) * kWidth), so
@@ -63,6 +54,30 @@ __attribute__((always_inline)) inline double Keep(bool valid, double a) { return
 __attribute__((always_inline)) inline Lanes Keep(const Mask& valid, const Lanes& a) {
   return reinterpret_cast<Lanes>(reinterpret_cast<Mask>(a) & valid);
 }
+
+// The first non-NaN element's offset, or size.
+template <typename StorageT>
+size_t FirstValid(const StorageT* data, size_t size) {
+  size_t i = 0;
+  while (i < size && !(data[i] == data[i])) ++i;
+  return i;
+}
+
+// Whether any lane of a compare's mask is set.
+__attribute__((always_inline)) inline bool Any(const Mask& mask) {
+  uint64_t words[kWidth];
+  std::memcpy(words, &mask, sizeof(words));
+  uint64_t any = 0;
+  for (uint64_t word : words) any |= word;
+  return any != 0;
+}
+
+// Which extremes a fused sums pass gathers (min/max fields, first index from base_index).
+struct ExtremesWanted {
+  bool min = false;
+  bool max = false;
+  uint64_t base_index = 0;
+};
 
 template <typename StorageT>
 __attribute__((always_inline)) inline void LoadLanes(const StorageT* data, Lanes& out) {
@@ -107,20 +122,49 @@ __attribute__((always_inline)) inline void Accumulate(const ValueT& x, double sh
 }
 
 // Floats: float16/bfloat16/float32 elements sum in float64 lanes exactly to far below the
-// result's precision (2^16 elements of 24 bits); float64 ones compensated.
-template <DType kDType, bool kSum, bool kSquares, bool kMoments>
-void FloatSums(const typename Element<kDType>::Storage* data, size_t size, Stats& stats) {
+// result's precision (2^16 elements of 24 bits); float64 ones compensated. With kExtremes the
+// pass also finds the extremes (a five-op request reads its block once): each group of kLanes
+// elements is compared with the extremes so far, and a group that beats them (rarely, on most
+// data) is scanned in index order with a strict compare, so ties keep the first occurrence.
+template <DType kDType, bool kSum, bool kSquares, bool kMoments, bool kExtremes>
+void FloatSums(const typename Element<kDType>::Storage* data, size_t size,
+               const ExtremesWanted& wanted, Stats& stats) {
   constexpr bool kCompensated = kDType == DType::kFloat64;
-  const double shift = kMoments ? FirstValid<kDType>(data, size) : 0.0;
+  const size_t start = kMoments || kExtremes ? FirstValid(data, size) : size;
+  const double shift = kMoments && start < size ? double{data[start]} : 0.0;
+  double least = start < size ? double{data[start]} : 0.0, most = least;
+  size_t least_at = start, most_at = start;
+  const auto scan = [&](size_t from, size_t to) {
+    for (size_t k = from; k < to; ++k) {
+      const double value = data[k];
+      if (value < least) {
+        least = value;
+        least_at = k;
+      }
+      if (value > most) {
+        most = value;
+        most_at = k;
+      }
+    }
+  };
+  Lanes least_lanes = Lanes{} + least, most_lanes = Lanes{} + most;
   Sums<Lanes> vectors[kVectors];
   size_t i = 0;
   Lanes x;
   for (; i + kLanes <= size; i += kLanes) {
+    Mask passes{};
     for (size_t v = 0; v < kVectors; ++v) {
       LoadLanes(data + i + v * kWidth, x);
       Accumulate<kSum, kSquares, kMoments, kCompensated>(x, shift, vectors[v]);
+      if constexpr (kExtremes) passes |= (x < least_lanes) | (x > most_lanes);
+    }
+    if (kExtremes && Any(passes)) {
+      scan(i, i + kLanes);
+      least_lanes = Lanes{} + least;
+      most_lanes = Lanes{} + most;
     }
   }
+  if (kExtremes) scan(i, size);
   double nan[kLanes], sum[kLanes], lo[kLanes], squares[kLanes], s1[kLanes], s2[kLanes];
   for (size_t lane = 0; lane < kLanes; ++lane) {
     const Sums<Lanes>& vector = vectors[lane / kWidth];
@@ -160,6 +204,16 @@ void FloatSums(const typename Element<kDType>::Storage* data, size_t size, Stats
   if constexpr (kMoments) {
     SetMoments(shift, s1_total, s2_total, static_cast<double>(size) - nan_total, stats);
   }
+  if (kExtremes && start < size) {
+    if (wanted.min) {
+      stats.min = least;
+      stats.min_index = static_cast<int64_t>(wanted.base_index + least_at);
+    }
+    if (wanted.max) {
+      stats.max = most;
+      stats.max_index = static_cast<int64_t>(wanted.base_index + most_at);
+    }
+  }
 }
 
 // Integers: int32 elements sum exactly in int64 lanes; int64 ones as their unsigned low and
@@ -168,7 +222,7 @@ void FloatSums(const typename Element<kDType>::Storage* data, size_t size, Stats
 template <DType kDType, bool kSum, bool kSquares, bool kMoments>
 void IntSums(const typename Element<kDType>::Storage* data, size_t size, Stats& stats) {
   constexpr bool kWide = kDType == DType::kInt64;
-  const double shift = kMoments && size > 0 ? static_cast<double>(data[0]) : 0.0;
+  const double shift = kMoments && size > 0 ? static_cast<double>(data[0]) : 0.0;  // none NaN
   int64_t sum[kLanes] = {};
   uint64_t low[kLanes] = {};
   double squares[kLanes] = {}, s1[kLanes] = {}, s2[kLanes] = {};
@@ -210,42 +264,32 @@ void IntSums(const typename Element<kDType>::Storage* data, size_t size, Stats& 
   }
 }
 
+// kKey's bits: sum, sum_squares, moments, extremes (float64 only: block_reduce.cc says why).
 template <DType kDType, int kKey>
-void RunSums(const std::byte* data, size_t size, Stats& stats) {
-  const auto* elements = reinterpret_cast<const typename Element<kDType>::Storage*>(data);
-  constexpr bool kSum = kKey & 1, kSquares = kKey & 2, kMoments = kKey & 4;
-  if constexpr (IsInteger(kDType)) {
-    IntSums<kDType, kSum, kSquares, kMoments>(elements, size, stats);
-  } else {
-    FloatSums<kDType, kSum, kSquares, kMoments>(elements, size, stats);
+void RunSums(int key, const std::byte* data, size_t size, const ExtremesWanted& wanted,
+             Stats& stats) {
+  if constexpr (kKey < 16) {
+    if (key != kKey) return RunSums<kDType, kKey + 1>(key, data, size, wanted, stats);
+    const auto* elements = reinterpret_cast<const typename Element<kDType>::Storage*>(data);
+    constexpr bool kSum = kKey & 1, kSquares = kKey & 2, kMoments = kKey & 4;
+    if constexpr (IsInteger(kDType)) {
+      if constexpr (kKey < 8) IntSums<kDType, kSum, kSquares, kMoments>(elements, size, stats);
+    } else if constexpr (kKey < 8 || kDType == DType::kFloat64) {
+      FloatSums<kDType, kSum, kSquares, kMoments, (kKey & 8) != 0>(elements, size, wanted, stats);
+    }
   }
 }
 
 }  // namespace
 
-void AddSums(DType dtype, const StatsNeeds& needs, const std::byte* data, size_t size,
-             Stats& stats) {
-  const int key = (needs.sum ? 1 : 0) | (needs.sum_squares ? 2 : 0) | (needs.moments ? 4 : 0);
-  DispatchPassDType(dtype, [&]<DType kDType>() {
-    switch (key) {
-      case 0:
-        return RunSums<kDType, 0>(data, size, stats);
-      case 1:
-        return RunSums<kDType, 1>(data, size, stats);
-      case 2:
-        return RunSums<kDType, 2>(data, size, stats);
-      case 3:
-        return RunSums<kDType, 3>(data, size, stats);
-      case 4:
-        return RunSums<kDType, 4>(data, size, stats);
-      case 5:
-        return RunSums<kDType, 5>(data, size, stats);
-      case 6:
-        return RunSums<kDType, 6>(data, size, stats);
-      default:
-        return RunSums<kDType, 7>(data, size, stats);
-    }
-  });
+void AddSums(DType dtype, const StatsNeeds& needs, bool fuse_extremes, const std::byte* data,
+             size_t size, uint64_t base_index, Stats& stats) {
+  const bool extremes = fuse_extremes && dtype == DType::kFloat64 && (needs.min || needs.max);
+  const int key = (needs.sum ? 1 : 0) | (needs.sum_squares ? 2 : 0) | (needs.moments ? 4 : 0) |
+                  (extremes ? 8 : 0);
+  const ExtremesWanted wanted{needs.min, needs.max, base_index};
+  DispatchPassDType(dtype,
+                    [&]<DType kDType>() { RunSums<kDType, 0>(key, data, size, wanted, stats); });
 }
 
 }  // namespace gpureduce::kernels::cpu::GPUREDUCE_CPU_PASSES

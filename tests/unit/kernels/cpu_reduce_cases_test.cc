@@ -67,6 +67,10 @@ TEST_F(CpuReduceCasesTest, ArgOpsReturnTheFirstOfTiesInEveryDType) {
     for (Op op : {Op::kArgMin, Op::kArgMax, Op::kNanArgMin, Op::kNanArgMax, Op::kMin}) {
       EXPECT_EQ(Check(op, ties), "") << static_cast<int>(op);
     }
+    // The same from a request of every op, whose float extremes come from the fused sums pass.
+    const Stats all = Reduce(pool_, {dtype, NeedsOf(kAllOps)}, ties.bytes);
+    EXPECT_EQ(all.min_index, testing::ReferenceOf(Op::kArgMin, ties, 0).index);
+    EXPECT_EQ(all.max_index, testing::ReferenceOf(Op::kArgMax, ties, 0).index);
   }
 }
 
