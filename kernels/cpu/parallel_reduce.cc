@@ -1,37 +1,125 @@
-// Temporary: the stats kernel on a thread pool, one task per block, merged in order (replaced on
-// branch i22-cpu).
+// The `cpu` kernel on a thread pool (kernels/reduce.h): the array is cut into fixed-size tasks
+// whose stats are merged in order by whichever task finishes last.
+
+#include <algorithm>
+#include <atomic>
 #include <future>
 #include <memory>
 #include <mutex>
+#include <optional>
+#include <utility>
 #include <vector>
 
+#include "absl/strings/str_cat.h"
 #include "kernels/reduce.h"
 
 namespace gpureduce::kernels::cpu {
+namespace {
 
-void ReduceAsync(ThreadPool& pool, const StatsRequest& request, uint64_t count,
-                 BlockSource source, uint64_t base_index, StatsDone done) {
-  (void)pool;
-  absl::StatusOr<Stats> total = Stats{};
-  for (uint64_t begin = 0; begin < count; begin += kElementsPerTask) {
-    const size_t size = static_cast<size_t>(std::min<uint64_t>(kElementsPerTask, count - begin));
-    absl::StatusOr<std::span<const std::byte>> block = source(begin, size);
-    if (!block.ok()) {
-      total = block.status();
+using Clock = std::chrono::steady_clock;
+
+// An empty input's stats: what MergeStats starts from.
+Stats EmptyStats(const StatsRequest& request) {
+  Stats stats;
+  stats.integer = IsInteger(request.dtype);
+  return stats;
+}
+
+// Shared by the tasks of one ReduceAsync call; the last task to finish owns the combine.
+struct Job {
+  StatsRequest request;
+  uint64_t count;
+  BlockSource source;
+  uint64_t base_index;
+  StatsDone done;
+  std::vector<absl::StatusOr<Stats>> stats;
+  std::atomic<size_t> remaining;
+  Clock::time_point submitted;
+  std::once_flag started_once;
+  Clock::time_point started;
+};
+
+absl::StatusOr<Stats> ReduceTask(const Job& job, size_t task) {
+  const uint64_t begin = task * kElementsPerTask;
+  const size_t size = static_cast<size_t>(std::min<uint64_t>(kElementsPerTask, job.count - begin));
+  absl::StatusOr<std::span<const std::byte>> block = job.source(begin, size);
+  if (!block.ok()) return block.status();
+  const size_t expected = size * DTypeSize(job.request.dtype);
+  if (block->size() != expected) {
+    return absl::InternalError(absl::StrCat("block source returned ", block->size(),
+                                            " bytes for elements [", begin, ", ", begin + size,
+                                            "), expected ", expected));
+  }
+  return ReduceBlock(job.request, *block, job.base_index + begin);
+}
+
+void RunTask(const std::shared_ptr<Job>& job, size_t task) {
+  std::call_once(job->started_once, [&] { job->started = Clock::now(); });
+  job->stats[task] = ReduceTask(*job, task);
+  if (job->remaining.fetch_sub(1, std::memory_order_acq_rel) != 1) return;
+
+  absl::StatusOr<Stats> total = EmptyStats(job->request);
+  for (const absl::StatusOr<Stats>& stats : job->stats) {
+    if (!stats.ok()) {
+      total = stats.status();
       break;
     }
-    total = MergeStats(*total, ReduceBlock(request, *block, base_index + begin));
+    total = MergeStats(*total, *stats);
   }
-  std::move(done)(std::move(total), ReduceTiming{});
+  ReduceTiming timing;
+  timing.queue = job->started - job->submitted;
+  timing.compute = Clock::now() - job->started;
+  std::move(job->done)(std::move(total), timing);
+}
+
+}  // namespace
+
+void ReduceAsync(ThreadPool& pool, const StatsRequest& request, uint64_t count, BlockSource source,
+                 uint64_t base_index, StatsDone done) {
+  if (count == 0) {
+    std::move(done)(EmptyStats(request), ReduceTiming{});
+    return;
+  }
+  auto job = std::make_shared<Job>();
+  job->request = request;
+  job->count = count;
+  job->source = std::move(source);
+  job->base_index = base_index;
+  job->done = std::move(done);
+  const size_t tasks = static_cast<size_t>((count + kElementsPerTask - 1) / kElementsPerTask);
+  job->stats.resize(tasks);
+  job->remaining.store(tasks, std::memory_order_relaxed);
+  job->submitted = Clock::now();
+  if (tasks == 1) {
+    // One task gains nothing from the pool but a thread wake-up (20-60 us measured on the H100
+    // host for a 1024-float request): run it here, the same task, the same bits.
+    RunTask(job, 0);
+    return;
+  }
+  for (size_t task = 0; task < tasks; ++task) {
+    pool.Submit([job, task] { RunTask(job, task); });
+  }
 }
 
 void ReduceAsync(ThreadPool& pool, const StatsRequest& request, std::span<const std::byte> data,
                  uint64_t base_index, StatsDone done) {
-  const size_t size = DTypeSize(request.dtype);
+  const size_t element_size = DTypeSize(request.dtype);
+  const uint64_t count = data.size() / element_size;
+  if (count <= kElementsPerTask) {
+    // The one-task case of the general path (on this thread), without its allocations: this is
+    // every small request's path.
+    const Clock::time_point start = Clock::now();
+    Stats stats = ReduceBlock(request, data, base_index);
+    ReduceTiming timing;
+    timing.compute = Clock::now() - start;
+    std::move(done)(std::move(stats), timing);
+    return;
+  }
   ReduceAsync(
-      pool, request, data.size() / size,
-      [data, size](uint64_t begin, size_t count) -> absl::StatusOr<std::span<const std::byte>> {
-        return data.subspan(begin * size, count * size);
+      pool, request, count,
+      [data, element_size](uint64_t begin,
+                           size_t size) -> absl::StatusOr<std::span<const std::byte>> {
+        return data.subspan(begin * element_size, size * element_size);
       },
       base_index, std::move(done));
 }
@@ -40,7 +128,10 @@ Stats Reduce(ThreadPool& pool, const StatsRequest& request, std::span<const std:
              uint64_t base_index) {
   std::promise<Stats> result;
   ReduceAsync(pool, request, data, base_index,
-              [&result](absl::StatusOr<Stats> stats, ReduceTiming) { result.set_value(*stats); });
+              [&result](absl::StatusOr<Stats> stats, ReduceTiming) {
+                // Memory never fails to read: the status is always stats.
+                result.set_value(*std::move(stats));
+              });
   return result.get_future().get();
 }
 
