@@ -526,6 +526,27 @@ TEST_F(ArrayApiTest, AStreamThatEndsInsideAnElementIsInvalidArgument) {
   }
 }
 
+// A `values` chunk (float32) while the first bytes of a float32 from `data` wait for the next
+// chunk: the elements must be reduced in the order they were sent (or the stream refused).
+// FAILS on i22-core at fa9ae20: server/reduce_call.cc ReduceCall::Payload (line 129,
+// `if (stream && values.empty()) payload = carry_.Take(...)`) sends a values chunk past the
+// ElementCarry, so it is reduced before the held element: ARGMAX of [1.0 (cut 2+2 bytes), 5.0
+// (values)] answers index 0, not 1. Found by the request-path fuzzer (seed
+// stream_values_inside_an_element).
+TEST_F(ArrayApiTest, ValuesChunkInsideACutElementKeepsTheOrder) {
+  const std::string one = Bytes(std::vector<float>{1.0f});
+  std::vector<v1::ReduceChunk> chunks(3);
+  *chunks[0].mutable_spec() = MakeSpec(v1::FLOAT32, {v1::ARGMAX, v1::ARGMIN});
+  chunks[0].set_data(one.substr(0, 2));
+  chunks[1].add_values(5.0f);
+  chunks[2].set_data(one.substr(2));
+  const Outcome got = h_->Stream(chunks);
+  if (got.status.error_code() == grpc::StatusCode::INVALID_ARGUMENT) return;  // refused: fine
+  ASSERT_TRUE(got.status.ok()) << got.status.error_message();
+  EXPECT_EQ(got.response.results(0).index(), 1) << "ARGMAX of [1, 5] sent in that order";
+  EXPECT_EQ(got.response.results(1).index(), 0) << "ARGMIN of [1, 5] sent in that order";
+}
+
 // ---- Refusals: each followed (TearDown) by correct requests on the same server.
 
 TEST_F(ArrayApiTest, DataNotAMultipleOfTheDTypeSizeIsInvalidArgument) {
