@@ -132,7 +132,7 @@ TEST(ElementCarryTest, WholeElementsStayWhereTheyWereReceived) {
   carry.Take(ChunkOf(head, 3), 0);
   const PayloadPieces result = carry.Take(ChunkOf(body, body.size()), 1);
   ASSERT_EQ(result.count(), 1001u);  // 3 + 8005 bytes
-  ASSERT_EQ(result.pieces(), 2u);  // the straddling element's head, then the chunk in place
+  ASSERT_EQ(result.pieces(), 2u);    // the straddling element's head, then the chunk in place
   EXPECT_EQ(result.Piece(0).size(), 8u);
   EXPECT_EQ(reinterpret_cast<const char*>(result.Piece(1).data()), body.data() + 5);
   EXPECT_EQ(carry.held(), 0u);
