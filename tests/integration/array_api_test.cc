@@ -528,7 +528,7 @@ TEST_F(ArrayApiTest, AStreamThatEndsInsideAnElementIsInvalidArgument) {
 
 // A `values` chunk (float32) while the first bytes of a float32 from `data` wait for the next
 // chunk: the elements must be reduced in the order they were sent (or the stream refused).
-// FAILS on i22-core at fa9ae20: server/reduce_call.cc ReduceCall::Payload (line 129,
+// FAILS on i22-core at fa9ae20: server/reduce_call.cc ReduceCall::Payload (line 131,
 // `if (stream && values.empty()) payload = carry_.Take(...)`) sends a values chunk past the
 // ElementCarry, so it is reduced before the held element: ARGMAX of [1.0 (cut 2+2 bytes), 5.0
 // (values)] answers index 0, not 1. Found by the request-path fuzzer (seed
