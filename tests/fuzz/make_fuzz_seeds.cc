@@ -81,6 +81,126 @@ v1::ReduceChunk Chunk(absl::string_view data, const v1::ReduceSpec* spec = nullp
   return chunk;
 }
 
+// The array API's fields (issue 22): a spec with a dtype, an op list and a ddof.
+v1::ReduceSpec TypedSpec(v1::DType dtype, std::initializer_list<v1::Op> ops, double ddof = 0) {
+  v1::ReduceSpec spec;
+  spec.set_dtype(dtype);
+  if (ops.size() == 1) {
+    spec.set_op(*ops.begin());
+  } else {
+    for (v1::Op op : ops) spec.add_ops(op);
+  }
+  spec.set_ddof(ddof);
+  return spec;
+}
+
+// Little-endian elements of `dtype` with mixed signs and magnitudes, NaN and inf where the dtype
+// has them, ties, and (integers) values whose sums and products wrap.
+std::string TypedBytes(v1::DType dtype) {
+  std::string out;
+  auto put = [&out](auto value) {
+    out.append(reinterpret_cast<const char*>(&value), sizeof(value));
+  };
+  switch (dtype) {
+    case v1::FLOAT16:  // 1.5, -2, 65504, a subnormal, NaN, -inf, 1.5, -0
+      for (uint16_t h : {0x3e00, 0xc000, 0x7bff, 0x0001, 0x7e00, 0xfc00, 0x3e00, 0x8000}) put(h);
+      break;
+    case v1::BFLOAT16:  // 1.5, -2, 3.4e38, NaN, 1e-3, 1.5
+      for (uint16_t b : {0x3fc0, 0xc000, 0x7f7f, 0x7fc0, 0x3a83, 0x3fc0}) put(b);
+      break;
+    case v1::FLOAT64:
+      for (double d : {1.5, -2.25, 1e100, -1e-100, double{NAN}, 3.0, -2.25, double{INFINITY}}) {
+        put(d);
+      }
+      break;
+    case v1::INT32:
+      for (int32_t i : {2147483647, -5, 2147483647, 0x10000, 0x10000, -2147483647 - 1, 7}) put(i);
+      break;
+    case v1::INT64:
+      for (int64_t i : {int64_t{9223372036854775807}, int64_t{1}, int64_t{-3}, int64_t{1} << 32,
+                        int64_t{1} << 32, int64_t{-1}, int64_t{9223372036854775807}}) {
+        put(i);
+      }
+      break;
+    default:
+      return FloatBytes(kSpecial);
+  }
+  return out;
+}
+
+// bytes[at, at + n), clamped to the string.
+std::string Cut(const std::string& bytes, size_t at, size_t n = std::string::npos) {
+  return at >= bytes.size() ? std::string() : bytes.substr(at, n);
+}
+
+void ArrayApi(const fs::path& dir) {
+  const std::vector<v1::DType> dtypes = {v1::FLOAT32, v1::FLOAT16, v1::BFLOAT16,
+                                         v1::FLOAT64, v1::INT32,   v1::INT64};
+  for (v1::DType dtype : dtypes) {
+    const std::string name = absl::AsciiStrToLower(v1::DType_Name(dtype));
+    const std::string bytes = TypedBytes(dtype);
+    // Every op in one request, and the five a user asks together.
+    v1::ReduceSpec all;
+    all.set_dtype(dtype);
+    for (int op = v1::SUM; op <= v1::NANSTD; ++op) all.add_ops(static_cast<v1::Op>(op));
+    Write(dir, name + "_all_ops", Unary(Request(all, bytes), 1));
+    const v1::ReduceSpec five = TypedSpec(dtype, {v1::SUM, v1::MIN, v1::MAX, v1::MEAN, v1::STD}, 1);
+    Write(dir, name + "_five_ops_tiled", Unary(Request(five, bytes), 0, true));
+    Write(dir, name + "_nan_forms",
+          Unary(Request(TypedSpec(dtype, {v1::NANSUM, v1::NANARGMAX, v1::NANMEAN, v1::NANVAR}),
+                        bytes),
+                2));
+    Write(dir, name + "_var_ddof_past_count",
+          Unary(Request(TypedSpec(dtype, {v1::VAR, v1::NANSTD}, 9.5), bytes)));
+    // A stream cut 1, 3, 7 and 5 bytes into elements.
+    Write(dir, name + "_stream_odd_cuts",
+          Stream({Chunk(Cut(bytes, 0, 1), &five), Chunk(Cut(bytes, 1, 3)), Chunk(Cut(bytes, 4, 7)),
+                  Chunk(Cut(bytes, 11, 5)), Chunk(Cut(bytes, 16))},
+                 3));
+    if (dtype != v1::FLOAT32) {
+      Write(dir, "error_ragged_" + name,
+            Unary(Request(TypedSpec(dtype, {v1::SUM}), Cut(bytes, 0, bytes.size() - 1))));
+      v1::ReduceRequest values = Request(TypedSpec(dtype, {v1::SUM}), "");
+      values.add_values(1.5f);
+      Write(dir, "error_values_" + name, Unary(values));
+    }
+    Write(dir, "error_stream_ends_inside_" + name,
+          Stream({Chunk(Cut(bytes, 0, 3), &five), Chunk(Cut(bytes, 3, bytes.size() - 4))}));
+  }
+  const std::string f64 = TypedBytes(v1::FLOAT64);
+  // A values chunk while an element's first bytes wait for the next data chunk.
+  const v1::ReduceSpec argmax = TypedSpec(v1::FLOAT32, {v1::ARGMAX, v1::SUM});
+  v1::ReduceChunk values_between;
+  values_between.add_values(5.0f);
+  Write(dir, "stream_values_inside_an_element",
+        Stream({Chunk(FloatBytes({1.0f}).substr(0, 2), &argmax), values_between,
+                Chunk(FloatBytes({1.0f}).substr(2))}));
+  Write(dir, "error_unknown_dtype",
+        Unary(Request(TypedSpec(static_cast<v1::DType>(7), {v1::SUM}), f64)));
+  Write(dir, "error_unknown_op_in_ops",
+        Unary(Request(TypedSpec(v1::FLOAT64, {v1::SUM, static_cast<v1::Op>(20)}), f64)));
+  Write(dir, "error_op_listed_twice",
+        Unary(Request(TypedSpec(v1::FLOAT64, {v1::STD, v1::MIN, v1::STD}), f64)));
+  v1::ReduceSpec both = TypedSpec(v1::FLOAT64, {v1::SUM, v1::MAX});
+  both.set_op(v1::MIN);
+  Write(dir, "error_op_and_ops", Unary(Request(both, f64)));
+  Write(dir, "error_negative_ddof", Unary(Request(TypedSpec(v1::FLOAT64, {v1::VAR}, -1), f64)));
+  Write(dir, "error_nan_ddof", Unary(Request(TypedSpec(v1::FLOAT64, {v1::VAR}, NAN), f64)));
+  v1::ReduceSpec ladder_half = TypedSpec(v1::FLOAT16, {v1::SUM});
+  ladder_half.set_kernel("warp_shuffle");
+  Write(dir, "error_ladder_float16", Unary(Request(ladder_half, TypedBytes(v1::FLOAT16))));
+  v1::ReduceSpec cub_var = TypedSpec(v1::FLOAT32, {v1::VAR});
+  cub_var.set_kernel("cub");
+  Write(dir, "error_cub_var", Unary(Request(cub_var, FloatBytes(kMixed))));
+  Write(dir, "error_nanargmin_all_nan",
+        Unary(Request(TypedSpec(v1::FLOAT64, {v1::NANARGMIN}), std::string(16, '\xff'))));
+  Write(dir, "empty_float16_nanmean_var",
+        Unary(Request(TypedSpec(v1::FLOAT16, {v1::NANMEAN, v1::VAR, v1::SUM, v1::PROD}), "")));
+  std::string zero_first;
+  for (double d : {0.0, 1e300, 1e300, 1e300}) zero_first.append(reinterpret_cast<char*>(&d), 8);
+  Write(dir, "float64_prod_exact", Unary(Request(TypedSpec(v1::FLOAT64, {v1::PROD}), zero_first)));
+}
+
 void RequestPath(const fs::path& dir) {
   for (int op = v1::SUM; op <= v1::ARGMAX; ++op) {
     const v1::ReduceSpec spec = Spec(static_cast<v1::Op>(op));
@@ -119,6 +239,7 @@ void RequestPath(const fs::path& dir) {
   Write(dir, "error_stream_spec_repeated",
         Stream({Chunk(FloatBytes({1.0f}), &sum), Chunk(FloatBytes({2.0f}), &sum)}));
   Write(dir, "error_chunk_too_big", Stream({Chunk("", &sum), Chunk(std::string(1028, '\x02'))}));
+  ArrayApi(dir);
 }
 
 // An NPY file as numpy writes it: preamble, dict, spaces and '\n' to a multiple of 64, data.
