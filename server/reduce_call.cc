@@ -128,6 +128,11 @@ absl::StatusOr<runtime::PayloadPieces> ReduceCall::Payload(
   absl::StatusOr<runtime::PayloadPieces> payload =
       ExtractPayload(data, values, max_bytes, too_big, spec_->dtype, /*whole_elements=*/!stream);
   if (!payload.ok()) return payload.status();
+  if (stream && !values.empty() && carry_.held() != 0) {
+    return absl::InvalidArgumentError(absl::StrCat(
+        "a values chunk follows a data chunk that ended inside an element (", carry_.held(),
+        " bytes of it wait); complete the element in data first"));
+  }
   if (stream && values.empty()) payload = carry_.Take(*payload, stream_buffer);
   if (absl::Status status = Count(payload->count()); !status.ok()) return status;
   return payload;

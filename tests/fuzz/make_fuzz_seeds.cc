@@ -184,7 +184,7 @@ void ArrayApi(const fs::path& dir) {
   v1::ReduceSpec both = TypedSpec(v1::FLOAT64, {v1::SUM, v1::MAX});
   both.set_op(v1::MIN);
   Write(dir, "error_op_and_ops", Unary(Request(both, f64)));
-  Write(dir, "error_negative_ddof", Unary(Request(TypedSpec(v1::FLOAT64, {v1::VAR}, -1), f64)));
+  Write(dir, "negative_ddof", Unary(Request(TypedSpec(v1::FLOAT64, {v1::VAR}, -1), f64)));
   Write(dir, "error_nan_ddof", Unary(Request(TypedSpec(v1::FLOAT64, {v1::VAR}, NAN), f64)));
   v1::ReduceSpec ladder_half = TypedSpec(v1::FLOAT16, {v1::SUM});
   ladder_half.set_kernel("warp_shuffle");
