@@ -170,12 +170,12 @@ absl::Status ValidateRequest(const KernelInfo& kernel, std::span<const Op> ops, 
   for (const KernelInfo& other : AllKernels()) {
     if (Runs(other, ops, dtype)) able.push_back(other.name);
   }
-  const std::string what = ops.size() > 1 ? absl::StrCat(ops.size(), " ops in one request over ",
-                                                         DTypeName(dtype))
-                                          : std::string(DTypeName(dtype));
+  const std::string what =
+      ops.size() > 1 ? absl::StrCat(ops.size(), " ops in one request over ", DTypeName(dtype))
+                     : std::string(DTypeName(dtype));
   return absl::InvalidArgumentError(absl::StrCat("kernel '", kernel.name, "' does not reduce ",
-                                                 what, "; kernels that do: ",
-                                                 absl::StrJoin(able, ", ")));
+                                                 what,
+                                                 "; kernels that do: ", absl::StrJoin(able, ", ")));
 }
 
 }  // namespace gpureduce::kernels

@@ -14,13 +14,13 @@
 
 #include "absl/functional/any_invocable.h"
 #include "absl/status/statusor.h"
+#include "common/reduction/dtype.h"
 #include "common/reduction/finalize.h"
 #include "common/reduction/op.h"
 #include "common/reduction/op_name.h"
+#include "common/reduction/op_result.h"
 #include "common/reduction/partial.h"
 #include "common/reduction/stats.h"
-#include "common/reduction/dtype.h"
-#include "common/reduction/op_result.h"
 #include "common/thread_pool.h"
 #include "kernels/gpu_traits.h"
 #include "kernels/kernel_registry.h"
@@ -69,8 +69,8 @@ Stats ReduceBlock(const StatsRequest& request, std::span<const std::byte> bytes,
 // calls `done` on a pool thread (the first block that cannot be read, in task order, is the
 // result). An input of one task is reduced on the calling thread instead, and `done` runs there
 // before ReduceAsync returns, as for an empty input.
-void ReduceAsync(ThreadPool& pool, const StatsRequest& request, uint64_t count,
-                 BlockSource source, uint64_t base_index, StatsDone done);
+void ReduceAsync(ThreadPool& pool, const StatsRequest& request, uint64_t count, BlockSource source,
+                 uint64_t base_index, StatsDone done);
 
 // The same over elements in memory (whole elements, aligned to their size), which must stay valid
 // until `done`.
@@ -118,8 +118,7 @@ cudaError_t ReduceInto(const ChunkLaunch& launch, const float* d_in, size_t n, u
 // into *d_running, a Stats in device memory (stored, for the request's first chunk), gathering
 // the accumulations `needs` asks for. launch.op is unused; launch.kernel is single_pass.
 cudaError_t ReduceStatsInto(const ChunkLaunch& launch, DType dtype, const StatsNeeds& needs,
-                            const std::byte* d_in, size_t n, uint64_t base_index,
-                            Stats* d_running);
+                            const std::byte* d_in, size_t n, uint64_t base_index, Stats* d_running);
 
 }  // namespace cuda
 #endif

@@ -23,7 +23,7 @@ namespace gpureduce::runtime {
 
 // A request after validation: everything a backend needs to start it.
 struct RequestSpec {
-  gpureduce::Op op;  // the request's op (the first, where it has several)
+  gpureduce::Op op;          // the request's op (the first, where it has several)
   kernels::KernelId kernel;  // resolved ("auto" is the backend's default_kernel())
   uint32_t block_size;       // 0: the kernel's default
   uint64_t expected_count;   // 0: not declared
@@ -37,7 +37,7 @@ struct RequestSpec {
   // alone.
   std::vector<gpureduce::Op> op_list;
   gpureduce::DType dtype = gpureduce::DType::kFloat32;  // the payload's element type
-  double ddof = 0;  // VAR and STD divide by count - ddof
+  double ddof = 0;                                      // VAR and STD divide by count - ddof
 
   std::span<const gpureduce::Op> ops() const {
     return op_list.empty() ? std::span<const gpureduce::Op>(&op, 1) : op_list;

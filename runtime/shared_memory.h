@@ -28,14 +28,14 @@ struct OpenedDeviceMemory {
 struct SharedSource {
   enum class Kind { kHost, kDevice };
   Kind kind = Kind::kHost;
-  uint64_t count = 0;           // elements
-  size_t element_bytes = 4;     // the request's dtype's size; the GPUs read only float32 here
+  uint64_t count = 0;        // elements
+  size_t element_bytes = 4;  // the request's dtype's size; the GPUs read only float32 here
   // kHost: a POSIX shared-memory object. The CPU reads it through `fd` with pread, never through
   // a mapping: an object its owner truncates then reads short (an error), where a mapping would
   // fault (SIGBUS). The GPUs copy from `pinned`, the server's mapping of the same bytes, whose
   // pages were pinned at registration and stay valid whatever the owner does.
   int fd = -1;
-  uint64_t file_offset = 0;       // of the first element
+  uint64_t file_offset = 0;           // of the first element
   const std::byte* pinned = nullptr;  // null where the backend pinned nothing (the CPU)
   // kDevice: the first float on GPU `device`, read by the kernels where it is.
   const std::byte* device_data = nullptr;

@@ -20,9 +20,9 @@ absl::StatusOr<runtime::PayloadPieces> ExtractPayload(
         " floats); send the array in exactly one of them"));
   }
   if (!values.empty() && dtype != DType::kFloat32) {
-    return absl::InvalidArgumentError(absl::StrCat(
-        "values carries float32, but spec.dtype is ", DTypeName(dtype),
-        "; send the array's little-endian bytes in data"));
+    return absl::InvalidArgumentError(
+        absl::StrCat("values carries float32, but spec.dtype is ", DTypeName(dtype),
+                     "; send the array's little-endian bytes in data"));
   }
   const uint64_t bytes = data.empty() ? uint64_t(values.size()) * sizeof(float) : data.bytes();
   if (bytes > max_bytes) {

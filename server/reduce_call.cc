@@ -10,9 +10,9 @@
 #include "kernels/work_bound.h"
 #include "server/grpc_status.h"
 #include "server/request_spec.h"
+#include "spdlog/spdlog.h"
 #include "wire/dtype_mapping.h"
 #include "wire/result_mapping.h"
-#include "spdlog/spdlog.h"
 
 namespace gpureduce::server {
 namespace {
@@ -129,9 +129,9 @@ absl::StatusOr<runtime::PayloadPieces> ReduceCall::Payload(
       ExtractPayload(data, values, max_bytes, too_big, spec_->dtype, /*whole_elements=*/!stream);
   if (!payload.ok()) return payload.status();
   if (stream && !values.empty() && carry_.held() != 0) {
-    return absl::InvalidArgumentError(absl::StrCat(
-        "a values chunk follows a data chunk that ended inside an element (", carry_.held(),
-        " bytes of it wait); complete the element in data first"));
+    return absl::InvalidArgumentError(
+        absl::StrCat("a values chunk follows a data chunk that ended inside an element (",
+                     carry_.held(), " bytes of it wait); complete the element in data first"));
   }
   if (stream && values.empty()) payload = carry_.Take(*payload, stream_buffer);
   if (absl::Status status = Count(payload->count()); !status.ok()) return status;
@@ -167,8 +167,8 @@ void ReduceCall::Complete(absl::Status status, v1::ReduceResponse* response,
     std::move(finish)(Conclude(std::move(status), absl::StatusOr<gpureduce::Stats>(), response));
     return;
   }
-  session_->Finish([this, status = std::move(status), response, finish = std::move(finish)](
-                       absl::StatusOr<gpureduce::Stats> stats) mutable {
+  session_->Finish([this, status = std::move(status), response,
+                    finish = std::move(finish)](absl::StatusOr<gpureduce::Stats> stats) mutable {
     std::move(finish)(Conclude(std::move(status), std::move(stats), response));
   });
 }
@@ -190,10 +190,10 @@ grpc::Status ReduceCall::Conclude(absl::Status status, absl::StatusOr<gpureduce:
         spec_->expected_count, "; no result is given for a partial array"));
   }
   if (status.ok() && carry_.held() != 0) {
-    status = absl::InvalidArgumentError(absl::StrCat(
-        "the stream ended inside an element: its last ", carry_.held(), " bytes are not a whole ",
-        DTypeName(spec_->dtype), " (", DTypeSize(spec_->dtype),
-        " bytes); no result is given for a partial array"));
+    status = absl::InvalidArgumentError(
+        absl::StrCat("the stream ended inside an element: its last ", carry_.held(),
+                     " bytes are not a whole ", DTypeName(spec_->dtype), " (",
+                     DTypeSize(spec_->dtype), " bytes); no result is given for a partial array"));
   }
   if (status.ok() && !stats.ok()) status = stats.status();
   if (status.ok()) status = FillResults(*stats, response);

@@ -45,10 +45,9 @@ class ReduceCall {
   // `max_bytes` and the declared expected_count (see ExtractPayload). A stream's chunk
   // (`stream_buffer` 0 or 1, the chunk buffer it arrived in) may end inside an element: its
   // bytes wait for the next chunk (ElementCarry); a unary payload must hold whole elements.
-  absl::StatusOr<runtime::PayloadPieces> Payload(const runtime::PayloadPieces& data,
-                                                 const google::protobuf::RepeatedField<float>& values,
-                                                 uint64_t max_bytes, const char* too_big,
-                                                 int stream_buffer = -1);
+  absl::StatusOr<runtime::PayloadPieces> Payload(
+      const runtime::PayloadPieces& data, const google::protobuf::RepeatedField<float>& values,
+      uint64_t max_bytes, const char* too_big, int stream_buffer = -1);
 
   // A read of the call's next message was started. Until Received, what arrived of it is held
   // by gRPC; a call that ends meanwhile (or whose read fails) had gRPC drop it, and credits

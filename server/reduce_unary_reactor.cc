@@ -3,9 +3,9 @@
 #include <utility>
 
 #include "absl/strings/str_cat.h"
-#include "wire/dtype_mapping.h"
 #include "server/auth/authorization.h"
 #include "server/shared_memory/shared_memory_rpcs.h"
+#include "wire/dtype_mapping.h"
 
 namespace gpureduce::server {
 

@@ -45,9 +45,9 @@ const kernels::KernelInfo* AutoKernel(const runtime::Backend& backend, std::span
 
 absl::StatusOr<std::vector<Op>> ResolveOps(const v1::ReduceSpec& spec) {
   if (spec.ops_size() > 0 && spec.op() != v1::OP_UNSPECIFIED) {
-    return absl::InvalidArgumentError(absl::StrCat(
-        "spec.op (", v1::Op_Name(spec.op()), ") and spec.ops (", spec.ops_size(),
-        " ops) are both set; name one op in op, or every op in ops"));
+    return absl::InvalidArgumentError(
+        absl::StrCat("spec.op (", v1::Op_Name(spec.op()), ") and spec.ops (", spec.ops_size(),
+                     " ops) are both set; name one op in op, or every op in ops"));
   }
   std::vector<Op> ops;
   if (spec.ops_size() == 0) {
@@ -68,8 +68,8 @@ absl::StatusOr<std::vector<Op>> ResolveOps(const v1::ReduceSpec& spec) {
                                                      "; use one of ", OpChoices()));
     }
     if (std::find(ops.begin(), ops.end(), *op) != ops.end()) {
-      return absl::InvalidArgumentError(absl::StrCat("spec.ops[", i, "]: ", OpName(*op),
-                                                     " is listed twice; name each op once"));
+      return absl::InvalidArgumentError(
+          absl::StrCat("spec.ops[", i, "]: ", OpName(*op), " is listed twice; name each op once"));
     }
     ops.push_back(*op);
   }

@@ -28,8 +28,8 @@ absl::StatusOr<DType> DTypeFromProto(int wire_value, const char* field) {
   for (DType dtype : kAllDTypes) {
     if (ToProto(dtype) == wire_value) return dtype;
   }
-  return absl::InvalidArgumentError(absl::StrCat(field, ": unknown dtype ", wire_value,
-                                                 "; use one of ", DTypeNames()));
+  return absl::InvalidArgumentError(
+      absl::StrCat(field, ": unknown dtype ", wire_value, "; use one of ", DTypeNames()));
 }
 
 }  // namespace gpureduce::wire

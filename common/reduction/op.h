@@ -28,11 +28,11 @@ enum class Op : int {
   kNanStd = 19,
 };
 
-inline constexpr Op kAllOps[] = {
-    Op::kSum,    Op::kProd,      Op::kMin,       Op::kMax,    Op::kMean,   Op::kSumSquares,
-    Op::kArgMin, Op::kArgMax,    Op::kNanSum,    Op::kNanProd, Op::kNanMin, Op::kNanMax,
-    Op::kNanMean, Op::kNanArgMin, Op::kNanArgMax, Op::kVar,    Op::kStd,    Op::kNanVar,
-    Op::kNanStd};
+inline constexpr Op kAllOps[] = {Op::kSum,     Op::kProd,       Op::kMin,       Op::kMax,
+                                 Op::kMean,    Op::kSumSquares, Op::kArgMin,    Op::kArgMax,
+                                 Op::kNanSum,  Op::kNanProd,    Op::kNanMin,    Op::kNanMax,
+                                 Op::kNanMean, Op::kNanArgMin,  Op::kNanArgMax, Op::kVar,
+                                 Op::kStd,     Op::kNanVar,     Op::kNanStd};
 
 // The ops every service version ran, on float32: what the GPU kernels and the ladder reduce.
 inline constexpr Op kClassicOps[] = {Op::kSum,  Op::kProd,       Op::kMin,    Op::kMax,
@@ -42,23 +42,33 @@ constexpr bool IsClassicOp(Op op) { return static_cast<int>(op) <= static_cast<i
 // The NAN forms skip NaN elements (numpy.nansum and its family).
 constexpr bool OpSkipsNan(Op op) {
   return op == Op::kNanSum || op == Op::kNanProd || op == Op::kNanMin || op == Op::kNanMax ||
-         op == Op::kNanMean || op == Op::kNanArgMin || op == Op::kNanArgMax ||
-         op == Op::kNanVar || op == Op::kNanStd;
+         op == Op::kNanMean || op == Op::kNanArgMin || op == Op::kNanArgMax || op == Op::kNanVar ||
+         op == Op::kNanStd;
 }
 
 // The op a NAN form skips NaNs of (NANSUM -> SUM); any other op is its own.
 constexpr Op NanFormOf(Op op) {
   switch (op) {
-    case Op::kNanSum: return Op::kSum;
-    case Op::kNanProd: return Op::kProd;
-    case Op::kNanMin: return Op::kMin;
-    case Op::kNanMax: return Op::kMax;
-    case Op::kNanMean: return Op::kMean;
-    case Op::kNanArgMin: return Op::kArgMin;
-    case Op::kNanArgMax: return Op::kArgMax;
-    case Op::kNanVar: return Op::kVar;
-    case Op::kNanStd: return Op::kStd;
-    default: return op;
+    case Op::kNanSum:
+      return Op::kSum;
+    case Op::kNanProd:
+      return Op::kProd;
+    case Op::kNanMin:
+      return Op::kMin;
+    case Op::kNanMax:
+      return Op::kMax;
+    case Op::kNanMean:
+      return Op::kMean;
+    case Op::kNanArgMin:
+      return Op::kArgMin;
+    case Op::kNanArgMax:
+      return Op::kArgMax;
+    case Op::kNanVar:
+      return Op::kVar;
+    case Op::kNanStd:
+      return Op::kStd;
+    default:
+      return op;
   }
 }
 

@@ -34,8 +34,8 @@ __extension__ using Int128 = __int128;
 
 // The exact sum of integers, wrapped or not.
 Int128 ExactIntSum(const Stats& stats) {
-  return static_cast<Int128>(stats.int_sum) + static_cast<Int128>(stats.int_sum_wraps) * 2 *
-                                                  (Int128{1} << 63);
+  return static_cast<Int128>(stats.int_sum) +
+         static_cast<Int128>(stats.int_sum_wraps) * 2 * (Int128{1} << 63);
 }
 
 double FloatSum(const Stats& stats) {
@@ -150,9 +150,11 @@ absl::StatusOr<OpResult> FinalizeOp(Op op, DType input, double ddof, const Stats
           result.index = stats.first_nan;
           value = kNan;
         } else if (index < 0) {
-          return absl::InvalidArgumentError(absl::StrCat(
-              OpName(op), ": all ", stats.count, " elements are NaN (NumPy raises 'All-NaN slice "
-              "encountered'); ", OpName(NanFormOf(op)), " answers the first NaN's index"));
+          return absl::InvalidArgumentError(
+              absl::StrCat(OpName(op), ": all ", stats.count,
+                           " elements are NaN (NumPy raises 'All-NaN slice "
+                           "encountered'); ",
+                           OpName(NanFormOf(op)), " answers the first NaN's index"));
         } else {
           result.index = index;
           value = stats.integer ? static_cast<double>(less ? stats.int_min : stats.int_max)
@@ -173,7 +175,7 @@ absl::StatusOr<OpResult> FinalizeOp(Op op, DType input, double ddof, const Stats
       return absl::InvalidArgumentError(absl::StrCat("op ", static_cast<int>(op), " is unknown"));
   }
   // An integer SUM's exact value as a double also where int_value wrapped (NumPy's float sum).
-  result.unrounded = !integer_result ? value
+  result.unrounded = !integer_result    ? value
                      : base == Op::kSum ? FloatSum(stats)
                                         : static_cast<double>(result.int_value);
   result.value = integer_result ? result.unrounded : RoundToDType(value, result.dtype);

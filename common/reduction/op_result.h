@@ -16,13 +16,13 @@ namespace gpureduce {
 struct OpResult {
   Op op = Op::kSum;
   DType dtype = DType::kFloat32;  // the result's type
-  double value = 0.0;     // a float result rounded to `dtype`; an integer one's nearest double;
-                          // an arg op's element
+  double value = 0.0;      // a float result rounded to `dtype`; an integer one's nearest double;
+                           // an arg op's element
   double unrounded = 0.0;  // a float result before that rounding (float64)
-  int64_t int_value = 0;  // an integer result, exact; an arg op's index
-  int64_t index = -1;     // arg ops: the index; else -1
-  bool overflow = false;  // an integer result that wrapped around (modulo 2^64)
-  uint64_t count = 0;     // elements reduced (NaN included)
+  int64_t int_value = 0;   // an integer result, exact; an arg op's index
+  int64_t index = -1;      // arg ops: the index; else -1
+  bool overflow = false;   // an integer result that wrapped around (modulo 2^64)
+  uint64_t count = 0;      // elements reduced (NaN included)
 };
 
 // NumPy's result type of `op` over elements of `input`: the sums and products of integers are

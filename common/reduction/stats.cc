@@ -118,8 +118,8 @@ Stats MergeStats(const Stats& left, const Stats& right) {
   AddCompensated(right.sum, &out.sum, &out.sum_lo);
   out.sum_lo += right.sum_lo;
   const bool carried = __builtin_add_overflow(left.int_sum, right.int_sum, &out.int_sum);
-  out.int_sum_wraps = left.int_sum_wraps + right.int_sum_wraps +
-                      (carried ? (right.int_sum < 0 ? -1 : 1) : 0);
+  out.int_sum_wraps =
+      left.int_sum_wraps + right.int_sum_wraps + (carried ? (right.int_sum < 0 ? -1 : 1) : 0);
   out.sum_squares = left.sum_squares + right.sum_squares;
 
   MergeProducts(right, out);

@@ -25,7 +25,7 @@ struct StatsNeeds {
   bool prod = false;         // PROD, NANPROD
   bool min = false;          // MIN, ARGMIN and their NAN forms (value and first index)
   bool max = false;
-  bool moments = false;      // VAR, STD and their NAN forms
+  bool moments = false;  // VAR, STD and their NAN forms
 };
 
 #if !defined(__CUDACC__)  // nvcc compiles C++17: no std::span there

@@ -86,8 +86,8 @@ class CpuSession final : public ReduceSession {
     const uint64_t base = consumed_;
     consumed_ += source.count;
     kernels::cpu::ReduceAsync(pool_, request_, source.count,
-                              FileBlockSource(source.fd, source.file_offset, element_bytes_),
-                              base, Absorber(std::move(done)));
+                              FileBlockSource(source.fd, source.file_offset, element_bytes_), base,
+                              Absorber(std::move(done)));
   }
 
   void Finish(FinishDone done) override {
@@ -159,8 +159,7 @@ absl::Status CpuBackend::SelfCheck() {
   for (size_t i = 0; i < kCount; ++i) data[i] = static_cast<float>(int(i % 7) - 3);
   data[kCount - 5] = 9.0f;
   const double expected_sum = std::accumulate(data.begin(), data.end(), 0.0);
-  const kernels::cpu::StatsRequest request{gpureduce::DType::kFloat32,
-                                           {.sum = true, .max = true}};
+  const kernels::cpu::StatsRequest request{gpureduce::DType::kFloat32, {.sum = true, .max = true}};
   const gpureduce::Stats stats =
       kernels::cpu::Reduce(pool_, request, std::as_bytes(std::span<const float>(data)));
   if (stats.sum + stats.sum_lo != expected_sum || stats.count != kCount || stats.max != 9.0 ||

@@ -92,7 +92,8 @@ absl::Status CudaBackend::CheckDevice(Device& device) {
   for (size_t i = 0; i < count; ++i) data[i] = static_cast<float>(int(i % 7) - 3);
   data[count - 5] = 9.0f;
   const double expected_sum = std::accumulate(data.begin(), data.end(), 0.0);
-  for (gpureduce::Op op : gpureduce::kClassicOps) {  // also the warm-up: each kernel loads once here
+  for (gpureduce::Op op :
+       gpureduce::kClassicOps) {  // also the warm-up: each kernel loads once here
     ASSIGN_OR_RETURN(PartialSlot * slot, device.AcquirePartial());
     ASSIGN_OR_RETURN(std::unique_ptr<CudaSession> session,
                      CudaSession::Start(device, RequestSpec{op, default_kernel(), 0, 0}, slot));

@@ -19,7 +19,8 @@ class HostRegionInput final : public PieceInput {
   PieceSource Stage(uint64_t first, size_t count, PieceSlot& slot) const override {
     (void)count;
     (void)slot;
-    return PieceSource{.kind = PieceSource::Kind::kPinnedHost, .data = pinned_ + first * element_bytes_};
+    return PieceSource{.kind = PieceSource::Kind::kPinnedHost,
+                       .data = pinned_ + first * element_bytes_};
   }
 
  private:

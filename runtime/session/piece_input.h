@@ -38,9 +38,7 @@ class PieceInput {
   size_t element_bytes() const { return element_bytes_; }
   // The most elements one piece carries, where a piece staged through a slot carries at most
   // `slot_piece_elements`.
-  virtual size_t MostPieceElements(size_t slot_piece_elements) const {
-    return slot_piece_elements;
-  }
+  virtual size_t MostPieceElements(size_t slot_piece_elements) const { return slot_piece_elements; }
   // Whether the CPU copy of a piece of `count` elements takes long enough to go to a copy thread.
   virtual bool StagesOnCopyThread(size_t count) const {
     (void)count;

@@ -1,13 +1,12 @@
 #include "runtime/session/piece_scheduler.h"
 
-#include "common/reduction/partial_stats.h"
-
 #include <algorithm>
 #include <optional>
 #include <string>
 #include <utility>
 
 #include "absl/strings/str_cat.h"
+#include "common/reduction/partial_stats.h"
 
 namespace gpureduce::runtime {
 namespace {
@@ -35,8 +34,7 @@ PieceScheduler::PieceScheduler(SessionDevice& device, PieceRunner& runner, const
       // What the client declared, capped (a stream may declare more than it ever sends), or one
       // staging buffer when it declared nothing.
       load_bytes_(spec.size_hint != 0
-                      ? std::min<uint64_t>(spec.size_hint, kMostLoadFloats) *
-                            DTypeSize(spec.dtype)
+                      ? std::min<uint64_t>(spec.size_hint, kMostLoadFloats) * DTypeSize(spec.dtype)
                       : device.staging_slot_floats() * sizeof(float)),
       id_(next_session_id.fetch_add(1, std::memory_order_relaxed)),
       bound_(kernels::GetWorkBound(spec.kernel, spec.op)),
@@ -284,10 +282,10 @@ bool PieceScheduler::AnswerInline(const absl::Status& active, FinishDone& done) 
 }
 
 void PieceScheduler::Answer(GpuStatus status, absl::Status active, FinishDone done) {
-  absl::StatusOr<gpureduce::Stats> result =
-      consumed_ == 0     ? gpureduce::Stats{}
-      : stats_request_   ? *partial_->stats_host
-                         : gpureduce::StatsFromPartial(op_, *partial_->host);
+  absl::StatusOr<gpureduce::Stats> result = consumed_ == 0 ? gpureduce::Stats{}
+                                            : stats_request_
+                                                ? *partial_->stats_host
+                                                : gpureduce::StatsFromPartial(op_, *partial_->host);
   // The stream has passed this request's work: nothing writes the slot any more. It goes back
   // before the answer does, or the admission slot (freed with the answer) could be reused while
   // this one is still held: "GPU 0 has N requests in progress" at N admitted.

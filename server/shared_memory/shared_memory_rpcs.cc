@@ -132,18 +132,19 @@ absl::Status UnregisterSharedMemory(RegionRegistry& registry, absl::string_view 
   return absl::OkStatus();
 }
 
-absl::StatusOr<std::shared_ptr<const Region>> ResolveSharedMemoryRef(
-    const RegionRegistry& registry, absl::string_view peer, const v1::SharedMemoryRef& ref,
-    DType dtype) {
+absl::StatusOr<std::shared_ptr<const Region>> ResolveSharedMemoryRef(const RegionRegistry& registry,
+                                                                     absl::string_view peer,
+                                                                     const v1::SharedMemoryRef& ref,
+                                                                     DType dtype) {
   RETURN_IF_ERROR(registry.CheckCaller(peer));
   ASSIGN_OR_RETURN(std::shared_ptr<const Region> region, registry.Find(ref.region()));
   const uint64_t size = region->info().byte_size;
   const size_t element = DTypeSize(dtype);
   if (ref.offset() % element != 0 || ref.byte_size() % element != 0) {
-    return absl::InvalidArgumentError(absl::StrCat(
-        "shared_memory.offset (", ref.offset(), ") and byte_size (", ref.byte_size(),
-        ") must be multiples of ", element, ": the request reads ", DTypeName(dtype),
-        " values (spec.dtype)"));
+    return absl::InvalidArgumentError(
+        absl::StrCat("shared_memory.offset (", ref.offset(), ") and byte_size (", ref.byte_size(),
+                     ") must be multiples of ", element, ": the request reads ", DTypeName(dtype),
+                     " values (spec.dtype)"));
   }
   if (ref.offset() > size || ref.byte_size() > size - ref.offset()) {
     return absl::InvalidArgumentError(absl::StrCat(

@@ -26,8 +26,9 @@ absl::Status UnregisterSharedMemory(RegionRegistry& registry, absl::string_view 
 
 // The region a Reduce request refers to, checked: `byte_size` bytes from `offset` within it,
 // both multiples of the size of the request's `dtype`.
-absl::StatusOr<std::shared_ptr<const Region>> ResolveSharedMemoryRef(
-    const RegionRegistry& registry, absl::string_view peer, const v1::SharedMemoryRef& ref,
-    DType dtype);
+absl::StatusOr<std::shared_ptr<const Region>> ResolveSharedMemoryRef(const RegionRegistry& registry,
+                                                                     absl::string_view peer,
+                                                                     const v1::SharedMemoryRef& ref,
+                                                                     DType dtype);
 
 }  // namespace gpureduce::server

@@ -2,7 +2,6 @@
 // pipeline, chunked and concurrent use, admission waits and cancellation, timing, and flat
 // memory. Without a GPU every test is skipped with the reason.
 
-#include "tests/support/classic_partial.h"
 #include "runtime/cuda/cuda_backend.h"
 
 #include <future>
@@ -12,6 +11,7 @@
 #include "common/reduction/op_name.h"
 #include "gtest/gtest.h"
 #include "kernels/reduce.h"
+#include "tests/support/classic_partial.h"
 #include "tests/support/random_data.h"
 #include "tests/support/reference.h"
 

@@ -31,9 +31,10 @@ inline Partial ClassicPartial(Op op, const Stats& stats) {
       out.value = nan ? kNan : stats.sum_squares;
       break;
     case Op::kProd:
-      out.value = nan ? kNan
-                      : std::ldexp(stats.prod, static_cast<int>(std::fmax(
-                                                   -1e6, std::fmin(1e6, stats.prod_exponent))));
+      out.value =
+          nan ? kNan
+              : std::ldexp(stats.prod,
+                           static_cast<int>(std::fmax(-1e6, std::fmin(1e6, stats.prod_exponent))));
       break;
     case Op::kMin:
     case Op::kArgMin:

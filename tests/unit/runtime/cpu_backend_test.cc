@@ -7,10 +7,10 @@
 #include <span>
 #include <vector>
 
-#include "tests/support/classic_partial.h"
 #include "gmock/gmock.h"
 #include "gtest/gtest.h"
 #include "runtime/backend_factory.h"
+#include "tests/support/classic_partial.h"
 #include "tests/support/random_data.h"
 #include "tests/support/reference.h"
 

@@ -87,8 +87,7 @@ void FakeGpu::Reduce(const QueuedPiece& queued, const PieceSlot& slot) const {
   const Piece& piece = queued.piece;
   const bool in_slot = piece.source.kind == PieceSource::Kind::kMappedSlot ||
                        piece.source.kind == PieceSource::Kind::kStagedSlot;
-  const float* first =
-      in_slot ? slot.host : reinterpret_cast<const float*>(piece.source.data);
+  const float* first = in_slot ? slot.host : reinterpret_cast<const float*>(piece.source.data);
   const std::span<const float> floats(first, piece.count);
   const bool indexed = op_ == gpureduce::Op::kArgMin || op_ == gpureduce::Op::kArgMax;
   gpureduce::Partial sum;

@@ -11,12 +11,12 @@
 #include <string>
 #include <vector>
 
-#include "tests/support/classic_partial.h"
 #include "absl/status/status.h"
 #include "absl/status/statusor.h"
 #include "common/reduction/finalize.h"
 #include "gtest/gtest.h"
 #include "runtime/session/piece_scheduler.h"
+#include "tests/support/classic_partial.h"
 #include "tests/support/reference.h"
 #include "tests/unit/runtime/fake_gpu.h"
 #include "tests/unit/runtime/fake_session_device.h"
@@ -82,8 +82,9 @@ class PieceSchedulerTest : public ::testing::Test {
   void Finish() {
     answer_.reset();
     scheduler_->Finish([this](absl::StatusOr<gpureduce::Stats> stats) {
-      answer_ = Answer{gpureduce::testing::ClassicPartial(op_, stats), device_->staging().free_slots(),
-                       device_->partials_released(), device_->requests()};
+      answer_ =
+          Answer{gpureduce::testing::ClassicPartial(op_, stats), device_->staging().free_slots(),
+                 device_->partials_released(), device_->requests()};
     });
   }
 

@@ -122,7 +122,7 @@ TEST_F(PieceSchedulerTest, DeviceMemoryIsReducedInPlaceInSinglePassLaunchesBeyon
     for (const FakeGpu::QueuedPiece& queued : gpu_->pieces()) {
       EXPECT_EQ(queued.piece.source.kind, Kind::kDevice);
       EXPECT_EQ(reinterpret_cast<const float*>(queued.piece.source.data),
-              data.data() + queued.piece.index);
+                data.data() + queued.piece.index);
     }
     EXPECT_EQ(device_->pending_copies(), 0u);
     ExpectEverythingReturned();

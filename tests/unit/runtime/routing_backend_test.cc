@@ -3,7 +3,6 @@
 // with the fewest bytes outstanding (lost and full ones passed over), the split over every GPU;
 // and a request routed to the real CPU backend answers as a float64 reference does.
 
-#include "tests/support/classic_partial.h"
 #include "runtime/routing/routing_backend.h"
 
 #include <future>
@@ -16,6 +15,7 @@
 #include "gmock/gmock.h"
 #include "gtest/gtest.h"
 #include "runtime/cpu/cpu_backend.h"
+#include "tests/support/classic_partial.h"
 #include "tests/support/random_data.h"
 #include "tests/support/reference.h"
 
@@ -32,7 +32,9 @@ using ::testing::HasSubstr;
 class FakeSession final : public ReduceSession {
  public:
   FakeSession(KernelId kernel, int device) : kernel_(kernel), device_(device) {}
-  void ConsumePieces(PayloadPieces, ConsumeDone done) override { std::move(done)(absl::OkStatus()); }
+  void ConsumePieces(PayloadPieces, ConsumeDone done) override {
+    std::move(done)(absl::OkStatus());
+  }
   void ConsumeShared(const SharedSource&, ConsumeDone done) override {
     std::move(done)(absl::OkStatus());
   }

@@ -2,7 +2,6 @@
 // CUDA backend spreads a large one over its GPUs) must answer exactly as one session would, for
 // a stream's chunks dealt in turn and for a shared-memory object cut into ranges.
 
-#include "tests/support/classic_partial.h"
 #include "runtime/split_session.h"
 
 #include <sys/mman.h>
@@ -18,6 +17,7 @@
 #include "absl/strings/str_cat.h"
 #include "gtest/gtest.h"
 #include "runtime/backend_factory.h"
+#include "tests/support/classic_partial.h"
 #include "tests/support/random_data.h"
 #include "tests/support/reference.h"
 
