@@ -10,11 +10,11 @@ source scripts/local_server.sh
 backend=${BACKEND:-cuda}
 start_local_server "$backend" "${BIN:-bin}/gpureduce-server" "${BIN:-bin}/gpureduce" "$dir"
 echo "server $server_target"
-python3 - "$dir" <<'PY'
+"${PYTHON:-python3}" - "$dir" <<'PY'
 import sys, numpy as np
 d = sys.argv[1]
 rng = np.random.default_rng(22)
-x = rng.standard_normal(1_000_003).astype(np.float16); x[[0, 500_001, -1]] = [np.nan, np.inf, -2.5]
+x = rng.standard_normal(1_000_003).astype(np.float16); x[[0, 500_001, -1]] = [np.nan, 65504, -2.5]
 np.save(f"{d}/f16.npy", x)
 b = (rng.standard_normal(1_000_003).astype(np.float32).view(np.uint32) >> 16).astype(np.uint16)
 np.save(f"{d}/bf16.npy", b)
@@ -43,8 +43,8 @@ for op in "--dtype=float32 --op=sum" "--dtype=float16 --op=sum" "--dtype=float16
     else
       target=$server_target
     fi
-    echo "== gpureduce-load $where $op --floats=4194304 --concurrency=8 --duration=4s"
-    ${BIN:-bin}/gpureduce-load --target="$target" $op --floats=4194304 --concurrency=8 --duration=4s \
+    echo "== gpureduce-load $where $op --floats=1048576 --concurrency=4 --duration=4s"
+    ${BIN:-bin}/gpureduce-load --target="$target" $op --floats=1048576 --concurrency=4 --duration=4s \
       --warmup=1s | grep -E "answers|rps|GB/s|p50|server_us|kernel" | head -8
     [ $where = sink ] && { kill $sink; wait $sink 2>/dev/null; rm -f "$dir/sink-port"; }
   done
