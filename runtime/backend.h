@@ -46,6 +46,12 @@ struct RequestSpec {
   bool classic() const {
     return dtype == gpureduce::DType::kFloat32 && op_list.empty() && gpureduce::IsClassicOp(op);
   }
+  // The GPU gathers Stats for it with single_pass's stats kernels: every request that is not
+  // classic, and single_pass's PROD, whose product keeps its exponent apart there (cub's and the
+  // ladder's float64 or float32 products may overflow on the way, as they always did).
+  bool gathers_stats() const {
+    return !classic() || (kernel == kernels::KernelId::kSinglePass && op == gpureduce::Op::kProd);
+  }
 };
 
 // Where the time of a request went, summed over its chunks.

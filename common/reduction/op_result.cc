@@ -178,7 +178,8 @@ absl::StatusOr<OpResult> FinalizeOp(Op op, DType input, double ddof, const Stats
   result.unrounded = !integer_result    ? value
                      : base == Op::kSum ? FloatSum(stats)
                                         : static_cast<double>(result.int_value);
-  result.value = integer_result ? result.unrounded : RoundToDType(value, result.dtype);
+  result.value =
+      integer_result ? static_cast<double>(result.int_value) : RoundToDType(value, result.dtype);
   return result;
 }
 

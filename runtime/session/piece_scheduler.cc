@@ -29,7 +29,7 @@ PieceScheduler::PieceScheduler(SessionDevice& device, PieceRunner& runner, const
     : device_(device),
       runner_(runner),
       op_(spec.op),
-      stats_request_(!spec.classic()),
+      stats_request_(spec.gathers_stats()),
       partial_(partial),
       // What the client declared, capped (a stream may declare more than it ever sends), or one
       // staging buffer when it declared nothing.

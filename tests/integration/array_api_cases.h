@@ -196,8 +196,9 @@ inline void ExpectStreamMatchesUnary(Harness& h, const Array& a, const std::vect
   EXPECT_EQ(streamed.response.count(), a.size());
   EXPECT_EQ(streamed.response.timing().chunks(), chunks.size());
   ASSERT_EQ(streamed.response.results_size(), unary.response.results_size());
-  // A chunk boundary is a merge point: the float64 sums of squares and moments (the float64
-  // results of SUM_SQUARES, VAR, STD) may differ in their last bits between chunkings, as the
+  // A chunk boundary is a merge point: the float64 sums of squares, moments and products (the
+  // float64 results of SUM_SQUARES, VAR, STD, PROD) may differ in their last bits between
+  // chunkings (the GPU's launches merge where the chunks end), as the
   // README says of sums; every other answer, and every index, is the same bit for bit. The
   // unrounded float64 values are compared as those results are.
   auto close = [](double a, double b) {
@@ -208,7 +209,8 @@ inline void ExpectStreamMatchesUnary(Harness& h, const Array& a, const std::vect
     v1::OpResult got = streamed.response.results(i), want = unary.response.results(i);
     const bool moment = got.dtype() == v1::FLOAT64 &&
                         (got.op() == v1::SUM_SQUARES || got.op() == v1::VAR ||
-                         got.op() == v1::STD || got.op() == v1::NANVAR || got.op() == v1::NANSTD);
+                         got.op() == v1::STD || got.op() == v1::NANVAR || got.op() == v1::NANSTD ||
+                         got.op() == v1::PROD || got.op() == v1::NANPROD);
     EXPECT_TRUE(close(got.unrounded(), want.unrounded()))
         << got.unrounded() << " vs " << want.unrounded();
     got.clear_unrounded();
