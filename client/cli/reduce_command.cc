@@ -12,11 +12,11 @@
 #include "client/cli/command.h"
 #include "client/cli/op_list.h"
 #include "client/cli/progress_bar.h"
+#include "client/cli/reduce_flags.h"
+#include "client/cli/reduce_in_parts.h"
 #include "client/cli/reduce_output.h"
 #include "client/cli/shared_memory_reduce.h"
 #include "client/input/open_source.h"
-#include "client/input/part_source.h"
-#include "client/parallel_streams.h"
 #include "client/reducer_client.h"
 #include "client/running_reference.h"
 #include "client/typed_reference.h"
@@ -34,153 +34,6 @@ constexpr char kCommand[] = "reduce";
 // --verify's relative error allowed in float results (against sum|x|, and so on), as the float32
 // ops' check allows.
 constexpr double kVerifyTolerance = 1e-6;
-
-struct ReduceFlags {
-  ConnectionOptions connection;
-  std::string op = "sum";
-  std::string kernel = "auto";
-  uint32_t block_size = 0;
-  int64_t device = -1;
-  uint64_t chunk_bytes = uint64_t{1} << 20;
-  std::string format = "auto";
-  int64_t random = -1;
-  uint64_t seed = 1;
-  bool values = false;
-  bool verify = false;
-  uint32_t streams = 1;
-  std::string shared_memory;  // "", or the kind: system (the only one the CLI makes) or cuda
-  std::string dtype;          // "": a .npy file's own, else float32
-  double ddof = 0;
-};
-
-void Register(FlagSet& flags, ReduceFlags* f) {
-  flags.AddString("op", &f->op,
-                  absl::StrCat("the reduction, one of ", OpChoices(),
-                               ", or a comma list of them (sum,min,max,mean,std): one request, "
-                               "one read of the data, one result per op in order. The nan forms "
-                               "skip NaNs as numpy.nansum and its family do; var and std divide "
-                               "by count - --ddof"),
-                  "OP[,OP...]");
-  flags.AddString("dtype", &f->dtype,
-                  absl::StrCat("the input's element type, one of ", DTypeNames(),
-                               ". A .npy file says its own (give none, or the same); raw input "
-                               "and --random are float32 unless this says otherwise; text is "
-                               "float32 only. NumPy has no bfloat16: a uint16 or int16 .npy "
-                               "(arr.view(np.uint16) of torch's bfloat16 bits) is read as "
-                               "bfloat16 only with --dtype bfloat16. Results are typed as "
-                               "NumPy types them (the sum of int32 is an exact int64)"),
-                  "NAME");
-  flags.AddDouble("ddof", &f->ddof,
-                  "var and std (and nanvar, nanstd) divide by count - DDOF, as NumPy's ddof "
-                  "(0: the population's; 1: the sample's)",
-                  "X");
-  flags.AddString("kernel", &f->kernel, "kernel variant ('gpureduce kernels' lists them)", "NAME");
-  flags.AddUint32("block-size", &f->block_size, "threads per block; 0 is the kernel's default");
-  flags.AddInt64("device", &f->device,
-                 "run on this device (as `gpureduce info` numbers them); -1: the server picks the "
-                 "one with the fewest bytes outstanding",
-                 "N");
-  flags.AddByteSize("chunk-size", &f->chunk_bytes,
-                    "payload per stream message; larger inputs stream in chunks of this size");
-  flags.AddChoice("format", &f->format, {"auto", "npy", "raw", "text"},
-                  "input format; auto: .npy by its header, .raw/.bin/.f32 raw little-endian "
-                  "float32, .txt/.csv/.tsv and stdin text");
-  flags.AddInt64("random", &f->random,
-                 "reduce N random values of --dtype instead of a file (floats uniform in "
-                 "[-1, 1), rounded to float16 or bfloat16; int32 and int64: multiples of 256 "
-                 "uniform in [-2^31, 2^31)); -1 means read a file",
-                 "N");
-  flags.AddUint64("seed", &f->seed, "seed for --random", "S");
-  flags.AddBool("values", &f->values,
-                "send `repeated float values` instead of bytes (float32 input only)");
-  flags.AddBool("verify", &f->verify,
-                "also compute a float64 reference on the client and report the difference");
-  AddSharedMemoryFlag(
-      flags, &f->shared_memory,
-      "system (or bare --shared-memory): load the input into a POSIX shared-memory object on this "
-      "host, register it with "
-      "the server once, reduce it by reference once per --op (no copy over gRPC), then "
-      "unregister and remove it, also on an error or Ctrl-C. The server must run on "
-      "this host with --allow-shared-memory; in Docker, /dev/shm must hold the input "
-      "(--shm-size). Prints the registration time, the server's and the client's. cuda is "
-      "gpureduce-load's and the Python client's: the CLI has no GPU memory to lend");
-  flags.AddUint32("streams", &f->streams,
-                  "send the input as N streams at once, each a contiguous part on a connection "
-                  "of its own, and combine their answers exactly as one stream's (needs an input "
-                  "of known length: .npy, raw, --random; with --verify the input is read twice; "
-                  "not with --shared-memory). Float32 input and one of the ops sum, prod, min, "
-                  "max, mean, sum_squares, argmin, argmax only: the client combines the parts' "
-                  "answers itself, and other dtypes and ops (var needs the parts' moments) are "
-                  "refused rather than combined approximately");
-  AddConnectionFlags(flags, &f->connection);
-}
-
-// --streams N: the input's contiguous parts, each read by a source of its own, sent at once.
-absl::StatusOr<v1::ReduceResponse> SendInParts(const ReduceFlags& f,
-                                               const client::SourceOptions& source_options,
-                                               uint64_t total, const v1::ReduceSpec& spec,
-                                               const client::StreamOptions& options,
-                                               absl::Status* input_error) {
-  std::vector<std::unique_ptr<client::ReducerClient>> connections;
-  std::vector<client::ReducerClient*> clients;
-  std::vector<client::StreamPart> parts;
-  // A connection per part, so the parts use several cores and connections. A list of servers:
-  // part i goes to server i % n (and to the next if that one fails); a DNS name: round robin.
-  const std::vector<std::pair<uint64_t, uint64_t>> split = client::SplitIntoParts(total, f.streams);
-  const std::vector<std::string> targets = client::PartTargets(f.connection.target, split.size());
-  const bool in_order = client::ListsServers(f.connection.target);
-  for (const auto& [begin, count] : split) {
-    auto open = [source_options, begin = begin,
-                 count = count]() -> absl::StatusOr<std::unique_ptr<client::FloatSource>> {
-      absl::StatusOr<std::unique_ptr<client::FloatSource>> whole =
-          client::OpenSource(source_options);
-      if (!whole.ok()) return whole.status();
-      absl::StatusOr<std::unique_ptr<client::PartSource>> part =
-          client::PartSource::Open(std::move(*whole), begin, count);
-      if (!part.ok()) return part.status();
-      return std::unique_ptr<client::FloatSource>(std::move(*part));
-    };
-    absl::StatusOr<std::unique_ptr<client::FloatSource>> first = open();
-    if (!first.ok()) return *input_error = first.status();
-    auto source = std::make_shared<std::unique_ptr<client::FloatSource>>(std::move(*first));
-    parts.push_back({begin, count,
-                     [source, input_error](absl::Span<float> out) {
-                       absl::StatusOr<size_t> filled = (*source)->Read(out);
-                       if (!filled.ok()) *input_error = filled.status();
-                       return filled;
-                     },
-                     // Sent again (its server went away): read the part from its start.
-                     [source, open]() -> absl::Status {
-                       absl::StatusOr<std::unique_ptr<client::FloatSource>> reopened = open();
-                       if (!reopened.ok()) return reopened.status();
-                       *source = std::move(*reopened);
-                       return absl::OkStatus();
-                     }});
-    ConnectionOptions part_connection = f.connection;
-    part_connection.target = targets[parts.size() - 1];
-    absl::StatusOr<std::unique_ptr<client::ReducerClient>> connection =
-        Connect(part_connection, /*own_connection=*/true,
-                in_order ? client::Balancing::kInOrder : client::Balancing::kRoundRobin);
-    if (!connection.ok()) return *input_error = connection.status();
-    connections.push_back(std::move(*connection));
-    clients.push_back(connections.back().get());
-  }
-  return client::ReduceInParts(clients, spec, std::move(parts), options);
-}
-
-// The client's reference for --streams --verify: a second pass over the input, in order.
-absl::Status ReferencePass(const client::SourceOptions& source_options, size_t chunk_elements,
-                           client::RunningReference& reference) {
-  absl::StatusOr<std::unique_ptr<client::FloatSource>> source = client::OpenSource(source_options);
-  if (!source.ok()) return source.status();
-  std::vector<float> chunk(chunk_elements);
-  while (true) {
-    absl::StatusOr<size_t> filled = (*source)->Read(absl::MakeSpan(chunk));
-    if (!filled.ok()) return filled.status();
-    if (*filled == 0) return absl::OkStatus();
-    reference.Add(absl::MakeConstSpan(chunk.data(), *filled));
-  }
-}
 
 // The client's references for --verify: the float64 one of a single float32 op as before, or
 // a typed one per op for every other request.
@@ -387,7 +240,7 @@ int RunReduce(int argc, char** argv) {
       "size runs in fixed memory on both sides. With --shared-memory a server on this "
       "host (started with --allow-shared-memory) reads the input where it lies instead: "
       "registered once, reduced by reference once per --op.");
-  Register(flags, &f);
+  RegisterReduceFlags(flags, &f);
   if (int exit = ParseFlags(flags, argc, argv, 1); exit >= 0) return exit;
   if (f.device < -1 || f.device > std::numeric_limits<int32_t>::max()) {
     return ReportUsageError(

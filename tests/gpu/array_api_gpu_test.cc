@@ -1,8 +1,9 @@
 // The array-API matrix (tests/integration/array_api_cases.h) against a CUDA server, kernel auto
 // (single_pass runs every dtype and op on the GPU), plus the sizes only a GPU suite can afford:
 // 2^26 + 3 float16 and float64 elements. Without a GPU every test skips with the reason.
-// (tests/integration/array_api_test.cc also runs under the "gpu." prefix against a CUDA server:
-// the refusals and the exact cases; this suite is the matrix at GPU sizes.)
+// (tests/integration/array_api_test.cc, array_api_edges_test.cc and array_api_refusals_test.cc
+// also run under the "gpu." prefix against a CUDA server: the refusals and the exact cases; this
+// suite is the matrix at GPU sizes.)
 
 #include <memory>
 #include <vector>

@@ -1,7 +1,7 @@
 #pragma once
 
 // The array-API matrix (issue 22) as functions over a raw stub, shared by the CPU suite
-// (tests/integration/array_api_test.cc) and the GPU suite (tests/gpu/array_api_gpu_test.cc):
+// (tests/integration/array_api*_test.cc) and the GPU suite (tests/gpu/array_api_gpu_test.cc):
 // every dtype x op against array_api_reference.h, NaN and inf, ties, streams cut inside elements.
 
 #include <cmath>

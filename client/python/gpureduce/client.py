@@ -7,13 +7,14 @@ from __future__ import annotations
 
 import dataclasses
 import os
-import warnings
-from typing import Any, Iterator, List, Optional, Sequence
+from typing import Iterator, Optional, Sequence
 
 import grpc
 import numpy
 
-from gpureduce import _cuda, _dtypes
+from gpureduce import _cuda, _dtypes, _requests, _results
+# OpResult, OverflowWarning: re-exported, as `from gpureduce.client import ...` finds them.
+from gpureduce._results import Error, OpResult, OverflowWarning, Result  # noqa: F401
 from gpureduce.shared_memory import SharedRegion
 from gpureduce.v1 import reduce_pb2, reduce_pb2_grpc
 
@@ -23,67 +24,6 @@ OPS = _dtypes.OPS  # the op names, numpy's (gpureduce.OPS)
 # many bytes, as the CLI does (the server's default --max-chunk-bytes is 16 MiB). A chunk may end
 # inside an element: the server joins it with the next.
 DEFAULT_CHUNK_BYTES = 1 << 20
-
-
-class OverflowWarning(RuntimeWarning):
-    """An integer result wrapped around (modulo 2^64) as NumPy's does silently; the exact one
-    does not fit in int64. `warnings.simplefilter("ignore", gpureduce.OverflowWarning)` for
-    NumPy's silence, "error" to raise instead."""
-
-
-class Error(Exception):
-    """The server (or the connection) answered with a gRPC error: `code` and `message`."""
-
-    def __init__(self, code: grpc.StatusCode, message: str):
-        super().__init__(f"{code.name}: {message}")
-        self.code = code
-        self.message = message
-
-
-@dataclasses.dataclass
-class OpResult:
-    """One op's typed answer. `value` is a NumPy scalar of NumPy's result dtype (or of `dtype=`'s;
-    bfloat16 results are float32 scalars holding the bfloat16 value, NumPy having no bfloat16);
-    for the arg ops it is the index (int64) and `element` the element there. `dtype` names the
-    server's result type; `overflow` says an integer result wrapped around."""
-
-    op: str
-    dtype: str
-    value: Any
-    index: int = -1
-    overflow: bool = False
-    element: Optional[float] = None  # arg ops: the element at `index` (as a float64)
-
-
-@dataclasses.dataclass
-class Result:
-    """A reduction's whole answer: `results` holds one OpResult per op, in the request's order;
-    `value` is the first op's float64 result before rounding to its dtype (what every version of
-    this client answered), `index` -1 except for the arg ops; `dtype` the payload's type."""
-
-    value: float
-    index: int
-    count: int
-    kernel: str
-    backend: str
-    device: str
-    timing: dict  # queue_us, h2d_us, kernel_us, d2h_us, server_us, bytes, chunks, ...
-    dtype: str = "float32"
-    results: List[OpResult] = dataclasses.field(default_factory=list)
-
-    @property
-    def scalar(self):
-        """The first op's NumPy scalar: what `Client.reduce` returns for one op."""
-        return self.results[0].value
-
-    @property
-    def values(self) -> tuple:
-        """Every op's NumPy scalar, in order: what `Client.reduce(..., ops=...)` returns."""
-        return tuple(r.value for r in self.results)
-
-    @property
-    def overflow(self) -> bool:
-        return any(r.overflow for r in self.results)
 
 
 @dataclasses.dataclass
@@ -133,30 +73,6 @@ def _read(path: Optional[str]) -> Optional[bytes]:
         return f.read()
 
 
-def _varint(value: int) -> bytes:
-    out = bytearray()
-    while True:
-        low, value = value & 0x7F, value >> 7
-        if value:
-            out.append(low | 0x80)
-        else:
-            out.append(low)
-            return bytes(out)
-
-
-# ReduceRequest and ReduceChunk alike: field 1 the spec, field 2 the data (length-delimited).
-_SPEC_TAG, _DATA_TAG = b"\x0a", b"\x12"
-
-
-def _message(spec: Optional[bytes], data: memoryview) -> bytes:
-    """A ReduceRequest's (or ReduceChunk's) wire bytes: the array's bytes are copied once, into
-    the message, from the array's own memory (protobuf's Python API would copy them twice more:
-    it takes only `bytes`)."""
-    parts = [] if spec is None else [_SPEC_TAG, _varint(len(spec)), spec]
-    parts += [_DATA_TAG, _varint(len(data)), data]
-    return b"".join(parts)
-
-
 class Client:
     """A connection to a gpureduce server.
 
@@ -199,8 +115,8 @@ class Client:
             token = lines[0]
         self._metadata = [("authorization", f"Bearer {token}")] if token else []
         self._stub = reduce_pb2_grpc.ReducerStub(self._channel)
-        # Reduce and ReduceStream with the messages serialized here (_message): the payload goes
-        # from the array's memory into the message in one copy.
+        # Reduce and ReduceStream with the messages serialized here (_requests.encode_message):
+        # the payload goes from the array's memory into the message in one copy.
         service = "/" + reduce_pb2.DESCRIPTOR.services_by_name["Reducer"].full_name
         self._reduce_raw = self._channel.unary_unary(
             service + "/Reduce", request_serializer=None,
@@ -261,7 +177,7 @@ class Client:
 
         Arrays larger than one chunk are streamed; the server is told the element count, so an
         input cut short is refused rather than reduced."""
-        names, cast, ddof = _request_args(op, ops, ddof, dtype)
+        names, cast, ddof = _requests.request_args(op, ops, ddof, dtype)
         data = _dtypes.payload(array, input_dtype)
         if data.cuda:
             if _cuda.array_view(data.array).count == 0:  # nothing to share: an empty request
@@ -270,12 +186,13 @@ class Client:
                 with self.shared_memory(array, input_dtype=input_dtype) as region:
                     return region.reduce_result(ops=names, ddof=ddof, dtype=cast, kernel=kernel,
                                                 timeout=timeout, _stacklevel=_stacklevel + 1)
-        spec = _spec(names, data.dtype, ddof, kernel, data.count)
+        spec = _requests.make_spec(names, data.dtype, ddof, kernel, data.count)
         response = self._send(spec, data, timeout)
-        result = self._typed(response, names, data.dtype, cast,
-                             lambda op: self._send(_spec((op,), data.dtype, ddof, kernel,
-                                                         data.count), data, timeout))
-        _warn_overflow(result, _stacklevel)
+        result = _results.typed_result(
+            response, names, data.dtype, cast,
+            lambda op: self._send(_requests.make_spec((op,), data.dtype, ddof, kernel, data.count),
+                                  data, timeout))
+        _results.warn_overflow(result, _stacklevel)
         return result
 
     def _send(self, spec, data: "_dtypes.Payload", timeout: Optional[float]):
@@ -284,8 +201,8 @@ class Client:
         view = data.memoryview()
         try:
             if len(view) <= self._chunk_bytes:
-                return self._reduce_raw(_message(spec_bytes, view), timeout=timeout,
-                                        metadata=self._metadata)
+                return self._reduce_raw(_requests.encode_message(spec_bytes, view),
+                                        timeout=timeout, metadata=self._metadata)
             return self._reduce_stream_raw(self._chunks(spec_bytes, view), timeout=timeout,
                                            metadata=self._metadata)
         except grpc.RpcError as error:
@@ -381,7 +298,7 @@ class Client:
         Region, whose size is then the default) in place on the server, its elements of
         `input_dtype` (float32 unless named); the other arguments are `reduce`'s. Returns the
         whole Result."""
-        names, cast, ddof = _request_args(op, ops, ddof, dtype)
+        names, cast, ddof = _requests.request_args(op, ops, ddof, dtype)
         name = _dtypes.input_type(input_dtype) or "float32"
         if isinstance(region, Region):
             if byte_size is None:
@@ -396,13 +313,13 @@ class Client:
 
         def send(op_names):
             request = reduce_pb2.ReduceRequest(
-                spec=_spec(op_names, name, ddof, kernel, count),
+                spec=_requests.make_spec(op_names, name, ddof, kernel, count),
                 shared_memory=reduce_pb2.SharedMemoryRef(region=region, offset=offset,
                                                          byte_size=byte_size))
             return self._call(self._stub.Reduce, request, timeout)
 
-        result = self._typed(send(names), names, name, cast, lambda op: send((op,)))
-        _warn_overflow(result, _stacklevel)
+        result = _results.typed_result(send(names), names, name, cast, lambda op: send((op,)))
+        _results.warn_overflow(result, _stacklevel)
         return result
 
     def _call(self, method, request, timeout: Optional[float] = None):
@@ -414,79 +331,5 @@ class Client:
     def _chunks(self, spec: bytes, view: memoryview) -> Iterator[bytes]:
         for begin in range(0, len(view), self._chunk_bytes):
             # The spec rides in the first chunk only; a chunk may end inside an element.
-            yield _message(spec if begin == 0 else None, view[begin:begin + self._chunk_bytes])
-
-    @staticmethod
-    def _typed(response, names, input_dtype: str, cast: Optional[str], again) -> Result:
-        """The Result of `response`, its ops' answers as NumPy scalars. `again(op)` asks for one
-        op alone: where `dtype=` asks for a float result of another precision than the server's,
-        each op after the first needs its unrounded value, which only a response's `value` has."""
-        t = response.timing
-        timing = {field.name: getattr(t, field.name) for field in t.DESCRIPTOR.fields}
-        answered = _dtypes.dtype_name(response.dtype)
-        if answered != input_dtype:
-            raise Error(grpc.StatusCode.UNIMPLEMENTED,
-                        f"the server reduced the payload as {answered}, not {input_dtype}: it "
-                        "predates dtypes (gpureduce 0.1 reduces float32 only); upgrade it")
-        messages = list(response.results)
-        if not messages:  # a server that predates typed results: float32, one classic op
-            op = names[0]
-            messages = [reduce_pb2.OpResult(
-                op=_dtypes.OPS[op], dtype=reduce_pb2.INT64 if op in _dtypes.ARG_OPS
-                else reduce_pb2.FLOAT32, value=float(numpy.float32(response.value)),
-                int_value=max(response.index, 0) if op in _dtypes.ARG_OPS else 0,
-                index=response.index)]
-        if len(messages) != len(names):
-            raise Error(grpc.StatusCode.INTERNAL, f"the server answered {len(messages)} results "
-                        f"for {len(names)} ops")
-        results = []
-        for i, (op, message) in enumerate(zip(names, messages)):
-            result_dtype = _dtypes.dtype_name(message.dtype)
-            exact = None
-            if (cast is not None and cast != result_dtype and op not in _dtypes.ARG_OPS
-                    and result_dtype not in ("int32", "int64")):
-                exact = response.value if i == 0 else again(op).value
-            value = _dtypes.scalar(op, result_dtype, message.value, message.int_value, cast,
-                                   exact)
-            results.append(OpResult(
-                op=op, dtype=result_dtype, value=value, index=message.index,
-                overflow=message.overflow,
-                element=message.value if op in _dtypes.ARG_OPS else None))
-        return Result(value=response.value, index=response.index, count=response.count,
-                      kernel=response.kernel, backend=response.backend, device=response.device,
-                      timing=timing, dtype=answered, results=results)
-
-
-def _request_args(op, ops, ddof, dtype):
-    """The op names, `dtype=`'s type and ddof of a reduce call, checked."""
-    if isinstance(ddof, str):
-        raise TypeError(f"ddof={ddof!r}: reduce's third argument is ddof; name the kernel "
-                        "with kernel=")
-    if ops is not None and op is not None:
-        raise ValueError("pass op or ops, not both")
-    names = _dtypes.ops_tuple(ops if ops is not None else (op or "sum"))
-    cast = _dtypes.result_type(dtype)
-    if cast is not None and ops is None and names[0] in _dtypes.ARG_OPS:
-        raise TypeError(f"{names[0]} answers an int64 index and takes no dtype")
-    return names, cast, float(ddof)
-
-
-def _spec(names, dtype: str, ddof: float, kernel: str, count: int):
-    spec = reduce_pb2.ReduceSpec(kernel=kernel, expected_count=count)
-    if len(names) == 1:
-        spec.op = _dtypes.OPS[names[0]]  # what every server version reads
-    else:
-        spec.ops.extend(_dtypes.OPS[name] for name in names)
-    if dtype != "float32":
-        spec.dtype = _dtypes.DTYPES[dtype][0]
-    if any(name in _dtypes.MOMENT_OPS for name in names):
-        spec.ddof = ddof
-    return spec
-
-
-def _warn_overflow(result: Result, stacklevel: int) -> None:
-    for r in result.results:
-        if r.overflow:
-            warnings.warn(f"gpureduce: the {r.op} of {result.dtype} overflowed int64 and wrapped "
-                          f"around, as NumPy's does (the answer is {r.value})", OverflowWarning,
-                          stacklevel=stacklevel + 1)
+            yield _requests.encode_message(spec if begin == 0 else None,
+                                           view[begin:begin + self._chunk_bytes])
