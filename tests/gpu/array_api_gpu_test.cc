@@ -65,14 +65,14 @@ TEST_F(ArrayApiGpuTest, EveryDTypeAndOpAtAMillionAndThree) {
 
 TEST_F(ArrayApiGpuTest, NanAndInfAtTheStartTheMiddleAndTheEnd) {
   SCOPED_TRACE(SeedTrace(seed_));
-  // A million elements for one dtype only: the client's long-double reference of every op over
-  // each of the placements is most of this test's time (the GPU's part is microseconds).
+  // Sizes of one block to several (65539 elements spans blocks and a ragged tail): the client's
+  // long-double reference of every op over each placement is this test's time (at a million
+  // elements 183 s on the H100 host; the GPU's part is microseconds).
   for (v1::DType dtype : {v1::FLOAT32, v1::FLOAT16, v1::BFLOAT16, v1::FLOAT64}) {
-    for (size_t n : {size_t{1}, size_t{2}, size_t{31}, size_t{4099}}) {
+    for (size_t n : {size_t{1}, size_t{2}, size_t{31}, size_t{4099}, size_t{65539}}) {
       RunSpecials(*h_, dtype, n, seed_ + n);
     }
   }
-  RunSpecials(*h_, v1::FLOAT16, kMillion, seed_);
 }
 
 TEST_F(ArrayApiGpuTest, ArgOpsAnswerTheFirstOfTies) {
