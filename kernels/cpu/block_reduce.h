@@ -1,18 +1,69 @@
 #pragma once
 
-// The CPU backend's kernel: one thread reduces one contiguous block in float64.
+// The `cpu` kernel's passes over one in-cache block (internal to kernels/cpu; ReduceBlock in
+// kernels/reduce.h runs them). A request reads its block once from memory: the first pass
+// brings it into L2 (a task's block is at most 512 KiB), the others reread it there. Each pass
+// is one loop templated on the dtype and on the accumulations it gathers, so a request pays
+// only for what its ops need.
 
+#include <cstddef>
 #include <cstdint>
 #include <span>
 
-#include "common/reduction/op.h"
-#include "common/reduction/partial.h"
+#include "common/reduction/dtype.h"
+#include "common/reduction/stats.h"
+#include "kernels/reduce.h"
+
+// The passes are compiled once per instruction set (kernels/CMakeLists.txt), each copy in its own
+// namespace: `baseline` (any x86-64: SSE2) and, on x86-64, `avx2` (AVX2, F16C, BMI2; no FMA,
+// so both give the same bits). ReduceBlock picks one when the process starts.
+#ifndef GPUREDUCE_CPU_PASSES
+#define GPUREDUCE_CPU_PASSES baseline
+#endif
 
 namespace gpureduce::kernels::cpu {
 
-// Reduces `data` (elements base_index .. base_index + size - 1 of the whole array).
-// Sums accumulate in float64 across several independent accumulators, so the compiler can
-// vectorize without reassociating anything the source did not already reassociate.
-Partial ReduceBlock(Op op, std::span<const float> data, uint64_t base_index);
+// Independent accumulators per loop: hides add latency and fills the vector registers.
+inline constexpr size_t kLanes = 8;
+
+struct Passes {
+  // The sums: nan_count always (floats), and sum/sum_lo or int_sum/int_sum_wraps, sum_squares,
+  // and mean/m2 (moments) as `needs` asks; with `fuse_extremes`, a float64 block's extremes too
+  // (as add_extremes finds them, indices from base_index). `data` holds `size` elements of
+  // `dtype` (float32, float64, int32 or int64: float16 and bfloat16 are widened first).
+  void (*add_sums)(DType dtype, const StatsNeeds& needs, bool fuse_extremes, const std::byte* data,
+                   size_t size, uint64_t base_index, Stats& stats);
+  // min/int_min and min_index (if `min`), max likewise: the first occurrence of the extreme
+  // among the non-NaN elements, indices counted from `base_index`; nan_count (floats).
+  void (*add_extremes)(DType dtype, bool min, bool max, const std::byte* data, size_t size,
+                       uint64_t base_index, Stats& stats);
+  // prod/prod_exponent of the non-NaN elements, or int_prod, int_prod_overflow, int_prod_zero.
+  void (*add_product)(DType dtype, const std::byte* data, size_t size, Stats& stats);
+  // float16 (else bfloat16) elements to float32, exactly.
+  void (*widen)(bool half, const uint16_t* in, size_t size, float* out);
+};
+
+namespace baseline {
+extern const Passes kPasses;
+}
+namespace avx2 {
+extern const Passes kPasses;  // defined where the build has it (GPUREDUCE_CPU_HAVE_AVX2)
+}
+
+// This compilation's copy of the passes (kPasses holds them).
+namespace GPUREDUCE_CPU_PASSES {
+void AddSums(DType dtype, const StatsNeeds& needs, bool fuse_extremes, const std::byte* data,
+             size_t size, uint64_t base_index, Stats& stats);
+void AddExtremes(DType dtype, bool min, bool max, const std::byte* data, size_t size,
+                 uint64_t base_index, Stats& stats);
+void AddProduct(DType dtype, const std::byte* data, size_t size, Stats& stats);
+}  // namespace GPUREDUCE_CPU_PASSES
+
+// The fastest passes this CPU runs.
+const Passes& ChosenPasses();
+
+// ReduceBlock with the given passes (tests compare them).
+Stats ReduceBlockWith(const Passes& passes, const StatsRequest& request,
+                      std::span<const std::byte> bytes, uint64_t base_index);
 
 }  // namespace gpureduce::kernels::cpu

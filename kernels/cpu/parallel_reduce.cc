@@ -1,5 +1,5 @@
 // The `cpu` kernel on a thread pool (kernels/reduce.h): the array is cut into fixed-size tasks
-// whose partials are combined in order by whichever task finishes last.
+// whose stats are merged in order by whichever task finishes last.
 
 #include <algorithm>
 #include <atomic>
@@ -10,7 +10,7 @@
 #include <utility>
 #include <vector>
 
-#include "kernels/cpu/block_reduce.h"
+#include "absl/strings/str_cat.h"
 #include "kernels/reduce.h"
 
 namespace gpureduce::kernels::cpu {
@@ -18,40 +18,53 @@ namespace {
 
 using Clock = std::chrono::steady_clock;
 
+// An empty input's stats: what MergeStats starts from.
+Stats EmptyStats(const StatsRequest& request) {
+  Stats stats;
+  stats.integer = IsInteger(request.dtype);
+  return stats;
+}
+
 // Shared by the tasks of one ReduceAsync call; the last task to finish owns the combine.
 struct Job {
-  Op op;
+  StatsRequest request;
   uint64_t count;
   BlockSource source;
   uint64_t base_index;
-  ReduceSourceDone done;
-  std::vector<absl::StatusOr<Partial>> partials;
+  StatsDone done;
+  std::vector<absl::StatusOr<Stats>> stats;
   std::atomic<size_t> remaining;
   Clock::time_point submitted;
   std::once_flag started_once;
   Clock::time_point started;
 };
 
-absl::StatusOr<Partial> ReduceTask(const Job& job, size_t task) {
+absl::StatusOr<Stats> ReduceTask(const Job& job, size_t task) {
   const uint64_t begin = task * kElementsPerTask;
   const size_t size = static_cast<size_t>(std::min<uint64_t>(kElementsPerTask, job.count - begin));
-  absl::StatusOr<std::span<const float>> block = job.source(begin, size);
+  absl::StatusOr<std::span<const std::byte>> block = job.source(begin, size);
   if (!block.ok()) return block.status();
-  return ReduceBlock(job.op, *block, job.base_index + begin);
+  const size_t expected = size * DTypeSize(job.request.dtype);
+  if (block->size() != expected) {
+    return absl::InternalError(absl::StrCat("block source returned ", block->size(),
+                                            " bytes for elements [", begin, ", ", begin + size,
+                                            "), expected ", expected));
+  }
+  return ReduceBlock(job.request, *block, job.base_index + begin);
 }
 
 void RunTask(const std::shared_ptr<Job>& job, size_t task) {
   std::call_once(job->started_once, [&] { job->started = Clock::now(); });
-  job->partials[task] = ReduceTask(*job, task);
+  job->stats[task] = ReduceTask(*job, task);
   if (job->remaining.fetch_sub(1, std::memory_order_acq_rel) != 1) return;
 
-  absl::StatusOr<Partial> total = Partial{};
-  for (const absl::StatusOr<Partial>& partial : job->partials) {
-    if (!partial.ok()) {
-      total = partial.status();
+  absl::StatusOr<Stats> total = EmptyStats(job->request);
+  for (const absl::StatusOr<Stats>& stats : job->stats) {
+    if (!stats.ok()) {
+      total = stats.status();
       break;
     }
-    total = Combine(job->op, *total, *partial);
+    total = MergeStats(*total, *stats);
   }
   ReduceTiming timing;
   timing.queue = job->started - job->submitted;
@@ -61,20 +74,20 @@ void RunTask(const std::shared_ptr<Job>& job, size_t task) {
 
 }  // namespace
 
-void ReduceAsync(ThreadPool& pool, Op op, uint64_t count, BlockSource source, uint64_t base_index,
-                 ReduceSourceDone done) {
+void ReduceAsync(ThreadPool& pool, const StatsRequest& request, uint64_t count, BlockSource source,
+                 uint64_t base_index, StatsDone done) {
   if (count == 0) {
-    std::move(done)(Partial{}, ReduceTiming{});
+    std::move(done)(EmptyStats(request), ReduceTiming{});
     return;
   }
   auto job = std::make_shared<Job>();
-  job->op = op;
+  job->request = request;
   job->count = count;
   job->source = std::move(source);
   job->base_index = base_index;
   job->done = std::move(done);
   const size_t tasks = static_cast<size_t>((count + kElementsPerTask - 1) / kElementsPerTask);
-  job->partials.resize(tasks);
+  job->stats.resize(tasks);
   job->remaining.store(tasks, std::memory_order_relaxed);
   job->submitted = Clock::now();
   if (tasks == 1) {
@@ -88,34 +101,37 @@ void ReduceAsync(ThreadPool& pool, Op op, uint64_t count, BlockSource source, ui
   }
 }
 
-void ReduceAsync(ThreadPool& pool, Op op, std::span<const float> data, uint64_t base_index,
-                 ReduceDone done) {
-  if (data.size() <= kElementsPerTask) {
+void ReduceAsync(ThreadPool& pool, const StatsRequest& request, std::span<const std::byte> data,
+                 uint64_t base_index, StatsDone done) {
+  const size_t element_size = DTypeSize(request.dtype);
+  const uint64_t count = data.size() / element_size;
+  if (count <= kElementsPerTask) {
     // The one-task case of the general path (on this thread), without its allocations: this is
     // every small request's path.
     const Clock::time_point start = Clock::now();
-    const Partial partial = data.empty() ? Partial{} : ReduceBlock(op, data, base_index);
+    Stats stats = ReduceBlock(request, data, base_index);
     ReduceTiming timing;
     timing.compute = Clock::now() - start;
-    std::move(done)(partial, timing);
+    std::move(done)(std::move(stats), timing);
     return;
   }
-  // Memory never fails to read: the status is always a partial.
   ReduceAsync(
-      pool, op, data.size(),
-      [data](uint64_t begin, size_t size) -> absl::StatusOr<std::span<const float>> {
-        return data.subspan(begin, size);
+      pool, request, count,
+      [data, element_size](uint64_t begin,
+                           size_t size) -> absl::StatusOr<std::span<const std::byte>> {
+        return data.subspan(begin * element_size, size * element_size);
       },
-      base_index,
-      [done = std::move(done)](absl::StatusOr<Partial> partial, ReduceTiming timing) mutable {
-        std::move(done)(*partial, timing);
-      });
+      base_index, std::move(done));
 }
 
-Partial Reduce(ThreadPool& pool, Op op, std::span<const float> data, uint64_t base_index) {
-  std::promise<Partial> result;
-  ReduceAsync(pool, op, data, base_index,
-              [&result](Partial partial, ReduceTiming) { result.set_value(partial); });
+Stats Reduce(ThreadPool& pool, const StatsRequest& request, std::span<const std::byte> data,
+             uint64_t base_index) {
+  std::promise<Stats> result;
+  ReduceAsync(pool, request, data, base_index,
+              [&result](absl::StatusOr<Stats> stats, ReduceTiming) {
+                // Memory never fails to read: the status is always stats.
+                result.set_value(*std::move(stats));
+              });
   return result.get_future().get();
 }
 

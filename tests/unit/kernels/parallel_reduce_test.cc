@@ -1,156 +1,134 @@
-// The CPU backend's kernel against the float64 reference: every op (each through its
-// reduction in op_dispatch.h), awkward sizes, fresh data.
+// The `cpu` kernel's task structure (kernels/reduce.h): fixed tasks merged in order, so results
+// do not depend on the thread count; block sources and their failures; the caller's thread for
+// one task; indices in the whole array; the accuracy contract of docs/cpu-backend.md.
 
 #include <cmath>
 #include <cstring>
-#include <limits>
+#include <future>
+#include <thread>
 #include <vector>
 
-#include "common/reduction/finalize.h"
-#include "common/reduction/op_name.h"
+#include "common/reduction/op_result.h"
 #include "gtest/gtest.h"
+#include "kernels/cpu/block_reduce.h"
 #include "kernels/reduce.h"
 #include "tests/support/random_data.h"
 #include "tests/support/reference.h"
+#include "tests/unit/kernels/typed_array.h"
 
 namespace gpureduce::kernels::cpu {
 namespace {
 
-using testing::CheckAgainstReference;
-using testing::ComputeReference;
+constexpr size_t kSeveralTasks = 3 * kElementsPerTask + 17;
 
-constexpr double kDefaultKernelTolerance = 1e-9;  // float64 accumulation (README.md)
-constexpr float kNaN = std::numeric_limits<float>::quiet_NaN();
-constexpr float kInf = std::numeric_limits<float>::infinity();
-
-std::vector<float> DataFor(Op op, size_t n, uint64_t seed) {
-  return op == Op::kProd ? testing::NearOneData(n, seed) : testing::MixedSignData(n, seed);
+bool SameBits(const Stats& a, const Stats& b) {
+  return a.count == b.count && a.nan_count == b.nan_count && a.first_nan == b.first_nan &&
+         std::memcmp(&a.sum, &b.sum, sizeof(double)) == 0 &&
+         std::memcmp(&a.sum_lo, &b.sum_lo, sizeof(double)) == 0 && a.int_sum == b.int_sum &&
+         a.int_sum_wraps == b.int_sum_wraps &&
+         std::memcmp(&a.sum_squares, &b.sum_squares, sizeof(double)) == 0 &&
+         std::memcmp(&a.prod, &b.prod, sizeof(double)) == 0 && a.prod_exponent == b.prod_exponent &&
+         a.int_prod == b.int_prod && a.min_index == b.min_index && a.max_index == b.max_index &&
+         std::memcmp(&a.mean, &b.mean, sizeof(double)) == 0 &&
+         std::memcmp(&a.m2, &b.m2, sizeof(double)) == 0;
 }
 
-std::string Check(ThreadPool& pool, Op op, const std::vector<float>& data) {
-  const absl::StatusOr<ReduceResult> result = Finalize(op, Reduce(pool, op, data));
-  if (!result.ok()) return result.status().ToString();
-  return CheckAgainstReference(op, ComputeReference(op, data), result->value, result->index,
-                               kDefaultKernelTolerance);
-}
-
-class ParallelReduceTest : public ::testing::TestWithParam<Op> {
- protected:
-  ThreadPool pool_{4};
-};
-
-TEST_P(ParallelReduceTest, MatchesReferenceAtAwkwardSizes) {
-  const Op op = GetParam();
-  for (size_t n : {size_t{1}, size_t{2}, size_t{31}, size_t{32}, size_t{33}, size_t{4097},
-                   kElementsPerTask - 1, kElementsPerTask + 1, size_t{1000003}, size_t{1} << 24}) {
+TEST(ParallelReduceTest, ResultIsIndependentOfThreadCount) {
+  ThreadPool one(1), four(4);
+  for (DType dtype : kAllDTypes) {
     const uint64_t seed = testing::FreshSeed();
-    SCOPED_TRACE(testing::SeedTrace(seed) + " n=" + std::to_string(n));
-    const std::vector<float> data = DataFor(op, n, seed);
-    EXPECT_EQ(Check(pool_, op, data), "");
+    SCOPED_TRACE(std::string(testing::DTypeLabel(dtype)) + " " + testing::SeedTrace(seed));
+    const testing::TypedArray array = testing::RandomArray(dtype, kSeveralTasks, seed);
+    const StatsRequest request{dtype, NeedsOf(kAllOps)};
+    EXPECT_TRUE(SameBits(Reduce(one, request, array.bytes), Reduce(four, request, array.bytes)));
   }
 }
 
-// Every length of the 8-lane loops' tails and of ARGMIN/ARGMAX's runs, on one thread, with the
-// block at a position other than 0 of the whole array: indices are reported in the whole array.
-TEST_P(ParallelReduceTest, EveryTailLengthAtAnOffsetMatchesTheReference) {
-  const Op op = GetParam();
-  constexpr uint64_t kBase = 1000003;
-  for (size_t n = 1; n <= 41; ++n) {
+// The instruction sets' copies of the passes give the same bits (the lanes are the source's).
+TEST(ParallelReduceTest, EveryInstructionSetGivesTheSameBits) {
+  for (DType dtype : kAllDTypes) {
     const uint64_t seed = testing::FreshSeed();
-    SCOPED_TRACE(testing::SeedTrace(seed) + " n=" + std::to_string(n));
-    const std::vector<float> data = DataFor(op, n, seed);
-    const absl::StatusOr<ReduceResult> result = Finalize(op, Reduce(pool_, op, data, kBase));
-    ASSERT_TRUE(result.ok()) << result.status();
-    EXPECT_EQ(result->count, n);
-    const int64_t index = OpReturnsIndex(op) ? result->index - int64_t{kBase} : result->index;
-    EXPECT_EQ(CheckAgainstReference(op, ComputeReference(op, data), result->value, index,
-                                    kDefaultKernelTolerance),
-              "");
+    SCOPED_TRACE(std::string(testing::DTypeLabel(dtype)) + " " + testing::SeedTrace(seed));
+    testing::TypedArray array = testing::RandomArray(dtype, 4099, seed);
+    if (!IsInteger(dtype)) array.Set(77, NAN);
+    std::vector<StatsNeeds> requests = {NeedsOf(kAllOps)};
+    for (const Op op : kAllOps) requests.push_back(NeedsOf(std::span<const Op>(&op, 1)));
+    for (const StatsNeeds& needs : requests) {
+      const StatsRequest request{dtype, needs};
+      EXPECT_TRUE(SameBits(ReduceBlockWith(baseline::kPasses, request, array.bytes, 5),
+                           ReduceBlockWith(ChosenPasses(), request, array.bytes, 5)));
+    }
   }
 }
 
-TEST_P(ParallelReduceTest, NaNPropagatesAndArgOpsReturnTheFirstNaN) {
-  const Op op = GetParam();
-  const uint64_t seed = testing::FreshSeed();
-  SCOPED_TRACE(testing::SeedTrace(seed));
-  std::vector<float> data = DataFor(op, 300001, seed);
-  data[200000] = kNaN;  // in a later task than the first
-  data[250000] = kNaN;
-  const ReduceResult result = *Finalize(op, Reduce(pool_, op, data));
-  EXPECT_TRUE(std::isnan(result.value));
-  EXPECT_EQ(result.index, OpReturnsIndex(op) ? 200000 : -1);
+// Indices count from base_index: a block reduced as part of a larger array reports its place.
+TEST(ParallelReduceTest, IndicesCountFromTheBaseIndex) {
+  ThreadPool pool(2);
+  std::vector<double> values(kSeveralTasks, 1.0);
+  values[kElementsPerTask + 9] = -2;
+  values[2 * kElementsPerTask + 1] = 5;
+  values[kElementsPerTask + 20] = NAN;
+  const testing::TypedArray array = testing::FromValues(DType::kFloat64, values);
+  const Stats stats = Reduce(pool, {DType::kFloat64, NeedsOf(kAllOps)}, array.bytes, 1000);
+  EXPECT_EQ(stats.min_index, 1000 + static_cast<int64_t>(kElementsPerTask) + 9);
+  EXPECT_EQ(stats.max_index, 1000 + 2 * static_cast<int64_t>(kElementsPerTask) + 1);
+  EXPECT_EQ(stats.first_nan, 1000 + static_cast<int64_t>(kElementsPerTask) + 20);
+  EXPECT_EQ(stats.nan_count, 1u);
+  EXPECT_EQ(stats.count, kSeveralTasks);
 }
 
-TEST_P(ParallelReduceTest, InfinitiesFollowIeee) {
-  const Op op = GetParam();
-  const uint64_t seed = testing::FreshSeed();
-  SCOPED_TRACE(testing::SeedTrace(seed));
-  std::vector<float> data = DataFor(op, 100003, seed);
-  data[77777] = kInf;
-  EXPECT_EQ(Check(pool_, op, data), "") << "one +inf";
-  data[99999] = -kInf;
-  EXPECT_EQ(Check(pool_, op, data), "") << "+inf and -inf (sum is NaN)";
-}
-
-TEST_P(ParallelReduceTest, TiesResolveToTheFirstOccurrence) {
-  const Op op = GetParam();
-  std::vector<float> data = testing::MixedSignData(3 * kElementsPerTask + 5, testing::FreshSeed());
-  for (float& x : data) x = std::fmod(x, 100.0f);  // no value reaches +/-1000
-  // The same extreme three times, in three different tasks.
-  for (size_t at : {kElementsPerTask + 3, 2 * kElementsPerTask + 1, 3 * kElementsPerTask + 4}) {
-    data[at] = (op == Op::kMin || op == Op::kArgMin) ? -1000.0f : 1000.0f;
-  }
-  EXPECT_EQ(Check(pool_, op, data), "");
-  if (OpReturnsIndex(op)) {
-    EXPECT_EQ(Finalize(op, Reduce(pool_, op, data))->index,
-              static_cast<int64_t>(kElementsPerTask + 3));
+TEST(ParallelReduceTest, OneTaskRunsOnTheCallersThreadAndEmptyInputToo) {
+  ThreadPool pool(2);
+  const testing::TypedArray array = testing::RandomArray(DType::kInt32, kElementsPerTask, 1);
+  for (std::span<const std::byte> data :
+       {std::span<const std::byte>(array.bytes), std::span<const std::byte>()}) {
+    bool called = false;
+    std::thread::id caller;
+    ReduceAsync(pool, {DType::kInt32, NeedsOf(kAllOps)}, data, 0,
+                [&](absl::StatusOr<Stats> stats, ReduceTiming) {
+                  called = true;
+                  caller = std::this_thread::get_id();
+                  ASSERT_TRUE(stats.ok());
+                  EXPECT_EQ(stats->count, data.size() / 4);
+                  EXPECT_TRUE(stats->integer);
+                });
+    EXPECT_TRUE(called);
+    EXPECT_EQ(caller, std::this_thread::get_id());
   }
 }
 
-TEST_P(ParallelReduceTest, SplitAnywhereCombinesToTheWhole) {
-  const Op op = GetParam();
-  const uint64_t seed = testing::FreshSeed();
-  SCOPED_TRACE(testing::SeedTrace(seed));
-  const std::vector<float> data = DataFor(op, 200003, seed);
-  const std::span<const float> all(data);
-  for (size_t cut : {size_t{1}, size_t{31}, size_t{65536}, size_t{199999}}) {
-    const Partial left = Reduce(pool_, op, all.first(cut), 0);
-    const Partial right = Reduce(pool_, op, all.subspan(cut), cut);
-    const ReduceResult combined = *Finalize(op, Combine(op, left, right));
-    EXPECT_EQ(CheckAgainstReference(op, ComputeReference(op, data), combined.value, combined.index,
-                                    kDefaultKernelTolerance),
-              "")
-        << "cut at " << cut;
-  }
-}
+// A source is read block by block from the tasks; the first block that fails, in task order,
+// is the result, and a block of the wrong length is refused rather than misread.
+TEST(ParallelReduceTest, BlockSourceFailuresComeBackInTaskOrder) {
+  ThreadPool pool(4);
+  const testing::TypedArray array = testing::RandomArray(DType::kFloat16, kSeveralTasks, 2);
+  const StatsRequest request{DType::kFloat16, NeedsOf(kAllOps)};
+  const auto run = [&](BlockSource source) {
+    std::promise<absl::StatusOr<Stats>> result;
+    ReduceAsync(pool, request, kSeveralTasks, std::move(source), 0,
+                [&](absl::StatusOr<Stats> stats, ReduceTiming) { result.set_value(stats); });
+    return result.get_future().get();
+  };
+  const std::span<const std::byte> bytes(array.bytes);
+  const absl::StatusOr<Stats> whole = run([&](uint64_t begin, size_t size) {
+    return absl::StatusOr<std::span<const std::byte>>(bytes.subspan(begin * 2, size * 2));
+  });
+  ASSERT_TRUE(whole.ok());
+  EXPECT_TRUE(SameBits(*whole, Reduce(pool, request, bytes)));
 
-TEST_P(ParallelReduceTest, ResultIsIndependentOfThreadCount) {
-  const Op op = GetParam();
-  const std::vector<float> data = DataFor(op, 1000003, testing::FreshSeed());
-  ThreadPool one(1);
-  const Partial a = Reduce(one, op, data);
-  const Partial b = Reduce(pool_, op, data);
-  EXPECT_EQ(std::memcmp(&a.value, &b.value, sizeof(double)), 0) << a.value << " vs " << b.value;
-  EXPECT_EQ(a.index, b.index);
-}
+  const absl::StatusOr<Stats> failed =
+      run([&](uint64_t begin, size_t size) -> absl::StatusOr<std::span<const std::byte>> {
+        if (begin >= kElementsPerTask) return absl::DataLossError("block " + std::to_string(begin));
+        return bytes.subspan(begin * 2, size * 2);
+      });
+  EXPECT_EQ(failed.status(), absl::DataLossError("block " + std::to_string(kElementsPerTask)));
 
-TEST_P(ParallelReduceTest, EmptyInputFollowsTheContract) {
-  const Op op = GetParam();
-  const absl::StatusOr<ReduceResult> result = Finalize(op, Reduce(pool_, op, {}));
-  if (op == Op::kSum || op == Op::kProd) {
-    ASSERT_TRUE(result.ok());
-    EXPECT_EQ(result->value, op == Op::kSum ? 0.0 : 1.0);
-    EXPECT_EQ(result->count, 0u);
-  } else {
-    EXPECT_EQ(result.status().code(), absl::StatusCode::kInvalidArgument);
-    EXPECT_NE(result.status().message().find("empty"), absl::string_view::npos);
-  }
+  const absl::StatusOr<Stats> short_block =
+      run([&](uint64_t begin, size_t size) -> absl::StatusOr<std::span<const std::byte>> {
+        return bytes.subspan(begin * 2, size * 2 - 2);
+      });
+  EXPECT_EQ(short_block.status().code(), absl::StatusCode::kInternal);
 }
-
-INSTANTIATE_TEST_SUITE_P(AllOps, ParallelReduceTest, ::testing::ValuesIn(kClassicOps),
-                         [](const ::testing::TestParamInfo<Op>& info) {
-                           return std::string(OpName(info.param));
-                         });
 
 // The default kernels' accuracy contract (README.md): float64 accumulation keeps a sum within
 // 1e-9 x sum(|x|) of the reference. 2^24 floats (64 MiB) of mixed sign and magnitude, three in
@@ -165,15 +143,20 @@ TEST(ParallelReduceAccuracy, SumOfMixedSignFloatsIsWithin1e9OfReference) {
   for (size_t i = 0; i < data.size(); ++i) {
     if (i % 4 != 0) data[i] = std::fabs(data[i]);
   }
-  const testing::Reference reference = ComputeReference(Op::kSum, data);
+  const testing::Reference reference = testing::ComputeReference(Op::kSum, data);
   float lanes[8] = {};
   for (size_t i = 0; i < data.size(); ++i) lanes[i % 8] += data[i];
   float float32_sum = 0;
   for (float lane : lanes) float32_sum += lane;
   ASSERT_GT(std::fabs(float32_sum - reference.value), 1e-9 * reference.scale)
       << "float32 accumulation meets the bound too: the case cannot tell them apart";
-  ThreadPool pool(0);
-  EXPECT_EQ(Check(pool, Op::kSum, data), "");
+  ThreadPool pool(2);
+  const Op sum[] = {Op::kSum};
+  const Stats stats =
+      Reduce(pool, {DType::kFloat32, NeedsOf(sum)}, std::as_bytes(std::span<const float>(data)));
+  const absl::StatusOr<OpResult> result = FinalizeOp(Op::kSum, DType::kFloat32, 0, stats);
+  ASSERT_TRUE(result.ok());
+  EXPECT_EQ(testing::CheckAgainstReference(Op::kSum, reference, result->unrounded, -1, 1e-9), "");
 }
 
 }  // namespace

