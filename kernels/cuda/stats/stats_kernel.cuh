@@ -14,6 +14,7 @@
 #include <algorithm>
 #include <cstdint>
 
+#include "kernels/cuda/single_pass/block_merge.cuh"
 #include "kernels/cuda/stats/stats_launch.h"
 #include "kernels/cuda/stats/stats_merge.cuh"
 #include "kernels/cuda/stats/stats_policy.h"
@@ -44,73 +45,30 @@ __device__ inline T LoadStateFromL2(const T* source) {
   return out;
 }
 
-// Merges every thread's state into thread 0's, in thread order (lower lanes and warps on the
-// left at every level): the same tree every run, so the same bits. The levels stay rolled: one
-// copy of Merge per stage (unrolled, the five-op state's ten levels came twice per kernel, most
-// of its code, all of it run once per block from a cold instruction cache). Ends with a barrier.
-template <typename Block, unsigned kThreads>
-__device__ __forceinline__ Block StatsBlockMerge(Block state) {
-  static_assert(kThreads % 32 == 0 && kThreads <= 1024);
-  constexpr unsigned kWarps = kThreads / 32;
-  static_assert((kWarps & (kWarps - 1)) == 0, "a power-of-two number of warps");
-  // Raw storage: states have default member initializers, which __shared__ may not run.
-  __shared__ alignas(Block) unsigned char storage[kWarps * sizeof(Block)];
-  Block* warp_states = reinterpret_cast<Block*>(storage);
-  const unsigned lane = threadIdx.x % 32, warp = threadIdx.x / 32;
-#pragma unroll 1
-  for (unsigned delta = 16; delta > 0; delta /= 2) state.Merge(state.ShuffleDown(delta));
-  if (lane == 0) warp_states[warp] = state;
-  __syncthreads();
-  if (warp == 0) {
-    state = lane < kWarps ? warp_states[lane] : Block{};
-#pragma unroll 1
-    for (unsigned delta = kWarps / 2; delta > 0; delta /= 2) {
-      state.Merge(state.ShuffleDown(delta));
-    }
-  }
-  __syncthreads();
-  return state;
-}
-
-// The last block's share of the block states: thread t merges a contiguous run of them in block
-// order (the next one's load in flight during each merge); StatsBlockMerge then merges the runs
-// in thread order, so the whole is merged in block order.
-template <typename Block>
-__device__ __forceinline__ Block MergeStateRun(const Block* d_states, unsigned blocks) {
-  const unsigned per = (blocks + kStatsBlockThreads - 1) / kStatsBlockThreads;
-  const unsigned begin = threadIdx.x * per;
-  const unsigned end = begin + per < blocks ? begin + per : blocks;
-  Block total;
-  if (begin >= end) return total;
-  Block next = LoadStateFromL2(d_states + begin);
-#pragma unroll 1
-  for (unsigned b = begin + 1; b <= end; ++b) {
-    const Block current = next;
-    if (b < end) next = LoadStateFromL2(d_states + b);
-    total.Merge(current);
-  }
-  return total;
-}
-
-// One full tile from vector `first` (after `head` scalar elements): every load issued before
-// the first use, no bounds checked.
-template <DType kDTypeT, unsigned kFlagsT>
+// One tile of `count` vectors from vector `first` (after `head` scalar elements): every load
+// issued before the first use. A full tile (kFullT) checks no bounds.
+template <bool kFullT, DType kDTypeT, unsigned kFlagsT>
 __device__ __forceinline__ void ReadStatsTile(ThreadStats<kDTypeT, kFlagsT>& state,
                                               const uint4* __restrict__ d_vectors, uint64_t first,
-                                              uint64_t head) {
+                                              uint64_t count, uint64_t head) {
   using Traits = StatsDType<kDTypeT>;
   constexpr unsigned kThreads = kStatsBlockThreads, kVectors = kStatsVectorsPerThread;
   const unsigned tid = threadIdx.x;
   uint4 loaded[kVectors];
 #pragma unroll
   for (unsigned k = 0; k < kVectors; ++k) {
-    loaded[k] = __ldcs(d_vectors + first + tid + k * kThreads);
+    if (kFullT || tid + k * kThreads < count) {
+      loaded[k] = __ldcs(d_vectors + first + tid + k * kThreads);
+    }
   }
 #pragma unroll
   for (unsigned k = 0; k < kVectors; ++k) {
-    typename Traits::Value x[Traits::kLanes];
-    Traits::Unpack(loaded[k], x);
-    state.AddVector(x, static_cast<int64_t>(head + Traits::kLanes * (first + tid + k * kThreads)));
+    if (kFullT || tid + k * kThreads < count) {
+      typename Traits::Value x[Traits::kLanes];
+      Traits::Unpack(loaded[k], x);
+      state.AddVector(x,
+                      static_cast<int64_t>(head + Traits::kLanes * (first + tid + k * kThreads)));
+    }
   }
 }
 
@@ -150,30 +108,18 @@ __global__ void __launch_bounds__(kStatsBlockThreads, StatsMinBlocks(kFlagsT))
   if (blockIdx.x == 0 && tid < head) state.AddScalar(Traits::Load(d_in + tid), tid);
   const uint64_t full_tiles = vectors / kTile;
   for (uint64_t tile = blockIdx.x; tile < full_tiles; tile += gridDim.x) {
-    ReadStatsTile(state, d_vectors, tile * kTile, head);
+    ReadStatsTile<true>(state, d_vectors, tile * kTile, kTile, head);
   }
   const uint64_t rest = vectors - full_tiles * kTile;
   if (rest > 0 && blockIdx.x == full_tiles % gridDim.x) {
-    // The one partial tile: a vector at a time, rolled (one more copy of AddVector, not four).
-#pragma unroll 1
-    for (uint64_t v = tid; v < rest; v += kThreads) {
-      typename Traits::Value x[Traits::kLanes];
-      Traits::Unpack(__ldcs(d_vectors + full_tiles * kTile + v), x);
-      state.AddVector(x, static_cast<int64_t>(head + Traits::kLanes * (full_tiles * kTile + v)));
-    }
+    ReadStatsTile<false>(state, d_vectors, full_tiles * kTile, rest, head);
   }
   if (blockIdx.x == gridDim.x - 1 && tail_start + tid < n) {
     state.AddScalar(Traits::Load(d_in + tail_start + tid), static_cast<int64_t>(tail_start + tid));
   }
 
-  // One copy of the merge code serves both rounds (each block's threads, then the last block's
-  // pass over the block states): the loop is kept rolled, and so are StatsBlockMerge's levels.
-  Block block = state.ToBlock();
-  bool merged = false;
-#pragma unroll 1
-  for (;;) {
-    block = StatsBlockMerge<Block, kThreads>(block);
-    if (merged || gridDim.x == 1) break;
+  Block block = BlockMerge<Block, kThreads>(state.ToBlock());
+  if (gridDim.x > 1) {
     auto* d_states = reinterpret_cast<Block*>(output.d_block_states);
     __shared__ bool is_last;
     if (threadIdx.x == 0) {
@@ -184,8 +130,13 @@ __global__ void __launch_bounds__(kStatsBlockThreads, StatsMinBlocks(kFlagsT))
     __syncthreads();
     if (!is_last) return;
     __threadfence();
-    block = MergeStateRun(d_states, gridDim.x);
-    merged = true;
+    // Thread t merges blocks t, t + 256, ... in order (a few each: the grid is the resident
+    // blocks), one load at a time to keep registers for the reading loop.
+    Block total;
+    for (unsigned b = threadIdx.x; b < gridDim.x; b += kThreads) {
+      total.Merge(LoadStateFromL2(d_states + b));
+    }
+    block = BlockMerge<Block, kThreads>(total);
   }
   if (threadIdx.x == 0) {
     const DeviceStats chunk = ToDeviceStats(block, n, base_index);
