@@ -93,7 +93,7 @@ class PieceScheduler {
   SessionDevice& device_;
   PieceRunner& runner_;
   const gpureduce::Op op_;     // the op a classic kernel reduces
-  const bool stats_request_;  // the stats kernel gathers Stats (RequestSpec::gathers_stats)
+  const bool stats_request_;   // the stats kernel gathers Stats (RequestSpec::gathers_stats)
   PartialSlot* partial_;       // null once given back
   const uint64_t load_bytes_;  // this request's share of the device's load
   const uint64_t id_;          // the request's waiter id in the staging pool
