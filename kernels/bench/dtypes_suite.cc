@@ -10,6 +10,7 @@
 
 #include "absl/strings/str_format.h"
 #include "common/reduction/op.h"
+#include "common/reduction/op_name.h"
 #include "common/reduction/op_result.h"
 #include "common/reduction/stats.h"
 #include "kernels/bench/bench_data.h"
@@ -23,23 +24,8 @@ namespace {
 
 constexpr uint64_t kSeed = 42;
 
-const char* Label(DType dtype) {
-  switch (dtype) {
-    case DType::kFloat32:
-      return "float32";
-    case DType::kFloat16:
-      return "float16";
-    case DType::kBFloat16:
-      return "bfloat16";
-    case DType::kFloat64:
-      return "float64";
-    case DType::kInt32:
-      return "int32";
-    case DType::kInt64:
-      return "int64";
-  }
-  return "?";
-}
+// NumPy's name of the dtype, as every tool prints it.
+const char* Label(DType dtype) { return DTypeName(dtype).data(); }
 
 // One stats request: its ops, all answered from one launch.
 struct StatsCase {
