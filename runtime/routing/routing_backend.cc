@@ -1,5 +1,6 @@
 #include "runtime/routing/routing_backend.h"
 
+#include <cstdint>
 #include <optional>
 #include <utility>
 
@@ -39,7 +40,11 @@ absl::StatusOr<std::unique_ptr<ReduceSession>> RoutingBackend::Open(const Reques
   }
   if (RunsOnCpu(spec)) return cpu_->Open(spec);
   // The thresholds count float32 elements: what matters is the bytes to move.
-  const uint64_t float_size = spec.size_hint * gpureduce::DTypeSize(spec.dtype) / sizeof(float);
+  // (Saturated: a declared count near 2^64 must not wrap to a small request.)
+  const uint64_t element_bytes = gpureduce::DTypeSize(spec.dtype);
+  const uint64_t float_size = spec.size_hint > UINT64_MAX / element_bytes
+                                  ? UINT64_MAX / sizeof(float)
+                                  : spec.size_hint * element_bytes / sizeof(float);
   if (spec.auto_kernel && spec.size_hint > 0 && float_size < thresholds_.auto_cpu_below) {
     RequestSpec on_cpu = spec;
     on_cpu.kernel = cpu_->default_kernel();
