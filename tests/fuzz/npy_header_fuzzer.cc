@@ -48,8 +48,15 @@ bool ShapeCount(const std::vector<uint64_t>& shape, uint64_t* count) {
 
 // What an accepted header must say, whichever way it was read.
 void CheckHeader(const NpyHeader& header) {
-  GPUREDUCE_FUZZ_CHECK(header.descr == "<f4" || header.descr == "=f4" || header.descr == ">f4" ||
-                           header.descr == "f4",
+  // One of the element types the reader takes (float32, float16, float64, int32, int64, and the
+  // 16-bit integers bfloat16 is stored as), in any byte order.
+  const std::string type = header.descr.substr(
+      !header.descr.empty() &&
+              (header.descr[0] == '<' || header.descr[0] == '>' || header.descr[0] == '=')
+          ? 1
+          : 0);
+  GPUREDUCE_FUZZ_CHECK(type == "f4" || type == "f2" || type == "f8" || type == "i4" ||
+                           type == "i8" || type == "u2" || type == "i2",
                        header.descr);
   GPUREDUCE_FUZZ_CHECK(header.big_endian == (header.descr[0] == '>'), header.descr);
   uint64_t count = 0;
@@ -65,10 +72,12 @@ void CheckHeader(const NpyHeader& header) {
                        status.ToString());
 }
 
-float Expected(absl::string_view data, uint64_t index, bool big_endian) {
-  uint32_t bits = 0;
-  std::memcpy(&bits, data.data() + index * sizeof(float), sizeof(bits));
-  return std::bit_cast<float>(big_endian ? __builtin_bswap32(bits) : bits);
+// Element `index` of the file's data as the reader must deliver it: in host (little-endian)
+// order, its bytes reversed where the file is big-endian.
+std::string Expected(absl::string_view data, uint64_t index, size_t size, bool big_endian) {
+  std::string bytes(data.substr(index * size, size));
+  if (big_endian) std::reverse(bytes.begin(), bytes.end());
+  return bytes;
 }
 
 // Opens and reads `file` through `kind`; returns whether every declared value came back.
@@ -86,33 +95,35 @@ bool ReadThrough(absl::string_view file, ReaderKind kind, size_t buffer_size, si
   (void)(*source)->Describe();
   GPUREDUCE_FUZZ_CHECK(header.data_offset <= file.size(), header.data_offset);
   const absl::string_view data = file.substr(header.data_offset);
+  const size_t size = header.item_size;
   if (kind == ReaderKind::kFile) {
-    GPUREDUCE_FUZZ_CHECK(data.size() == header.count * sizeof(float),
+    GPUREDUCE_FUZZ_CHECK(data.size() == header.count * size,
                          "a file of the wrong length was opened");
   }
   // A file first skips a third, as reading one part of it for `--streams` does (a seek).
   const uint64_t skip = kind == ReaderKind::kFile ? header.count / 3 : 0;
   const absl::StatusOr<uint64_t> skipped = (*source)->Skip(skip);
   GPUREDUCE_FUZZ_CHECK(skipped.ok() && *skipped == skip, skipped.status().ToString());
-  std::vector<float> buffer(chunk);
+  std::vector<char> buffer(chunk * size);
   uint64_t delivered = skip;
   while (true) {
-    absl::StatusOr<size_t> got = (*source)->Read(absl::MakeSpan(buffer));
+    absl::StatusOr<size_t> got = (*source)->ReadBytes(absl::MakeSpan(buffer));
     CheckCode(got.status(), {StatusCode::kInvalidArgument}, "NpySource::Read");
     if (!got.ok()) {
       GPUREDUCE_FUZZ_CHECK(kind == ReaderKind::kPipe, "a checked file failed to read");
-      GPUREDUCE_FUZZ_CHECK(data.size() != header.count * sizeof(float), got.status().ToString());
+      GPUREDUCE_FUZZ_CHECK(data.size() != header.count * size, got.status().ToString());
       return false;
     }
     if (*got == 0) break;
     for (size_t i = 0; i < *got; ++i, ++delivered) {
       GPUREDUCE_FUZZ_CHECK(delivered < header.count, "more values than the header declares");
-      GPUREDUCE_FUZZ_CHECK(SameBits(buffer[i], Expected(data, delivered, header.big_endian)),
+      GPUREDUCE_FUZZ_CHECK(absl::string_view(buffer.data() + i * size, size) ==
+                               Expected(data, delivered, size, header.big_endian),
                            absl::StrCat("value ", delivered, " differs from the file's bytes"));
     }
   }
   GPUREDUCE_FUZZ_CHECK(
-      delivered == header.count && data.size() == header.count * sizeof(float),
+      delivered == header.count && data.size() == header.count * size,
       absl::StrCat(delivered, " of ", header.count, " values from ", data.size(), " bytes"));
   return true;
 }

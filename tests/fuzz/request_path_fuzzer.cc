@@ -385,6 +385,11 @@ void Stream(absl::string_view bytes, size_t offset) {
       refused = true;  // a repeated spec: INVALID_ARGUMENT
       break;
     }
+    // A values chunk while an element waits for its bytes is refused (ReduceCall::Payload).
+    if (!chunk.values().empty() && carry.held() != 0) {
+      refused = true;
+      break;
+    }
     Payload payload;
     Extract(chunk.data(), chunk.values(), kMaxChunkBytes, offset, spec->dtype,
             /*whole_elements=*/false, payload);
