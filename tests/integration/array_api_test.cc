@@ -200,7 +200,6 @@ TEST_F(ArrayApiTest, StreamsCutInsideElementsAnswerAsTheUnaryRequest) {
 // pieces end where its chunks do, so float64 results may differ in their last bits (float64 x
 // 1000003 STD 394.0181921500976 streamed, 394.01819215009709 unary); ExpectStreamMatchesUnary
 // allows 1e-13 there. SUM and MEAN (compensated) and every other op are bit for bit the same.
-// Within 1e-13 relative for the float64 moments (ExpectStreamMatchesUnary says why).
 TEST_F(ArrayApiTest, StreamedMomentsAreTheUnaryAnswerToTheLastBits) {
   SCOPED_TRACE(SeedTrace(seed_));
   const std::vector<v1::Op> ops = {v1::SUM_SQUARES, v1::VAR, v1::STD, v1::NANVAR, v1::NANSTD};
