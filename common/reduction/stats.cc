@@ -48,29 +48,31 @@ bool Replaces(bool less, T left, int64_t left_index, T right, int64_t right_inde
   return less ? right < left : right > left;
 }
 
+// One side of the extremes (the min's or the max's fields): `right`'s goes into `out` where it
+// goes first.
+struct ExtremeFields {
+  bool less;
+  double Stats::*value;
+  int64_t Stats::*int_value;
+  int64_t Stats::*index;
+};
+
+void MergeExtreme(const ExtremeFields& side, const Stats& right, Stats& out) {
+  if (right.*side.index < 0) return;
+  const bool take = out.*side.index < 0 ||
+                    (out.integer ? Replaces(side.less, out.*side.int_value, out.*side.index,
+                                            right.*side.int_value, right.*side.index)
+                                 : Replaces(side.less, out.*side.value, out.*side.index,
+                                            right.*side.value, right.*side.index));
+  if (!take) return;
+  out.*side.value = right.*side.value;
+  out.*side.int_value = right.*side.int_value;
+  out.*side.index = right.*side.index;
+}
+
 void MergeExtremes(const Stats& right, Stats& out) {
-  if (right.min_index >= 0) {
-    const bool take =
-        out.min_index < 0 ||
-        (out.integer ? Replaces(true, out.int_min, out.min_index, right.int_min, right.min_index)
-                     : Replaces(true, out.min, out.min_index, right.min, right.min_index));
-    if (take) {
-      out.min = right.min;
-      out.int_min = right.int_min;
-      out.min_index = right.min_index;
-    }
-  }
-  if (right.max_index >= 0) {
-    const bool take =
-        out.max_index < 0 ||
-        (out.integer ? Replaces(false, out.int_max, out.max_index, right.int_max, right.max_index)
-                     : Replaces(false, out.max, out.max_index, right.max, right.max_index));
-    if (take) {
-      out.max = right.max;
-      out.int_max = right.int_max;
-      out.max_index = right.max_index;
-    }
-  }
+  MergeExtreme({true, &Stats::min, &Stats::int_min, &Stats::min_index}, right, out);
+  MergeExtreme({false, &Stats::max, &Stats::int_max, &Stats::max_index}, right, out);
 }
 
 void MergeProducts(const Stats& right, Stats& out) {

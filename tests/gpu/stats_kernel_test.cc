@@ -111,29 +111,11 @@ class StatsKernelTest : public ::testing::Test {
         if (ddof != 0 && base != Op::kVar && base != Op::kStd) continue;
         const std::string why = CheckOp(op, s.dtype, r, ddof, *stats);
         if (!why.empty() && ++failures_ <= 30) {
-          ADD_FAILURE() << what << " " << DTypeLabel(s.dtype) << " " << OpName(op) << " ddof "
+          ADD_FAILURE() << what << " " << DTypeName(s.dtype) << " " << OpName(op) << " ddof "
                         << ddof << " n " << s.size() << ": " << why;
         }
       }
     }
-  }
-
-  static const char* DTypeLabel(DType dtype) {
-    switch (dtype) {
-      case DType::kFloat32:
-        return "float32";
-      case DType::kFloat16:
-        return "float16";
-      case DType::kBFloat16:
-        return "bfloat16";
-      case DType::kFloat64:
-        return "float64";
-      case DType::kInt32:
-        return "int32";
-      case DType::kInt64:
-        return "int64";
-    }
-    return "?";
   }
 
   cuda::ChunkLaunch launch_{};
@@ -343,7 +325,7 @@ TEST_F(StatsKernelTest, SameInputSameBits) {
       const absl::StatusOr<Stats> a = Run(s, NeedsOf(*ops));
       const absl::StatusOr<Stats> b = Run(s, NeedsOf(*ops));
       ASSERT_TRUE(a.ok() && b.ok());
-      EXPECT_EQ(std::memcmp(&*a, &*b, sizeof(Stats)), 0) << DTypeLabel(dtype);
+      EXPECT_EQ(std::memcmp(&*a, &*b, sizeof(Stats)), 0) << DTypeName(dtype);
     }
   }
 }

@@ -8,6 +8,7 @@
 #include <string>
 #include <vector>
 
+#include "common/reduction/op_name.h"
 #include "common/reduction/op_result.h"
 #include "gtest/gtest.h"
 #include "kernels/reduce.h"
@@ -47,7 +48,7 @@ class CpuReduceCasesTest : public ::testing::Test {
 
 TEST_F(CpuReduceCasesTest, ArgOpsReturnTheFirstOfTiesInEveryDType) {
   for (DType dtype : kAllDTypes) {
-    SCOPED_TRACE(testing::DTypeLabel(dtype));
+    SCOPED_TRACE(DTypeName(dtype));
     const TypedArray small = FromValues(dtype, std::vector<double>{5, 1, 1, 5, 3});
     EXPECT_EQ(Run(Op::kArgMin, small).index, 1);
     EXPECT_EQ(Run(Op::kArgMax, small).index, 0);
@@ -149,7 +150,7 @@ TEST_F(CpuReduceCasesTest, Float16NearItsLimits) {
 TEST_F(CpuReduceCasesTest, VarianceStaysAccurateFarFromZero) {
   for (DType dtype : {DType::kFloat32, DType::kFloat64}) {
     const uint64_t seed = testing::FreshSeed();
-    SCOPED_TRACE(std::string(testing::DTypeLabel(dtype)) + " " + testing::SeedTrace(seed));
+    SCOPED_TRACE(std::string(DTypeName(dtype)) + " " + testing::SeedTrace(seed));
     std::vector<double> values = testing::RandomArray(DType::kFloat64, 1000003, seed).values;
     for (double& x : values) {
       x = 1e6 + std::fmod(x, 2.0) * 1.7;  // fmod of +-[2^-10, 2^11): uniform-ish in (-2, 2)

@@ -112,7 +112,7 @@ TEST_P(CpuReduceMatrixTest, EmptyInputAnswersAsNumpy) {
 
 INSTANTIATE_TEST_SUITE_P(EveryDType, CpuReduceMatrixTest, ::testing::ValuesIn(kAllDTypes),
                          [](const ::testing::TestParamInfo<DType>& info) {
-                           return std::string(testing::DTypeLabel(info.param));
+                           return std::string(DTypeName(info.param));
                          });
 
 }  // namespace

@@ -8,6 +8,7 @@
 #include <thread>
 #include <vector>
 
+#include "common/reduction/op_name.h"
 #include "common/reduction/op_result.h"
 #include "gtest/gtest.h"
 #include "kernels/cpu/block_reduce.h"
@@ -37,7 +38,7 @@ TEST(ParallelReduceTest, ResultIsIndependentOfThreadCount) {
   ThreadPool one(1), four(4);
   for (DType dtype : kAllDTypes) {
     const uint64_t seed = testing::FreshSeed();
-    SCOPED_TRACE(std::string(testing::DTypeLabel(dtype)) + " " + testing::SeedTrace(seed));
+    SCOPED_TRACE(std::string(DTypeName(dtype)) + " " + testing::SeedTrace(seed));
     const testing::TypedArray array = testing::RandomArray(dtype, kSeveralTasks, seed);
     const StatsRequest request{dtype, NeedsOf(kAllOps)};
     EXPECT_TRUE(SameBits(Reduce(one, request, array.bytes), Reduce(four, request, array.bytes)));
@@ -48,7 +49,7 @@ TEST(ParallelReduceTest, ResultIsIndependentOfThreadCount) {
 TEST(ParallelReduceTest, EveryInstructionSetGivesTheSameBits) {
   for (DType dtype : kAllDTypes) {
     const uint64_t seed = testing::FreshSeed();
-    SCOPED_TRACE(std::string(testing::DTypeLabel(dtype)) + " " + testing::SeedTrace(seed));
+    SCOPED_TRACE(std::string(DTypeName(dtype)) + " " + testing::SeedTrace(seed));
     testing::TypedArray array = testing::RandomArray(dtype, 4099, seed);
     if (!IsInteger(dtype)) array.Set(77, NAN);
     std::vector<StatsNeeds> requests = {NeedsOf(kAllOps)};

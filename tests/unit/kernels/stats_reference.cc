@@ -5,6 +5,8 @@
 #include <limits>
 #include <sstream>
 
+#include "common/reduction/op_name.h"
+
 namespace gpureduce::testing {
 namespace {
 
@@ -205,8 +207,8 @@ std::string CheckResult(const Expected& expected, const absl::StatusOr<OpResult>
   }
   if (!result.ok()) return "refused: " + result.status().ToString();
   if (result->dtype != expected.dtype) {
-    error << "result dtype " << DTypeLabel(result->dtype) << ", NumPy's is "
-          << DTypeLabel(expected.dtype) << "; ";
+    error << "result dtype " << DTypeName(result->dtype) << ", NumPy's is "
+          << DTypeName(expected.dtype) << "; ";
   }
   if (expected.index != result->index) {
     error << "index " << result->index << ", expected " << expected.index << "; ";

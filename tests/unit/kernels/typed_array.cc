@@ -60,24 +60,6 @@ double Decode16(uint16_t bits, int mantissa_bits, int exponent_bits) {
 double DecodeHalf(uint16_t bits) { return Decode16(bits, 10, 5); }
 double DecodeBFloat16(uint16_t bits) { return Decode16(bits, 7, 8); }
 
-const char* DTypeLabel(DType dtype) {
-  switch (dtype) {
-    case DType::kFloat32:
-      return "float32";
-    case DType::kFloat16:
-      return "float16";
-    case DType::kBFloat16:
-      return "bfloat16";
-    case DType::kFloat64:
-      return "float64";
-    case DType::kInt32:
-      return "int32";
-    case DType::kInt64:
-      return "int64";
-  }
-  return "?";
-}
-
 void TypedArray::Set(size_t i, double value) {
   std::byte* at = bytes.data() + i * DTypeSize(dtype);
   switch (dtype) {

@@ -26,8 +26,6 @@ struct TypedArray {
   void SetInt(size_t i, int64_t value);
 };
 
-const char* DTypeLabel(DType dtype);
-
 // binary16 and bfloat16 bits to their value, from the formats' definitions.
 double DecodeHalf(uint16_t bits);
 double DecodeBFloat16(uint16_t bits);
