@@ -136,6 +136,10 @@ __global__ void __launch_bounds__(kStatsBlockThreads, StatsMinBlocks(kFlagsT))
     for (unsigned b = threadIdx.x; b < gridDim.x; b += kThreads) {
       total.Merge(LoadStateFromL2(d_states + b));
     }
+    // The loop's trip count differs within a warp: reconverged here, the warp merge's shuffles
+    // run converged. Without it they took a divergent path that cost the five-op request 12 us
+    // a launch at every size (H200; docs/performance.md).
+    __syncwarp();
     block = BlockMerge<Block, kThreads>(total);
   }
   if (threadIdx.x == 0) {
