@@ -171,7 +171,7 @@ int RunLoadCommand(int argc, char** argv) {
       target->regions.push_back(absl::StrCat("gpureduce-load-", getpid(), "-", i));
     }
     target->write = [payloads = &*shared](size_t region, uint64_t offset,
-                                          std::span<const float> data) {
+                                          std::span<const std::byte> data) {
       return (*payloads)[region]->Write(offset, data);
     };
   }

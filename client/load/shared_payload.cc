@@ -21,7 +21,7 @@ class SystemPayload final : public SharedPayload {
       : SharedPayload(bytes), object_(std::move(object)) {}
   ~SystemPayload() override { Unregister(); }
 
-  absl::Status Write(uint64_t offset, std::span<const float> data) override {
+  absl::Status Write(uint64_t offset, std::span<const std::byte> data) override {
     std::memcpy(static_cast<char*>(object_.data()) + offset, data.data(), data.size_bytes());
     return absl::OkStatus();
   }
@@ -56,7 +56,7 @@ class CudaPayload final : public SharedPayload {
     cudaFree(device_);
   }
 
-  absl::Status Write(uint64_t offset, std::span<const float> data) override {
+  absl::Status Write(uint64_t offset, std::span<const std::byte> data) override {
     cudaSetDevice(ordinal_);
     if (cudaError_t error = cudaMemcpy(static_cast<char*>(device_) + offset, data.data(),
                                        data.size_bytes(), cudaMemcpyHostToDevice);

@@ -28,7 +28,7 @@ class SharedPayload {
   virtual ~SharedPayload() = default;
 
   // Copies `data` to byte `offset` of the region.
-  virtual absl::Status Write(uint64_t offset, std::span<const float> data) = 0;
+  virtual absl::Status Write(uint64_t offset, std::span<const std::byte> data) = 0;
 
   // Registers the whole region under `name`; it stays registered until this object goes.
   absl::Status Register(ReducerClient& client, const std::string& name);

@@ -94,7 +94,8 @@ absl::StatusOr<Workload> Workload::Make(const WorkloadOptions& options,
       if (shared != nullptr) {
         const size_t region = p % shared->regions.size();
         const uint64_t offset = uint64_t{p / shared->regions.size()} * options.floats * 4;
-        if (absl::Status written = shared->write(region, offset, data); !written.ok()) {
+        if (absl::Status written = shared->write(region, offset, std::as_bytes(std::span(data)));
+            !written.ok()) {
           return written;
         }
         v1::SharedMemoryRef* ref = request.mutable_shared_memory();
@@ -176,11 +177,6 @@ absl::StatusOr<Workload> Workload::MakeTyped(Workload workload, v1::ReduceSpec s
   }
   if (options.ddof != 0) spec.set_ddof(options.ddof);
   const size_t size = DTypeSize(options.dtype);
-  if (shared != nullptr && options.dtype != DType::kFloat32) {
-    return absl::InvalidArgumentError(
-        "--shared-memory lends float32 payloads only: leave it out to send other dtypes in the "
-        "messages");
-  }
   if (options.stream_bytes == 0) {
     if (options.floats == 0) return absl::InvalidArgumentError("--floats must be at least 1");
     spec.set_expected_count(options.floats);
@@ -189,18 +185,17 @@ absl::StatusOr<Workload> Workload::MakeTyped(Workload workload, v1::ReduceSpec s
           MakeTypedPayload(ops, options.dtype, options.seed + p, options.floats);
       v1::ReduceRequest request;
       *request.mutable_spec() = spec;
-      if (shared != nullptr) {  // float32 here
+      if (shared != nullptr) {
         const size_t region = p % shared->regions.size();
-        const uint64_t offset = uint64_t{p / shared->regions.size()} * options.floats * 4;
-        const std::span<const float> floats(reinterpret_cast<const float*>(data.data()),
-                                            options.floats);
-        if (absl::Status written = shared->write(region, offset, floats); !written.ok()) {
+        const uint64_t offset = uint64_t{p / shared->regions.size()} * options.floats * size;
+        if (absl::Status written = shared->write(region, offset, std::as_bytes(std::span(data)));
+            !written.ok()) {
           return written;
         }
         v1::SharedMemoryRef* ref = request.mutable_shared_memory();
         ref->set_region(shared->regions[region]);
         ref->set_offset(offset);
-        ref->set_byte_size(options.floats * sizeof(float));
+        ref->set_byte_size(data.size());
       } else {
         request.set_data(data);
       }

@@ -51,10 +51,11 @@ inline constexpr double kFloat64Tolerance = 1e-9;
 double KernelTolerance(const std::string& kernel, const v1::ListKernelsResponse& listing);
 
 // Where payloads go by reference: payload p in regions[p % regions.size()], at byte
-// (p / regions.size()) * floats * 4; `write` puts it there.
+// (p / regions.size()) * floats * the dtype's size; `write` puts its bytes there.
 struct SharedPayloadTarget {
   std::vector<std::string> regions;
-  std::function<absl::Status(size_t region, uint64_t offset, std::span<const float> data)> write;
+  std::function<absl::Status(size_t region, uint64_t offset, std::span<const std::byte> data)>
+      write;
 };
 
 // The client's answer for one request.

@@ -41,11 +41,15 @@ absl::Status OpenError(const std::string& key, int error) {
   }
 }
 
+// Whole elements of the smallest dtype (float16, bfloat16): a region may hold an odd number of
+// them (a CUDA allocation of 31 float16s is 62 bytes). Each request is checked for its own dtype
+// (ResolveSharedMemoryRef).
 absl::Status CheckAligned(const RegionInfo& info) {
-  if (info.offset % sizeof(float) != 0 || info.byte_size % sizeof(float) != 0) {
-    return absl::InvalidArgumentError(
-        absl::StrCat("offset (", info.offset, ") and byte_size (", info.byte_size,
-                     ") must be multiples of 4, the alignment every dtype's requests need"));
+  constexpr uint64_t kSmallestElement = 2;
+  if (info.offset % kSmallestElement != 0 || info.byte_size % kSmallestElement != 0) {
+    return absl::InvalidArgumentError(absl::StrCat(
+        "offset (", info.offset, ") and byte_size (", info.byte_size,
+        ") must be multiples of 2, the size of the smallest element (float16, bfloat16)"));
   }
   if (info.byte_size == 0) return absl::InvalidArgumentError("byte_size must not be 0");
   return absl::OkStatus();

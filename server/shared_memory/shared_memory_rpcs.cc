@@ -140,11 +140,19 @@ absl::StatusOr<std::shared_ptr<const Region>> ResolveSharedMemoryRef(const Regio
   ASSIGN_OR_RETURN(std::shared_ptr<const Region> region, registry.Find(ref.region()));
   const uint64_t size = region->info().byte_size;
   const size_t element = DTypeSize(dtype);
-  if (ref.offset() % element != 0 || ref.byte_size() % element != 0) {
+  if (ref.byte_size() % element != 0) {
     return absl::InvalidArgumentError(
-        absl::StrCat("shared_memory.offset (", ref.offset(), ") and byte_size (", ref.byte_size(),
-                     ") must be multiples of ", element, ": the request reads ", DTypeName(dtype),
-                     " values (spec.dtype)"));
+        absl::StrCat("shared_memory.byte_size (", ref.byte_size(), ") must be a multiple of ",
+                     element, ": the request reads ", DTypeName(dtype), " values (spec.dtype)"));
+  }
+  // The values' address: a region starts at its offset in memory whose base is page-aligned (a
+  // system object's mapping) or 256-byte aligned (a CUDA allocation).
+  if ((region->info().offset + ref.offset()) % element != 0) {
+    return absl::InvalidArgumentError(absl::StrCat(
+        "shared_memory.offset (", ref.offset(), ") of region \"", ref.region(),
+        "\", which starts at byte ", region->info().offset, " of its memory, puts the ",
+        DTypeName(dtype), " values at byte ", region->info().offset + ref.offset(),
+        ", not a multiple of ", element, " (their alignment)"));
   }
   if (ref.offset() > size || ref.byte_size() > size - ref.offset()) {
     return absl::InvalidArgumentError(absl::StrCat(

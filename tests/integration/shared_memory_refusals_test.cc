@@ -139,16 +139,35 @@ TEST_F(SharedMemoryRefusalsTest, ObjectsThatDoNotHoldTheRegionAreRefused) {
   EXPECT_CODE(
       reducer_->RegisterSystemSharedMemory("r", object.key(), uint64_t{1} << 63, uint64_t{1} << 63),
       StatusCode::kResourceExhausted, "--shared-memory-max-bytes");
-  EXPECT_CODE(reducer_->RegisterSystemSharedMemory("r", object.key(), 2, 64),
-              StatusCode::kInvalidArgument, "multiples of 4");
-  EXPECT_CODE(reducer_->RegisterSystemSharedMemory("r", object.key(), 0, 6),
-              StatusCode::kInvalidArgument, "multiples of 4");
+  EXPECT_CODE(reducer_->RegisterSystemSharedMemory("r", object.key(), 1, 64),
+              StatusCode::kInvalidArgument, "multiples of 2");
+  EXPECT_CODE(reducer_->RegisterSystemSharedMemory("r", object.key(), 0, 7),
+              StatusCode::kInvalidArgument, "multiples of 2");
   EXPECT_CODE(reducer_->RegisterSystemSharedMemory("r", object.key(), 0, 0),
               StatusCode::kInvalidArgument, "must not be 0");
   absl::StatusOr<v1::ListSharedMemoryResponse> listed = reducer_->ListSharedMemory();
   ASSERT_TRUE(listed.ok());
   EXPECT_EQ(listed->regions_size(), 0) << "a refused registration left a region behind";
   EXPECT_EQ(listed->total_bytes(), 0u);
+}
+
+TEST_F(SharedMemoryRefusalsTest, ARegionOfHalfWordsServesTheDTypesItsAddressesAlign) {
+  const client::SharedMemoryObject object = MakeObject(4096);
+  // 31 float16s from byte 2: neither end on a 4-byte word.
+  ASSERT_TRUE(reducer_->RegisterSystemSharedMemory("halves", object.key(), 2, 62).ok());
+  v1::ReduceSpec halves = Sum();
+  halves.set_dtype(v1::FLOAT16);
+  absl::StatusOr<v1::ReduceResponse> reduced = reducer_->ReduceShared(halves, "halves", 0, 62);
+  ASSERT_TRUE(reduced.ok()) << reduced.status();
+  EXPECT_EQ(reduced->count(), 31u);
+  // float32 values there would start at byte 2 of the object: refused, naming the address.
+  EXPECT_CODE(reducer_->ReduceShared(Sum(), "halves", 0, 60), StatusCode::kInvalidArgument,
+              "values at byte 2, not a multiple of 4");
+  reduced = reducer_->ReduceShared(Sum(), "halves", 2, 60);
+  ASSERT_TRUE(reduced.ok()) << reduced.status();
+  EXPECT_EQ(reduced->count(), 15u);
+  EXPECT_CODE(reducer_->ReduceShared(halves, "halves", 0, 63), StatusCode::kInvalidArgument,
+              "byte_size (63) must be a multiple of 2");
 }
 
 TEST_F(SharedMemoryRefusalsTest, TheLimitsAndDuplicateNamesAreEnforced) {
@@ -175,9 +194,9 @@ TEST_F(SharedMemoryRefusalsTest, BadReferencesAreRefused) {
   EXPECT_CODE(reducer_->ReduceShared(Sum(), "r", uint64_t{1} << 63, uint64_t{1} << 63),
               StatusCode::kInvalidArgument, "past the end");
   EXPECT_CODE(reducer_->ReduceShared(Sum(), "r", 1, 4), StatusCode::kInvalidArgument,
-              "multiples of 4");
+              "values at byte 1, not a multiple of 4");
   EXPECT_CODE(reducer_->ReduceShared(Sum(), "r", 0, 7), StatusCode::kInvalidArgument,
-              "multiples of 4");
+              "byte_size (7) must be a multiple of 4");
   v1::ReduceSpec declared = Sum();
   declared.set_expected_count(5);
   EXPECT_CODE(reducer_->ReduceShared(declared, "r", 0, 40), StatusCode::kInvalidArgument,

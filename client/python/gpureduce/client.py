@@ -249,7 +249,7 @@ class Client:
                                       unlink_key: bool = False) -> Region:
         """Registers POSIX shared-memory object `key` ("/" and its name, as shm_open takes it;
         for a SharedMemory `shm`, "/" + shm.name) as region `name`: `byte_size` bytes from
-        `offset` (both multiples of 4), by default the whole floats from `offset` to its end.
+        `offset` (both multiples of 2), by default the whole 4-byte words from `offset` to its end.
         `unlink_key`: the server removes the name from /dev/shm once it has mapped the object
         (for an object made only to lend it; the memory lives on while registered). A region
         holds elements of any dtype: the request that reads it names theirs."""

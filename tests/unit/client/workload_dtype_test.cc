@@ -1,6 +1,8 @@
 // gpureduce-load's typed workloads: payloads of the dtype, specs with the op list, the dtype and
 // ddof, typed answers checked result by result; bytes count the payload's bytes.
 
+#include <algorithm>
+#include <span>
 #include <string>
 #include <vector>
 
@@ -59,6 +61,39 @@ TEST(WorkloadDTypeTest, UnaryFloat16WithAnOpList) {
   EXPECT_THAT(workload->Check(response, expected), HasSubstr("argmax: index"));
   response.clear_results();
   EXPECT_THAT(workload->Check(response, expected), HasSubstr("0 typed results for 6 ops"));
+}
+
+TEST(WorkloadDTypeTest, SharedMemoryPayloadsOfAnyDTypeGoInAsTheirBytes) {
+  WorkloadOptions options;
+  ASSERT_TRUE(ApplyOpAndDType("sum,max", "bfloat16", &options).ok());
+  options.floats = 31;  // 62 bytes: regions and references need not be whole 4-byte words
+  options.payloads = 3;
+  std::vector<std::string> regions(2);  // what each region holds, byte for byte
+  SharedPayloadTarget target;
+  target.regions = {"a", "b"};
+  target.write = [&regions](size_t region, uint64_t offset, std::span<const std::byte> data) {
+    std::string& bytes = regions[region];
+    bytes.resize(std::max<size_t>(bytes.size(), offset + data.size()));
+    bytes.replace(offset, data.size(), reinterpret_cast<const char*>(data.data()), data.size());
+    return absl::OkStatus();
+  };
+  absl::StatusOr<Workload> workload = Workload::Make(options, &target);
+  ASSERT_TRUE(workload.ok()) << workload.status();
+  for (size_t p = 0; p < 3; ++p) {
+    const v1::ReduceRequest& request = workload->unary(p);
+    EXPECT_EQ(request.spec().dtype(), v1::BFLOAT16);
+    EXPECT_TRUE(request.data().empty());
+    const v1::SharedMemoryRef& ref = request.shared_memory();
+    EXPECT_EQ(ref.region(), target.regions[p % 2]);
+    EXPECT_EQ(ref.offset(), (p / 2) * 62);
+    EXPECT_EQ(ref.byte_size(), 62u);
+  }
+  // Payload 2 sits after payload 0 in region "a": the same bytes a message would carry.
+  options.payloads = 3;
+  absl::StatusOr<Workload> inline_workload = Workload::Make(options);
+  ASSERT_TRUE(inline_workload.ok());
+  EXPECT_EQ(regions[0], inline_workload->unary(0).data() + inline_workload->unary(2).data());
+  EXPECT_EQ(regions[1], inline_workload->unary(1).data());
 }
 
 TEST(WorkloadDTypeTest, StreamsOfInt32CutAtElementsAndExactSums) {
