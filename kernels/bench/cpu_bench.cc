@@ -88,12 +88,19 @@ void Fill(DType dtype, std::vector<std::byte>& bytes) {
 uint64_t Digest(const Stats& s) {
   uint64_t h = 1469598103934665603ull;
   const auto mix = [&h](const void* p, size_t n) {
-    for (size_t i = 0; i < n; ++i) h = (h ^ static_cast<const unsigned char*>(p)[i]) * 1099511628211ull;
+    for (size_t i = 0; i < n; ++i)
+      h = (h ^ static_cast<const unsigned char*>(p)[i]) * 1099511628211ull;
   };
   const double doubles[] = {s.sum, s.sum_lo, s.sum_squares, s.mean, s.m2, s.min, s.max};
-  const int64_t ints[] = {static_cast<int64_t>(s.count), static_cast<int64_t>(s.nan_count),
-                          s.first_nan, s.int_sum, s.int_sum_wraps, s.min_index, s.max_index,
-                          s.int_min, s.int_max};
+  const int64_t ints[] = {static_cast<int64_t>(s.count),
+                          static_cast<int64_t>(s.nan_count),
+                          s.first_nan,
+                          s.int_sum,
+                          s.int_sum_wraps,
+                          s.min_index,
+                          s.max_index,
+                          s.int_min,
+                          s.int_max};
   mix(doubles, sizeof(doubles));
   mix(ints, sizeof(ints));
   return h;
@@ -106,9 +113,9 @@ Stats BaselineReduce(const kernels::cpu::StatsRequest& request, std::span<const 
   total.integer = IsInteger(request.dtype);
   for (size_t begin = 0; begin < bytes.size(); begin += kernels::cpu::kElementsPerTask * element) {
     const size_t size = std::min(kernels::cpu::kElementsPerTask * element, bytes.size() - begin);
-    total = MergeStats(total, kernels::cpu::ReduceBlockWith(kernels::cpu::baseline::kPasses,
-                                                            request, bytes.subspan(begin, size),
-                                                            begin / element));
+    total = MergeStats(total,
+                       kernels::cpu::ReduceBlockWith(kernels::cpu::baseline::kPasses, request,
+                                                     bytes.subspan(begin, size), begin / element));
   }
   return total;
 }
@@ -123,10 +130,11 @@ int main(int argc, char** argv) {
   uint32_t threads = 1, runs = 7;
   bool check = false;
   std::string dtypes_text = "float32,float16,bfloat16,float64,int32,int64";
-  FlagSet flags("gpureduce-cpu-bench", "gpureduce-cpu-bench [flags]",
-                "Times the cpu kernel (kernels::cpu::Reduce on a pool of --threads) per dtype "
-                "for SUM, MIN, VAR and five ops in one read (sum,min,max,mean,std): median of "
-                "--runs after one warm-up, as GB/s and as a fraction of float32 SUM. Needs no GPU.");
+  FlagSet flags(
+      "gpureduce-cpu-bench", "gpureduce-cpu-bench [flags]",
+      "Times the cpu kernel (kernels::cpu::Reduce on a pool of --threads) per dtype "
+      "for SUM, MIN, VAR and five ops in one read (sum,min,max,mean,std): median of "
+      "--runs after one warm-up, as GB/s and as a fraction of float32 SUM. Needs no GPU.");
   flags.AddByteSize("bytes", &bytes_size, "payload bytes per dtype");
   flags.AddUint32("threads", &threads, "pool threads (the array is cut into 64Ki-element tasks)");
   flags.AddUint32("runs", &runs, "timed runs per case");
