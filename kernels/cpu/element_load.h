@@ -6,6 +6,12 @@
 
 #include <bit>
 #include <cstdint>
+#include <cstring>
+#include <type_traits>
+
+#if defined(__F16C__)
+#include <immintrin.h>
+#endif
 
 #include "common/reduction/dtype.h"
 #include "kernels/cpu/block_reduce.h"
@@ -71,8 +77,66 @@ struct Element<DType::kInt64> {
   static Value Load(Storage x) { return x; }
 };
 
-// Calls fn.template operator()<kDType>() with the dtype the passes reduce `dtype` as: itself, or
-// float32 for float16 and bfloat16, which ReduceBlock widens to float32 before any pass runs.
+// Vectors of N float32 (and of their bits) that LoadFloats fills.
+typedef float Floats4 __attribute__((vector_size(16)));
+typedef float Floats8 __attribute__((vector_size(32)));
+typedef uint16_t Halves4 __attribute__((vector_size(8)));
+typedef uint16_t Halves8 __attribute__((vector_size(16)));
+typedef uint32_t Words4 __attribute__((vector_size(16)));
+typedef uint32_t Words8 __attribute__((vector_size(32)));
+
+// FloatsT's elements from consecutive elements of a float dtype of at most 32 bits, exactly as
+// Element::Load converts each: the conversion inside a pass's loop, where the scalar Load does not
+// vectorize. float16 with F16C's instruction where the build has it, else HalfToFloat's steps on
+// whole vectors (the same values: both exact).
+template <DType kDType, typename FloatsT>
+__attribute__((always_inline)) inline void LoadFloats(const typename Element<kDType>::Storage* data,
+                                                      FloatsT& out) {
+  constexpr bool kEight = sizeof(FloatsT) == sizeof(Floats8);
+  if constexpr (kDType == DType::kFloat32) {
+    std::memcpy(&out, data, sizeof(out));
+    return;
+  }
+#if defined(__F16C__)
+  if constexpr (kDType == DType::kFloat16 && kEight) {
+    const __m256 wide = _mm256_cvtph_ps(_mm_loadu_si128(reinterpret_cast<const __m128i*>(data)));
+    std::memcpy(&out, &wide, sizeof(out));
+    return;
+  } else if constexpr (kDType == DType::kFloat16) {
+    const __m128 wide = _mm_cvtph_ps(_mm_loadl_epi64(reinterpret_cast<const __m128i*>(data)));
+    std::memcpy(&out, &wide, sizeof(out));
+    return;
+  }
+#endif
+  using Halves = std::conditional_t<kEight, Halves8, Halves4>;
+  using Words = std::conditional_t<kEight, Words8, Words4>;
+  Halves halves;
+  std::memcpy(&halves, data, sizeof(halves));
+  const Words bits = __builtin_convertvector(halves, Words);
+  Words result;
+  if constexpr (kDType == DType::kBFloat16) {
+    result = bits << 16;
+  } else {
+    const Words magnitude = (bits & 0x7fffu) << 13;
+    const Words sign = (bits & 0x8000u) << 16;
+    const Words scaled = reinterpret_cast<Words>(reinterpret_cast<FloatsT>(magnitude) * 0x1p112f);
+    const Words special = reinterpret_cast<Words>((bits & 0x7c00u) == 0x7c00u);
+    result = (special & (magnitude | 0x7f800000u)) | (~special & scaled) | sign;
+  }
+  std::memcpy(&out, &result, sizeof(out));
+}
+
+// Whether any of `size` float16 (else bfloat16) elements is NaN: a compare of the bits, sixteen
+// a vector, so a block's passes can skip their NaN masks when it has none (most do).
+inline bool AnyNan16(bool half, const uint16_t* data, size_t size) {
+  const int16_t infinity = half ? 0x7c00 : 0x7f80;
+  int16_t any = 0;
+  for (size_t i = 0; i < size; ++i) any |= static_cast<int16_t>(data[i] & 0x7fff) > infinity;
+  return any != 0;
+}
+
+// Calls fn.template operator()<kDType>() with the dtype the product pass reduces `dtype` as:
+// itself, or float32 for float16 and bfloat16, which ReduceBlock widens before PROD's passes.
 template <typename FnT>
 decltype(auto) DispatchPassDType(DType dtype, FnT&& fn) {
   switch (dtype) {
@@ -84,6 +148,20 @@ decltype(auto) DispatchPassDType(DType dtype, FnT&& fn) {
       return fn.template operator()<DType::kInt64>();
     default:
       return fn.template operator()<DType::kFloat32>();
+  }
+}
+
+// As DispatchPassDType, but float16 and bfloat16 as themselves: the passes that load them
+// (sums, extremes) convert in their loops.
+template <typename FnT>
+decltype(auto) DispatchLoadDType(DType dtype, FnT&& fn) {
+  switch (dtype) {
+    case DType::kFloat16:
+      return fn.template operator()<DType::kFloat16>();
+    case DType::kBFloat16:
+      return fn.template operator()<DType::kBFloat16>();
+    default:
+      return DispatchPassDType(dtype, fn);
   }
 }
 
