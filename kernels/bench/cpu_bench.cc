@@ -7,6 +7,7 @@
 
 #include <algorithm>
 #include <chrono>
+#include <cmath>
 #include <cstddef>
 #include <cstdint>
 #include <cstdio>
@@ -14,6 +15,8 @@
 #include <string>
 #include <vector>
 
+#include "absl/strings/match.h"
+#include "absl/strings/str_cat.h"
 #include "absl/strings/str_split.h"
 #include "common/flags.h"
 #include "common/reduction/op_name.h"
@@ -42,17 +45,21 @@ uint64_t Next(uint64_t& state) {  // xorshift64*: fast, and the same data every 
 }
 
 // Finite values of each dtype, roughly uniform in sign and spread over a few octaves (float16
-// exponents 10..20: values 2^-5..2^5), so the extremes settle early as on real data.
-void Fill(DType dtype, std::vector<std::byte>& bytes) {
+// exponents 10..20: values 2^-5..2^5), so the extremes settle early as on real data. With
+// `specials`, about one float in 50,000 is NaN and as many are infinities (the slow paths).
+void Fill(DType dtype, bool specials, std::vector<std::byte>& bytes) {
   uint64_t state = 0x9e3779b97f4a7c15ull;
   const size_t size = bytes.size() / DTypeSize(dtype);
   std::byte* out = bytes.data();
   for (size_t i = 0; i < size; ++i) {
     const uint64_t r = Next(state);
-    const float f = static_cast<float>(static_cast<int64_t>(r) >> 32) * 0x1p-26f;  // +-32
+    float f = static_cast<float>(static_cast<int64_t>(r) >> 32) * 0x1p-26f;  // +-32
+    const uint64_t pick = specials && !IsInteger(dtype) ? r % 100'000 : 100'000;
+    if (pick < 2) f = pick == 0 ? NAN : (r & 1 ? INFINITY : -INFINITY);
     switch (dtype) {
       case DType::kFloat16: {
-        const uint16_t h = static_cast<uint16_t>(((r >> 16) & 0x83ffu) | ((10 + r % 11) << 10));
+        uint16_t h = static_cast<uint16_t>(((r >> 16) & 0x83ffu) | ((10 + r % 11) << 10));
+        if (pick < 2) h = pick == 0 ? 0x7e00 : (r & 1 ? 0x7c00 : 0xfc00);
         std::memcpy(out + 2 * i, &h, 2);
         break;
       }
@@ -128,8 +135,9 @@ int main(int argc, char** argv) {
   using namespace gpureduce::bench;
   uint64_t bytes_size = uint64_t{256} << 20;
   uint32_t threads = 1, runs = 7;
-  bool check = false;
+  bool check = false, specials = false;
   std::string dtypes_text = "float32,float16,bfloat16,float64,int32,int64";
+  std::string cases_text = "sum,min,var,five";
   FlagSet flags(
       "gpureduce-cpu-bench", "gpureduce-cpu-bench [flags]",
       "Times the cpu kernel (kernels::cpu::Reduce on a pool of --threads) per dtype "
@@ -139,7 +147,9 @@ int main(int argc, char** argv) {
   flags.AddUint32("threads", &threads, "pool threads (the array is cut into 64Ki-element tasks)");
   flags.AddUint32("runs", &runs, "timed runs per case");
   flags.AddString("dtypes", &dtypes_text, "comma-separated dtypes", "LIST");
+  flags.AddString("ops", &cases_text, "comma-separated cases: sum, min, var, five", "LIST");
   flags.AddBool("check", &check, "also reduce with the baseline passes; the bits must match");
+  flags.AddBool("specials", &specials, "sprinkle NaN and infinities into the float inputs");
   if (absl::Status parsed = flags.Parse(argc, argv); !parsed.ok()) {
     std::fprintf(stderr, "gpureduce-cpu-bench: %s\n", std::string(parsed.message()).c_str());
     return 2;
@@ -170,8 +180,11 @@ int main(int argc, char** argv) {
               static_cast<double>(bytes.size()) / (1 << 20), runs);
   std::printf("%-9s %-5s %8s %7s  %s\n", "dtype", "op", "GB/s", "of f32", "digest");
   for (DType dtype : dtypes) {
-    Fill(dtype, bytes);
+    Fill(dtype, specials, bytes);
     for (const Case& c : kCases) {
+      if (!absl::StrContains(absl::StrCat(",", cases_text, ","), absl::StrCat(",", c.name, ","))) {
+        continue;
+      }
       const kernels::cpu::StatsRequest request{dtype, NeedsOf(c.ops)};
       std::vector<double> seconds;
       Stats stats;
