@@ -4,12 +4,13 @@
 // loops compute in, and the conversion between them. Branch-free selects only and no lookup
 // table, so every loop that loads elements vectorizes.
 
+#include <emmintrin.h>  // SSE2, which every x86-64 has
+
 #include <bit>
 #include <cstdint>
 #include <cstring>
 #include <type_traits>
-
-#if defined(__F16C__)
+#if defined(__AVX__)
 #include <immintrin.h>
 #endif
 
@@ -108,31 +109,37 @@ __attribute__((always_inline)) inline void LoadFloats(const typename Element<kDT
     return;
   }
 #endif
+  if constexpr (kDType == DType::kBFloat16) {
+    // Each element under a zero half: two unpacks (SSE2) where a widening and a shift take four.
+    const __m128i zero = _mm_setzero_si128();
+    if constexpr (kEight) {
+      const __m128i halves = _mm_loadu_si128(reinterpret_cast<const __m128i*>(data));
+      const __m128i low = _mm_unpacklo_epi16(zero, halves), high = _mm_unpackhi_epi16(zero, halves);
+#if defined(__AVX__)
+      const __m256i words = _mm256_set_m128i(high, low);  // in registers: through memory stalls
+      std::memcpy(&out, &words, sizeof(out));
+#else
+      const __m128i words[2] = {low, high};
+      std::memcpy(&out, words, sizeof(out));
+#endif
+    } else {
+      const __m128i halves = _mm_loadl_epi64(reinterpret_cast<const __m128i*>(data));
+      const __m128i words = _mm_unpacklo_epi16(zero, halves);
+      std::memcpy(&out, &words, sizeof(out));
+    }
+    return;
+  }
   using Halves = std::conditional_t<kEight, Halves8, Halves4>;
   using Words = std::conditional_t<kEight, Words8, Words4>;
   Halves halves;
   std::memcpy(&halves, data, sizeof(halves));
   const Words bits = __builtin_convertvector(halves, Words);
-  Words result;
-  if constexpr (kDType == DType::kBFloat16) {
-    result = bits << 16;
-  } else {
-    const Words magnitude = (bits & 0x7fffu) << 13;
-    const Words sign = (bits & 0x8000u) << 16;
-    const Words scaled = reinterpret_cast<Words>(reinterpret_cast<FloatsT>(magnitude) * 0x1p112f);
-    const Words special = reinterpret_cast<Words>((bits & 0x7c00u) == 0x7c00u);
-    result = (special & (magnitude | 0x7f800000u)) | (~special & scaled) | sign;
-  }
+  const Words magnitude = (bits & 0x7fffu) << 13;
+  const Words sign = (bits & 0x8000u) << 16;
+  const Words scaled = reinterpret_cast<Words>(reinterpret_cast<FloatsT>(magnitude) * 0x1p112f);
+  const Words special = reinterpret_cast<Words>((bits & 0x7c00u) == 0x7c00u);
+  const Words result = (special & (magnitude | 0x7f800000u)) | (~special & scaled) | sign;
   std::memcpy(&out, &result, sizeof(out));
-}
-
-// Whether any of `size` float16 (else bfloat16) elements is NaN: a compare of the bits, sixteen
-// a vector, so a block's passes can skip their NaN masks when it has none (most do).
-inline bool AnyNan16(bool half, const uint16_t* data, size_t size) {
-  const int16_t infinity = half ? 0x7c00 : 0x7f80;
-  int16_t any = 0;
-  for (size_t i = 0; i < size; ++i) any |= static_cast<int16_t>(data[i] & 0x7fff) > infinity;
-  return any != 0;
 }
 
 // Calls fn.template operator()<kDType>() with the dtype the product pass reduces `dtype` as:

@@ -131,8 +131,8 @@ struct Sums {
 };
 
 // Adds x to the accumulations: NaN counted and skipped; float64 sums get a branch-free two-sum
-// (Knuth's) whose error terms collect in `lo`. kNanFree: the block has no NaN (the caller checked),
-// so the masks are left out: each of them keeps every value, and the count adds only 0.
+// (Knuth's) whose error terms collect in `lo`. kNanFree: x holds no NaN (FloatSums checks), so
+// the masks are left out: each of them would keep every value, and the count would add only 0.
 template <bool kSum, bool kSquares, bool kMoments, bool kCompensated, bool kNanFree = false,
           typename ValueT>
 __attribute__((always_inline)) inline void Accumulate(const ValueT& x, double shift,
@@ -164,9 +164,11 @@ __attribute__((always_inline)) inline void Accumulate(const ValueT& x, double sh
 // With kExtremes the pass also finds the extremes (a five-op request reads its block once): each
 // group of kLanes elements is compared with the extremes so far, and a group that beats them
 // (rarely, on most data) is scanned in index order with a strict compare, so ties keep the first
-// occurrence.
+// occurrence. With kNanFree (16-bit elements) the loop leaves the NaN masks out and only notes
+// whether a group held a NaN; if one did, it returns false before touching `stats`, and the
+// caller runs the pass again with the masks (most blocks hold none: one compare a group).
 template <DType kDType, bool kSum, bool kSquares, bool kMoments, bool kExtremes, bool kNanFree>
-void FloatSums(const typename Element<kDType>::Storage* data, size_t size,
+bool FloatSums(const typename Element<kDType>::Storage* data, size_t size,
                const ExtremesWanted& wanted, Stats& stats) {
   using E = Element<kDType>;
   constexpr bool kCompensated = kDType == DType::kFloat64;
@@ -191,10 +193,12 @@ void FloatSums(const typename Element<kDType>::Storage* data, size_t size,
   Sums<Lanes> vectors[kVectors];
   size_t i = 0;
   Lanes x;
+  decltype(Floats8{} != Floats8{}) nan_seen{};
   for (; i + kLanes <= size; i += kLanes) {
     Mask passes{};
     Floats8 group;
     if constexpr (sizeof(typename E::Storage) == 2) LoadFloats<kDType>(data + i, group);
+    if constexpr (kNanFree) nan_seen |= group != group;
     for (size_t v = 0; v < kVectors; ++v) {
       LoadLanes<kDType>(data + i, group, v, x);
       Accumulate<kSum, kSquares, kMoments, kCompensated, kNanFree>(x, shift, vectors[v]);
@@ -205,6 +209,13 @@ void FloatSums(const typename Element<kDType>::Storage* data, size_t size,
       least_lanes = Lanes{} + least;
       most_lanes = Lanes{} + most;
     }
+  }
+  if constexpr (kNanFree) {
+    int32_t words[kLanes];
+    std::memcpy(words, &nan_seen, sizeof(words));
+    int32_t any = 0;
+    for (int32_t word : words) any |= word;
+    if (any != 0) return false;
   }
   if (kExtremes) scan(i, size);
   double nan[kLanes], sum[kLanes], lo[kLanes], squares[kLanes], s1[kLanes], s2[kLanes];
@@ -257,6 +268,7 @@ void FloatSums(const typename Element<kDType>::Storage* data, size_t size,
       stats.max_index = static_cast<int64_t>(wanted.base_index + most_at);
     }
   }
+  return true;
 }
 
 // Integers: int32 elements sum exactly in int64 lanes; int64 ones as their unsigned low and
@@ -308,9 +320,9 @@ void IntSums(const typename Element<kDType>::Storage* data, size_t size, Stats& 
 }
 
 // kKey's bits: sum, sum_squares, moments, extremes (not float32: block_reduce.cc says why), and
-// no NaN in the block (16-bit dtypes only, which check it cheaply).
+// no NaN assumed (16-bit dtypes only; false if the block held one).
 template <DType kDType, int kKey>
-void RunSums(int key, const std::byte* data, size_t size, const ExtremesWanted& wanted,
+bool RunSums(int key, const std::byte* data, size_t size, const ExtremesWanted& wanted,
              Stats& stats) {
   if constexpr (kKey < 32) {
     if (key != kKey) return RunSums<kDType, kKey + 1>(key, data, size, wanted, stats);
@@ -320,10 +332,11 @@ void RunSums(int key, const std::byte* data, size_t size, const ExtremesWanted& 
       if constexpr (kKey < 8) IntSums<kDType, kSum, kSquares, kMoments>(elements, size, stats);
     } else if constexpr ((kKey < 8 || kDType != DType::kFloat32) &&
                          (kKey < 16 || sizeof(*elements) == 2)) {
-      FloatSums<kDType, kSum, kSquares, kMoments, (kKey & 8) != 0, (kKey & 16) != 0>(elements, size,
-                                                                                     wanted, stats);
+      return FloatSums<kDType, kSum, kSquares, kMoments, (kKey & 8) != 0, (kKey & 16) != 0>(
+          elements, size, wanted, stats);
     }
   }
+  return true;
 }
 
 }  // namespace
@@ -332,14 +345,14 @@ void AddSums(DType dtype, const StatsNeeds& needs, bool fuse_extremes, const std
              size_t size, uint64_t base_index, Stats& stats) {
   const bool extremes =
       fuse_extremes && dtype != DType::kFloat32 && !IsInteger(dtype) && (needs.min || needs.max);
-  const bool half = dtype == DType::kFloat16;
-  const bool nan_free = (half || dtype == DType::kBFloat16) &&
-                        !AnyNan16(half, reinterpret_cast<const uint16_t*>(data), size);
+  const bool narrow = dtype == DType::kFloat16 || dtype == DType::kBFloat16;
   const int key = (needs.sum ? 1 : 0) | (needs.sum_squares ? 2 : 0) | (needs.moments ? 4 : 0) |
-                  (extremes ? 8 : 0) | (nan_free ? 16 : 0);
+                  (extremes ? 8 : 0);
   const ExtremesWanted wanted{needs.min, needs.max, base_index};
-  DispatchLoadDType(dtype,
-                    [&]<DType kDType>() { RunSums<kDType, 0>(key, data, size, wanted, stats); });
+  DispatchLoadDType(dtype, [&]<DType kDType>() {
+    if (narrow && RunSums<kDType, 0>(key | 16, data, size, wanted, stats)) return;
+    RunSums<kDType, 0>(key, data, size, wanted, stats);
+  });
 }
 
 }  // namespace gpureduce::kernels::cpu::GPUREDUCE_CPU_PASSES
