@@ -274,8 +274,12 @@ bool FloatSums(const typename Element<kDType>::Storage* data, size_t size,
 // Integers: int32 elements sum exactly in int64 lanes; int64 ones as their unsigned low and
 // signed high 32-bit halves (exact in 64 bits for 2^31 elements), which vectorizes where
 // overflow-checked adds would not. Squares and moments in float64, as NumPy computes var.
+//
+// Inlined into AddSums: GCC 12 compiled the int32 sum-and-moments copy apart, half scalar, once
+// the 16-bit keys were added (an int32 five-op request fell from 13.2 to 10.1 GB/s, one core).
 template <DType kDType, bool kSum, bool kSquares, bool kMoments>
-void IntSums(const typename Element<kDType>::Storage* data, size_t size, Stats& stats) {
+__attribute__((always_inline)) inline void IntSums(const typename Element<kDType>::Storage* data,
+                                                   size_t size, Stats& stats) {
   constexpr bool kWide = kDType == DType::kInt64;
   const double shift = kMoments && size > 0 ? static_cast<double>(data[0]) : 0.0;  // none NaN
   int64_t sum[kLanes] = {};
