@@ -71,12 +71,21 @@ size_t FirstValid(const typename Element<kDType>::Storage* data, size_t size) {
 
 // Whether any lane of a compare's mask is set.
 __attribute__((always_inline)) inline bool Any(const Mask& mask) {
+#if defined(__AVX__)
+  return !_mm256_testz_si256(reinterpret_cast<__m256i>(mask), reinterpret_cast<__m256i>(mask));
+#endif
   uint64_t words[kWidth];
   std::memcpy(words, &mask, sizeof(words));
   uint64_t any = 0;
   for (uint64_t word : words) any |= word;
   return any != 0;
 }
+
+// Elements a fused sums pass compares with the extremes before it tests the compares, as the
+// extremes pass's runs (one core, 256 MiB, AVX2: the five-op request of bfloat16 at 6.0 GB/s
+// testing every group of kLanes, 6.6 so; float16 and float64 the same).
+inline constexpr size_t kExtremesRun = 32;
+static_assert(kExtremesRun % kLanes == 0);
 
 // Which extremes a fused sums pass gathers (min/max fields, first index from base_index).
 struct ExtremesWanted {
@@ -194,8 +203,9 @@ bool FloatSums(const typename Element<kDType>::Storage* data, size_t size,
   size_t i = 0;
   Lanes x;
   decltype(Floats8{} != Floats8{}) nan_seen{};
+  Mask passes{};
+  size_t run = 0;  // where the groups whose compares `passes` holds begin
   for (; i + kLanes <= size; i += kLanes) {
-    Mask passes{};
     Floats8 group;
     if constexpr (sizeof(typename E::Storage) == 2) LoadFloats<kDType>(data + i, group);
     if constexpr (kNanFree) nan_seen |= group != group;
@@ -204,10 +214,14 @@ bool FloatSums(const typename Element<kDType>::Storage* data, size_t size,
       Accumulate<kSum, kSquares, kMoments, kCompensated, kNanFree>(x, shift, vectors[v]);
       if constexpr (kExtremes) passes |= (x < least_lanes) | (x > most_lanes);
     }
-    if (kExtremes && Any(passes)) {
-      scan(i, i + kLanes);
-      least_lanes = Lanes{} + least;
-      most_lanes = Lanes{} + most;
+    if (kExtremes && i + kLanes - run == kExtremesRun) {
+      if (Any(passes)) {
+        scan(run, i + kLanes);
+        least_lanes = Lanes{} + least;
+        most_lanes = Lanes{} + most;
+      }
+      passes = Mask{};
+      run = i + kLanes;
     }
   }
   if constexpr (kNanFree) {
@@ -217,7 +231,7 @@ bool FloatSums(const typename Element<kDType>::Storage* data, size_t size,
     for (int32_t word : words) any |= word;
     if (any != 0) return false;
   }
-  if (kExtremes) scan(i, size);
+  if (kExtremes) scan(run, size);
   double nan[kLanes], sum[kLanes], lo[kLanes], squares[kLanes], s1[kLanes], s2[kLanes];
   for (size_t lane = 0; lane < kLanes; ++lane) {
     const Sums<Lanes>& vector = vectors[lane / kWidth];
