@@ -112,7 +112,8 @@ set(CMAKE_CUDA_RUNTIME_LIBRARY Static)
 # --- What the package ships ---------------------------------------------------------------------
 # Executables that go into the package's bin/ when they exist; add new tools here.
 set(GPUREDUCE_PACKAGE_EXECUTABLES
-  gpureduce-server gpureduce gpureduce-tests gpureduce-bench gpureduce-load gpureduce-soak)
+  gpureduce-server gpureduce gpureduce-tests gpureduce-bench gpureduce-cpu-bench gpureduce-load
+  gpureduce-soak)
 
 function(_gpureduce_collect_executables dir out)
   get_property(_targets DIRECTORY ${dir} PROPERTY BUILDSYSTEM_TARGETS)

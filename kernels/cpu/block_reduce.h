@@ -28,9 +28,9 @@ inline constexpr size_t kLanes = 8;
 
 struct Passes {
   // The sums: nan_count always (floats), and sum/sum_lo or int_sum/int_sum_wraps, sum_squares,
-  // and mean/m2 (moments) as `needs` asks; with `fuse_extremes`, a float64 block's extremes too
-  // (as add_extremes finds them, indices from base_index). `data` holds `size` elements of
-  // `dtype` (float32, float64, int32 or int64: float16 and bfloat16 are widened first).
+  // and mean/m2 (moments) as `needs` asks; with `fuse_extremes`, the extremes of a float64,
+  // float16 or bfloat16 block too (as add_extremes finds them, indices from base_index). `data`
+  // holds `size` elements of `dtype` (16-bit floats convert to float32 as the loops load them).
   void (*add_sums)(DType dtype, const StatsNeeds& needs, bool fuse_extremes, const std::byte* data,
                    size_t size, uint64_t base_index, Stats& stats);
   // min/int_min and min_index (if `min`), max likewise: the first occurrence of the extreme
@@ -39,7 +39,7 @@ struct Passes {
                        uint64_t base_index, Stats& stats);
   // prod/prod_exponent of the non-NaN elements, or int_prod, int_prod_overflow, int_prod_zero.
   void (*add_product)(DType dtype, const std::byte* data, size_t size, Stats& stats);
-  // float16 (else bfloat16) elements to float32, exactly.
+  // float16 (else bfloat16) elements to float32, exactly (PROD's pass reads float32).
   void (*widen)(bool half, const uint16_t* in, size_t size, float* out);
 };
 

@@ -4,8 +4,15 @@
 // loops compute in, and the conversion between them. Branch-free selects only and no lookup
 // table, so every loop that loads elements vectorizes.
 
+#include <emmintrin.h>  // SSE2, which every x86-64 has
+
 #include <bit>
 #include <cstdint>
+#include <cstring>
+#include <type_traits>
+#if defined(__AVX__)
+#include <immintrin.h>
+#endif
 
 #include "common/reduction/dtype.h"
 #include "kernels/cpu/block_reduce.h"
@@ -71,8 +78,72 @@ struct Element<DType::kInt64> {
   static Value Load(Storage x) { return x; }
 };
 
-// Calls fn.template operator()<kDType>() with the dtype the passes reduce `dtype` as: itself, or
-// float32 for float16 and bfloat16, which ReduceBlock widens to float32 before any pass runs.
+// Vectors of N float32 (and of their bits) that LoadFloats fills.
+typedef float Floats4 __attribute__((vector_size(16)));
+typedef float Floats8 __attribute__((vector_size(32)));
+typedef uint16_t Halves4 __attribute__((vector_size(8)));
+typedef uint16_t Halves8 __attribute__((vector_size(16)));
+typedef uint32_t Words4 __attribute__((vector_size(16)));
+typedef uint32_t Words8 __attribute__((vector_size(32)));
+
+// FloatsT's elements from consecutive elements of a float dtype of at most 32 bits, exactly as
+// Element::Load converts each: the conversion inside a pass's loop, where the scalar Load does not
+// vectorize. float16 with F16C's instruction where the build has it, else HalfToFloat's steps on
+// whole vectors (the same values: both exact).
+template <DType kDType, typename FloatsT>
+__attribute__((always_inline)) inline void LoadFloats(const typename Element<kDType>::Storage* data,
+                                                      FloatsT& out) {
+  constexpr bool kEight = sizeof(FloatsT) == sizeof(Floats8);
+  if constexpr (kDType == DType::kFloat32) {
+    std::memcpy(&out, data, sizeof(out));
+    return;
+  }
+#if defined(__F16C__)
+  if constexpr (kDType == DType::kFloat16 && kEight) {
+    const __m256 wide = _mm256_cvtph_ps(_mm_loadu_si128(reinterpret_cast<const __m128i*>(data)));
+    std::memcpy(&out, &wide, sizeof(out));
+    return;
+  } else if constexpr (kDType == DType::kFloat16) {
+    const __m128 wide = _mm_cvtph_ps(_mm_loadl_epi64(reinterpret_cast<const __m128i*>(data)));
+    std::memcpy(&out, &wide, sizeof(out));
+    return;
+  }
+#endif
+  if constexpr (kDType == DType::kBFloat16) {
+    // Each element under a zero half: two unpacks (SSE2) where a widening and a shift take four.
+    const __m128i zero = _mm_setzero_si128();
+    if constexpr (kEight) {
+      const __m128i halves = _mm_loadu_si128(reinterpret_cast<const __m128i*>(data));
+      const __m128i low = _mm_unpacklo_epi16(zero, halves), high = _mm_unpackhi_epi16(zero, halves);
+#if defined(__AVX__)
+      const __m256i words = _mm256_set_m128i(high, low);  // in registers: through memory stalls
+      std::memcpy(&out, &words, sizeof(out));
+#else
+      const __m128i words[2] = {low, high};
+      std::memcpy(&out, words, sizeof(out));
+#endif
+    } else {
+      const __m128i halves = _mm_loadl_epi64(reinterpret_cast<const __m128i*>(data));
+      const __m128i words = _mm_unpacklo_epi16(zero, halves);
+      std::memcpy(&out, &words, sizeof(out));
+    }
+    return;
+  }
+  using Halves = std::conditional_t<kEight, Halves8, Halves4>;
+  using Words = std::conditional_t<kEight, Words8, Words4>;
+  Halves halves;
+  std::memcpy(&halves, data, sizeof(halves));
+  const Words bits = __builtin_convertvector(halves, Words);
+  const Words magnitude = (bits & 0x7fffu) << 13;
+  const Words sign = (bits & 0x8000u) << 16;
+  const Words scaled = reinterpret_cast<Words>(reinterpret_cast<FloatsT>(magnitude) * 0x1p112f);
+  const Words special = reinterpret_cast<Words>((bits & 0x7c00u) == 0x7c00u);
+  const Words result = (special & (magnitude | 0x7f800000u)) | (~special & scaled) | sign;
+  std::memcpy(&out, &result, sizeof(out));
+}
+
+// Calls fn.template operator()<kDType>() with the dtype the product pass reduces `dtype` as:
+// itself, or float32 for float16 and bfloat16, which ReduceBlock widens before PROD's passes.
 template <typename FnT>
 decltype(auto) DispatchPassDType(DType dtype, FnT&& fn) {
   switch (dtype) {
@@ -84,6 +155,20 @@ decltype(auto) DispatchPassDType(DType dtype, FnT&& fn) {
       return fn.template operator()<DType::kInt64>();
     default:
       return fn.template operator()<DType::kFloat32>();
+  }
+}
+
+// As DispatchPassDType, but float16 and bfloat16 as themselves: the passes that load them
+// (sums, extremes) convert in their loops.
+template <typename FnT>
+decltype(auto) DispatchLoadDType(DType dtype, FnT&& fn) {
+  switch (dtype) {
+    case DType::kFloat16:
+      return fn.template operator()<DType::kFloat16>();
+    case DType::kBFloat16:
+      return fn.template operator()<DType::kBFloat16>();
+    default:
+      return DispatchPassDType(dtype, fn);
   }
 }
 

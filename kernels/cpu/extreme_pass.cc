@@ -74,7 +74,11 @@ void Extremes(const typename Element<kDType>::Storage* data, size_t size, uint64
     }
     decltype(x < x) passes{};
     for (size_t v = 0; v < kRun / kWidth; ++v) {
-      std::memcpy(&x, data + i + v * kWidth, kBytes);
+      if constexpr (sizeof(typename E::Storage) == sizeof(V)) {
+        std::memcpy(&x, data + i + v * kWidth, kBytes);
+      } else {
+        LoadFloats<kDType>(data + i + v * kWidth, x);
+      }
       if constexpr (kFloat) nan_lanes += x != x;
       if constexpr (kMin) passes |= x < lo_vector;
       if constexpr (kMax) passes |= x > hi_vector;
@@ -88,7 +92,7 @@ void Extremes(const typename Element<kDType>::Storage* data, size_t size, uint64
   scan(i, size);
   if constexpr (kFloat) {
     for (size_t k = 0; k < kWidth; ++k) nans -= static_cast<int64_t>(nan_lanes[k]);
-    for (; i < size; ++i) nans += data[i] != data[i];
+    for (; i < size; ++i) nans += !(E::Load(data[i]) == E::Load(data[i]));
     stats.nan_count = nans;
   }
 
@@ -115,7 +119,7 @@ void RunExtremes(const std::byte* data, size_t size, uint64_t base_index, Stats&
 void AddExtremes(DType dtype, bool min, bool max, const std::byte* data, size_t size,
                  uint64_t base_index, Stats& stats) {
   if (!min && !max) return;
-  DispatchPassDType(dtype, [&]<DType kDType>() {
+  DispatchLoadDType(dtype, [&]<DType kDType>() {
     if (min && max) return RunExtremes<kDType, true, true>(data, size, base_index, stats);
     if (min) return RunExtremes<kDType, true, false>(data, size, base_index, stats);
     return RunExtremes<kDType, false, true>(data, size, base_index, stats);
