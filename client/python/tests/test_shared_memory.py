@@ -213,8 +213,8 @@ def test_refusals_are_precise(shm_server):
                     call(*args, **kwargs)
                 assert error.value.code == code, error.value
             register = client.register_system_shared_memory
-            refused(invalid, register, "py-bad", key, 2, 8)          # offset not float-aligned
-            refused(invalid, register, "py-bad", key, 0, 6)          # size not float-aligned
+            refused(invalid, register, "py-bad", key, 1, 8)          # offset not 2-byte aligned
+            refused(invalid, register, "py-bad", key, 0, 7)          # size not 2-byte aligned
             refused(invalid, register, "py-bad", key, 0, 4100)       # past the object's end
             refused(invalid, register, "py-bad", "/../etc/passwd", 0, 4)  # not a shm name
             refused(invalid, register, "bad/name", key, 0, 4)        # not a region name
