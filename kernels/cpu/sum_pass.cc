@@ -82,7 +82,7 @@ __attribute__((always_inline)) inline bool Any(const Mask& mask) {
 }
 
 // Whether any lane of a float32 compare's mask is set.
-__attribute__((always_inline)) inline bool Any(const decltype(Floats8{} < Floats8{})& mask) {
+__attribute__((always_inline)) inline bool Any(const decltype(Floats8{} < Floats8{}) & mask) {
 #if defined(__AVX__)
   return !_mm256_testz_si256(reinterpret_cast<__m256i>(mask), reinterpret_cast<__m256i>(mask));
 #endif
