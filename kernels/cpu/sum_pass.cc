@@ -196,12 +196,16 @@ __attribute__((always_inline)) inline void Accumulate(const ValueT& x, double sh
 // result's precision (2^16 elements of 24 bits); float64 ones compensated. 16-bit elements
 // convert in the loop, one group of kLanes at a time (ReduceBlock passes them in tiles: the
 // lanes and their order are those of the float32 pass over the widened tile, so the same bits).
-// With kExtremes the pass also finds the extremes (a five-op request reads its block once): each
-// group of kLanes elements is compared with the extremes so far, and a group that beats them
-// (rarely, on most data) is scanned in index order with a strict compare, so ties keep the first
-// occurrence. With kNanFree (16-bit elements) the loop leaves the NaN masks out and only notes
-// whether a group held a NaN; if one did, it returns false before touching `stats`, and the
-// caller runs the pass again with the masks (most blocks hold none: one compare a group).
+// With kExtremes the pass also finds the extremes (a five-op request reads its block once): a
+// float64 group of kLanes elements is compared with the extremes so far, and a run of groups that
+// beats them (rarely, on most data) is scanned in index order with a strict compare, so ties keep
+// the first occurrence; float32 elements (the others) keep each run's least and most lanes, and a
+// run that beats the extremes is settled (the same first occurrences). With kNanFree (not
+// float64) the loop leaves the NaN masks out: a NaN stays in the sums it enters, so they tell at
+// the end whether the block held one; if it did, the pass returns false before touching `stats`,
+// and the caller runs it again with the masks (most blocks hold none). Measured (one core,
+// 256 MiB, AVX2, this 2-core AMD EPYC VM): float32 SUM 19.6 -> 27 GB/s, VAR 12.0 -> 25; the
+// five-op request of float32 10.1 -> 18.8, float16 5.4 -> 6.9, bfloat16 6.5 -> 8.4.
 template <DType kDType, bool kSum, bool kSquares, bool kMoments, bool kExtremes, bool kNanFree>
 bool FloatSums(const typename Element<kDType>::Storage* data, size_t size,
                const ExtremesWanted& wanted, Stats& stats) {
@@ -432,8 +436,8 @@ __attribute__((always_inline)) inline void IntSums(const typename Element<kDType
   }
 }
 
-// kKey's bits: sum, sum_squares, moments, extremes (not float32: block_reduce.cc says why), and
-// no NaN assumed (16-bit dtypes only; false if the block held one).
+// kKey's bits: sum, sum_squares, moments, extremes, and no NaN assumed (not float64; false if
+// the block held one).
 template <DType kDType, int kKey>
 bool RunSums(int key, const std::byte* data, size_t size, const ExtremesWanted& wanted,
              Stats& stats) {
@@ -443,8 +447,7 @@ bool RunSums(int key, const std::byte* data, size_t size, const ExtremesWanted& 
     constexpr bool kSum = kKey & 1, kSquares = kKey & 2, kMoments = kKey & 4;
     if constexpr (IsInteger(kDType)) {
       if constexpr (kKey < 8) IntSums<kDType, kSum, kSquares, kMoments>(elements, size, stats);
-    } else if constexpr ((kKey % 16 < 8 || kDType != DType::kFloat32) &&
-                         (kKey < 16 || kDType != DType::kFloat64)) {
+    } else if constexpr (kKey < 16 || kDType != DType::kFloat64) {
       return FloatSums<kDType, kSum, kSquares, kMoments, (kKey & 8) != 0, (kKey & 16) != 0>(
           elements, size, wanted, stats);
     }
@@ -456,15 +459,13 @@ bool RunSums(int key, const std::byte* data, size_t size, const ExtremesWanted& 
 
 void AddSums(DType dtype, const StatsNeeds& needs, bool fuse_extremes, const std::byte* data,
              size_t size, uint64_t base_index, Stats& stats) {
-  const bool extremes =
-      fuse_extremes && dtype != DType::kFloat32 && !IsInteger(dtype) && (needs.min || needs.max);
-  const bool narrow =
-      dtype == DType::kFloat16 || dtype == DType::kBFloat16 || dtype == DType::kFloat32;
+  const bool extremes = fuse_extremes && !IsInteger(dtype) && (needs.min || needs.max);
+  const bool nan_free_first = !IsInteger(dtype) && dtype != DType::kFloat64;
   const int key = (needs.sum ? 1 : 0) | (needs.sum_squares ? 2 : 0) | (needs.moments ? 4 : 0) |
                   (extremes ? 8 : 0);
   const ExtremesWanted wanted{needs.min, needs.max, base_index};
   DispatchLoadDType(dtype, [&]<DType kDType>() {
-    if (narrow && RunSums<kDType, 0>(key | 16, data, size, wanted, stats)) return;
+    if (nan_free_first && RunSums<kDType, 0>(key | 16, data, size, wanted, stats)) return;
     RunSums<kDType, 0>(key, data, size, wanted, stats);
   });
 }
