@@ -159,6 +159,22 @@ __attribute__((always_inline)) inline void LoadLanes(const typename Element<kDTy
   }
 }
 
+// x - shift, rounded once. With FMA, as x * 1 - shift: the same rounding of the same exact value,
+// on the multiply pipes, which leaves the add pipes to the sums (AMD's Zen issues adds on two
+// pipes and multiplies and FMAs on two others).
+__attribute__((always_inline)) inline double Deviation(double x, double shift) {
+  return x - shift;
+}
+__attribute__((always_inline)) inline Lanes Deviation(const Lanes& x, double shift) {
+#if defined(__FMA__)
+  if constexpr (kWidth == 4) {
+    return reinterpret_cast<Lanes>(
+        _mm256_fmsub_pd(reinterpret_cast<__m256d>(x), _mm256_set1_pd(1.0), _mm256_set1_pd(shift)));
+  }
+#endif
+  return x - shift;
+}
+
 // One lane's accumulations (ValueT double) or one vector of lanes' (ValueT Lanes).
 template <typename ValueT>
 struct Sums {
@@ -186,7 +202,7 @@ __attribute__((always_inline)) inline void Accumulate(const ValueT& x, double sh
   }
   if constexpr (kSquares) a.squares += v * v;
   if constexpr (kMoments) {
-    const ValueT d = kNanFree ? x - shift : Keep(valid, x - shift);
+    const ValueT d = kNanFree ? Deviation(x, shift) : Keep(valid, Deviation(x, shift));
     a.s1 += d;
     a.s2 += d * d;
   }
