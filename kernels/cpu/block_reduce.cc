@@ -81,8 +81,8 @@ const Passes& ChosenPasses() {
     // Exactly the extensions that copy was compiled for (kernels/CMakeLists.txt). Clang 14
     // cannot ask for F16C, which every AVX2 CPU has (Intel since Ivy Bridge, AMD since
     // Piledriver, both before their AVX2).
-    bool supported = __builtin_cpu_supports("avx2") && __builtin_cpu_supports("bmi") &&
-                     __builtin_cpu_supports("bmi2");
+    bool supported = __builtin_cpu_supports("avx2") && __builtin_cpu_supports("fma") &&
+                     __builtin_cpu_supports("bmi") && __builtin_cpu_supports("bmi2");
 #if !defined(__clang__)
     supported = supported && __builtin_cpu_supports("f16c");
 #endif

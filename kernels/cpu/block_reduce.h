@@ -15,8 +15,9 @@
 #include "kernels/reduce.h"
 
 // The passes are compiled once per instruction set (kernels/CMakeLists.txt), each copy in its own
-// namespace: `baseline` (any x86-64: SSE2) and, on x86-64, `avx2` (AVX2, F16C, BMI2; no FMA,
-// so both give the same bits). ReduceBlock picks one when the process starts.
+// namespace: `baseline` (any x86-64: SSE2) and, on x86-64, `avx2` (AVX2, F16C, FMA, BMI2; FMA
+// only as x * 1 + y, one rounding as the add's, so both give the same bits). ReduceBlock picks
+// one when the process starts.
 #ifndef GPUREDUCE_CPU_PASSES
 #define GPUREDUCE_CPU_PASSES baseline
 #endif
