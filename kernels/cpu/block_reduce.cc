@@ -81,8 +81,8 @@ const Passes& ChosenPasses() {
     // Exactly the extensions that copy was compiled for (kernels/CMakeLists.txt). Clang 14
     // cannot ask for F16C, which every AVX2 CPU has (Intel since Ivy Bridge, AMD since
     // Piledriver, both before their AVX2).
-    bool supported = __builtin_cpu_supports("avx2") && __builtin_cpu_supports("bmi") &&
-                     __builtin_cpu_supports("bmi2");
+    bool supported = __builtin_cpu_supports("avx2") && __builtin_cpu_supports("fma") &&
+                     __builtin_cpu_supports("bmi") && __builtin_cpu_supports("bmi2");
 #if !defined(__clang__)
     supported = supported && __builtin_cpu_supports("f16c");
 #endif
@@ -116,15 +116,15 @@ Stats ReducePasses(const Passes& passes, const StatsRequest& request,
   if (size == 0) return stats;
 
   // The sums and the extremes passes count a float block's NaNs; a request of neither (PROD
-  // alone) runs the sums pass to count them. A float64 or 16-bit float request of both runs them
-  // as one fused pass. Float32 runs them apart: its extremes pass compares eight floats a vector
-  // where the fused one compares four doubles, and the block is in L2 for the second pass anyway
-  // (measured in CPU time, one core, 256 KiB in L2, AVX2: the five-op request of float32 at
-  // 10.6 GB/s apart and 8.9 fused; of float64 at 15.1 apart and 17.3 fused; 256 MiB of float16
-  // at 4.3 apart and 5.0 fused, where each pass converts the elements again).
+  // alone) runs the sums pass to count them. A float request of both runs them
+  // as one fused pass (measured in CPU time, one core, 256 KiB in L2, AVX2, before the fused
+  // pass compared float32 elements on float32 vectors: the five-op request of float64 at 15.1
+  // GB/s apart and 17.3 fused; 256 MiB of float16 at 4.3 apart and 5.0 fused, where each pass
+  // converts the elements again; float32 then ran apart, 10.6 against 8.9 fused, and now gains:
+  // 14.4 apart, 18.8 fused, 256 MiB on the 2-core AMD VM).
   const bool sums = needs.sum || needs.sum_squares || needs.moments;
   const bool extremes = needs.min || needs.max;
-  const bool fuse = sums && extremes && !stats.integer && dtype != DType::kFloat32;
+  const bool fuse = sums && extremes && !stats.integer;
   if (sums || (!extremes && !stats.integer)) {
     passes.add_sums(dtype, needs, fuse, data, size, base_index, stats);
   }

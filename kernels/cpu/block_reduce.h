@@ -15,8 +15,9 @@
 #include "kernels/reduce.h"
 
 // The passes are compiled once per instruction set (kernels/CMakeLists.txt), each copy in its own
-// namespace: `baseline` (any x86-64: SSE2) and, on x86-64, `avx2` (AVX2, F16C, BMI2; no FMA,
-// so both give the same bits). ReduceBlock picks one when the process starts.
+// namespace: `baseline` (any x86-64: SSE2) and, on x86-64, `avx2` (AVX2, F16C, FMA, BMI2; FMA
+// only as x * 1 + y, one rounding as the add's, so both give the same bits). ReduceBlock picks
+// one when the process starts.
 #ifndef GPUREDUCE_CPU_PASSES
 #define GPUREDUCE_CPU_PASSES baseline
 #endif
@@ -28,8 +29,8 @@ inline constexpr size_t kLanes = 8;
 
 struct Passes {
   // The sums: nan_count always (floats), and sum/sum_lo or int_sum/int_sum_wraps, sum_squares,
-  // and mean/m2 (moments) as `needs` asks; with `fuse_extremes`, the extremes of a float64,
-  // float16 or bfloat16 block too (as add_extremes finds them, indices from base_index). `data`
+  // and mean/m2 (moments) as `needs` asks; with `fuse_extremes`, the extremes of a float block
+  // too (as add_extremes finds them, indices from base_index). `data`
   // holds `size` elements of `dtype` (16-bit floats convert to float32 as the loops load them).
   void (*add_sums)(DType dtype, const StatsNeeds& needs, bool fuse_extremes, const std::byte* data,
                    size_t size, uint64_t base_index, Stats& stats);

@@ -142,6 +142,24 @@ __attribute__((always_inline)) inline void LoadFloats(const typename Element<kDT
   std::memcpy(&out, &result, sizeof(out));
 }
 
+// Eight consecutive 16-bit floats as two Floats4 (elements 0-3 and 4-7), as LoadFloats converts
+// them: for a loop that widens each half to float64, where a Floats8 would be split again
+// (bfloat16: one load and two unpacks; float16 with F16C: two 128-bit conversions).
+template <DType kDType>
+__attribute__((always_inline)) inline void LoadFloatHalves(const uint16_t* data, Floats4& low,
+                                                           Floats4& high) {
+  if constexpr (kDType == DType::kBFloat16) {
+    const __m128i zero = _mm_setzero_si128();
+    const __m128i halves = _mm_loadu_si128(reinterpret_cast<const __m128i*>(data));
+    const __m128i words[2] = {_mm_unpacklo_epi16(zero, halves), _mm_unpackhi_epi16(zero, halves)};
+    std::memcpy(&low, &words[0], sizeof(low));
+    std::memcpy(&high, &words[1], sizeof(high));
+  } else {
+    LoadFloats<kDType>(data, low);
+    LoadFloats<kDType>(data + 4, high);
+  }
+}
+
 // Calls fn.template operator()<kDType>() with the dtype the product pass reduces `dtype` as:
 // itself, or float32 for float16 and bfloat16, which ReduceBlock widens before PROD's passes.
 template <typename FnT>

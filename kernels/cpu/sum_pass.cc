@@ -81,6 +81,36 @@ __attribute__((always_inline)) inline bool Any(const Mask& mask) {
   return any != 0;
 }
 
+// Whether any lane of a float32 compare's mask is set.
+__attribute__((always_inline)) inline bool Any(const decltype(Floats8{} < Floats8{}) & mask) {
+#if defined(__AVX__)
+  return !_mm256_testz_si256(reinterpret_cast<__m256i>(mask), reinterpret_cast<__m256i>(mask));
+#endif
+  uint64_t words[4];
+  std::memcpy(words, &mask, sizeof(words));
+  return (words[0] | words[1] | words[2] | words[3]) != 0;
+}
+
+// run = the lesser (greater) of a and run lane by lane, run where either is NaN (minps's rule,
+// so a NaN in a is skipped): the extremes of a run of groups in one instruction a group. (Out
+// parameters: a 32-byte vector returned without AVX changes the ABI, which GCC warns of.)
+__attribute__((always_inline)) inline void Least(const Floats8& a, Floats8& run) {
+#if defined(__AVX__)
+  run = reinterpret_cast<Floats8>(
+      _mm256_min_ps(reinterpret_cast<__m256>(a), reinterpret_cast<__m256>(run)));
+#else
+  run = a < run ? a : run;
+#endif
+}
+__attribute__((always_inline)) inline void Most(const Floats8& a, Floats8& run) {
+#if defined(__AVX__)
+  run = reinterpret_cast<Floats8>(
+      _mm256_max_ps(reinterpret_cast<__m256>(a), reinterpret_cast<__m256>(run)));
+#else
+  run = a > run ? a : run;
+#endif
+}
+
 // Elements a fused sums pass compares with the extremes before it tests the compares, as the
 // extremes pass's runs (one core, 256 MiB, AVX2: the five-op request of bfloat16 at 6.0 GB/s
 // testing every group of kLanes, 6.6 so; float16 and float64 the same).
@@ -109,28 +139,52 @@ __attribute__((always_inline)) inline Lanes Widen(const FloatLanes& narrow) {
 // converted once for the whole group).
 template <DType kDType>
 __attribute__((always_inline)) inline void LoadLanes(const typename Element<kDType>::Storage* data,
-                                                     const Floats8& group, size_t v, Lanes& out) {
+                                                     const Floats8& group, const Floats4* halves,
+                                                     size_t v, Lanes& out) {
   if constexpr (kDType == DType::kFloat64) {
     std::memcpy(&out, data + v * kWidth, sizeof(out));
   } else {
     FloatLanes narrow;
     if constexpr (kDType == DType::kFloat32) {
       std::memcpy(&narrow, data + v * kWidth, sizeof(narrow));
-    } else if constexpr (kWidth == 4) {  // a shuffle: through memory, GCC converts in halves
-      narrow = v == 0 ? __builtin_shufflevector(group, group, 0, 1, 2, 3)
-                      : __builtin_shufflevector(group, group, 4, 5, 6, 7);
+    } else if constexpr (kWidth == 4) {
+      narrow = halves[v];
     } else {
       narrow = v == 0   ? __builtin_shufflevector(group, group, 0, 1)
                : v == 1 ? __builtin_shufflevector(group, group, 2, 3)
                : v == 2 ? __builtin_shufflevector(group, group, 4, 5)
                         : __builtin_shufflevector(group, group, 6, 7);
     }
-    if constexpr (kDType != DType::kFloat32) {
-      out = Widen(narrow);
-    } else {
-      out = __builtin_convertvector(narrow, Lanes);
-    }
+    out = Widen(narrow);
   }
+}
+
+// x - shift, rounded once. With FMA, as x * 1 - shift: the same rounding of the same exact value,
+// on the multiply pipes, which leaves the add pipes to the sums (AMD's Zen issues adds on two
+// pipes and multiplies and FMAs on two others). One core, 256 MiB, the 2-core AMD VM: VAR of
+// float16 11.3 -> 12.8 GB/s, the five-op request of float32 18.5 -> 21.3, bfloat16 8.4 -> 9.2.
+__attribute__((always_inline)) inline double Deviation(double x, double shift) { return x - shift; }
+__attribute__((always_inline)) inline Lanes Deviation(const Lanes& x, double shift) {
+#if defined(__FMA__)
+  if constexpr (kWidth == 4) {
+    return reinterpret_cast<Lanes>(
+        _mm256_fmsub_pd(reinterpret_cast<__m256d>(x), _mm256_set1_pd(1.0), _mm256_set1_pd(shift)));
+  }
+#endif
+  return x - shift;
+}
+
+// a + b, rounded once; with FMA as b * 1 + a (the same rounding), on the multiply pipes: the
+// float16 VAR request 12.8 -> 13.8 GB/s so (one core, the AMD VM).
+__attribute__((always_inline)) inline double AddOnMultiplyPipe(double a, double b) { return a + b; }
+__attribute__((always_inline)) inline Lanes AddOnMultiplyPipe(const Lanes& a, const Lanes& b) {
+#if defined(__FMA__)
+  if constexpr (kWidth == 4) {
+    return reinterpret_cast<Lanes>(_mm256_fmadd_pd(
+        reinterpret_cast<__m256d>(b), _mm256_set1_pd(1.0), reinterpret_cast<__m256d>(a)));
+  }
+#endif
+  return a + b;
 }
 
 // One lane's accumulations (ValueT double) or one vector of lanes' (ValueT Lanes).
@@ -160,8 +214,8 @@ __attribute__((always_inline)) inline void Accumulate(const ValueT& x, double sh
   }
   if constexpr (kSquares) a.squares += v * v;
   if constexpr (kMoments) {
-    const ValueT d = kNanFree ? x - shift : Keep(valid, x - shift);
-    a.s1 += d;
+    const ValueT d = kNanFree ? Deviation(x, shift) : Keep(valid, Deviation(x, shift));
+    a.s1 = AddOnMultiplyPipe(a.s1, d);
     a.s2 += d * d;
   }
 }
@@ -170,12 +224,16 @@ __attribute__((always_inline)) inline void Accumulate(const ValueT& x, double sh
 // result's precision (2^16 elements of 24 bits); float64 ones compensated. 16-bit elements
 // convert in the loop, one group of kLanes at a time (ReduceBlock passes them in tiles: the
 // lanes and their order are those of the float32 pass over the widened tile, so the same bits).
-// With kExtremes the pass also finds the extremes (a five-op request reads its block once): each
-// group of kLanes elements is compared with the extremes so far, and a group that beats them
-// (rarely, on most data) is scanned in index order with a strict compare, so ties keep the first
-// occurrence. With kNanFree (16-bit elements) the loop leaves the NaN masks out and only notes
-// whether a group held a NaN; if one did, it returns false before touching `stats`, and the
-// caller runs the pass again with the masks (most blocks hold none: one compare a group).
+// With kExtremes the pass also finds the extremes (a five-op request reads its block once): a
+// float64 group of kLanes elements is compared with the extremes so far, and a run of groups that
+// beats them (rarely, on most data) is scanned in index order with a strict compare, so ties keep
+// the first occurrence; float32 elements (the others) keep each run's least and most lanes, and a
+// run that beats the extremes is settled (the same first occurrences). With kNanFree (not
+// float64) the loop leaves the NaN masks out: a NaN stays in the sums it enters, so they tell at
+// the end whether the block held one; if it did, the pass returns false before touching `stats`,
+// and the caller runs it again with the masks (most blocks hold none). Measured (one core,
+// 256 MiB, AVX2, this 2-core AMD EPYC VM): float32 SUM 19.6 -> 27 GB/s, VAR 12.0 -> 25; the
+// five-op request of float32 10.1 -> 18.8, float16 5.4 -> 6.9, bfloat16 6.5 -> 8.4.
 template <DType kDType, bool kSum, bool kSquares, bool kMoments, bool kExtremes, bool kNanFree>
 bool FloatSums(const typename Element<kDType>::Storage* data, size_t size,
                const ExtremesWanted& wanted, Stats& stats) {
@@ -198,38 +256,107 @@ bool FloatSums(const typename Element<kDType>::Storage* data, size_t size,
       }
     }
   };
+  // float64 compares its lanes with the extremes; the float32 elements of the others keep the
+  // run's own extremes (Least/Most, which skip NaN as the compares do), compared once a run.
+  constexpr bool kWideExtremes = kExtremes && kDType == DType::kFloat64;
+  constexpr bool kNarrowExtremes = kExtremes && !kWideExtremes;
+  // A run of float32 groups that beat the extremes: its least and most elements (reduced from
+  // the run's Least/Most lanes) replace them at their first occurrence, the element that the
+  // scan's strict compares would keep (the first equal to the new extreme: a tie of -0 and +0
+  // keeps the earlier as there). Scanning the run element by element cost a tile of uniform
+  // float16 (whose extremes change ~log(8192) times) about a third of the five-op request's time.
+  const auto settle = [&](const Floats8& low, const Floats8& high, size_t from, size_t to) {
+    float lanes_low[kLanes], lanes_high[kLanes];
+    std::memcpy(lanes_low, &low, sizeof(lanes_low));
+    std::memcpy(lanes_high, &high, sizeof(lanes_high));
+    float run_min = lanes_low[0], run_max = lanes_high[0];
+    for (size_t lane = 1; lane < kLanes; ++lane) {
+      run_min = lanes_low[lane] < run_min ? lanes_low[lane] : run_min;
+      run_max = lanes_high[lane] > run_max ? lanes_high[lane] : run_max;
+    }
+    const auto first = [&](float target) {
+      for (size_t k = from; k < to; k += kLanes) {
+        Floats8 group;
+        LoadFloats<kDType>(data + k, group);
+        int32_t equal[kLanes];
+        const auto mask = group == target;
+        std::memcpy(equal, &mask, sizeof(equal));
+        for (size_t lane = 0; lane < kLanes; ++lane) {
+          if (equal[lane] != 0) return k + lane;
+        }
+      }
+      return to;  // not reached: the target is one of the run's elements
+    };
+    if (run_min < least) {
+      least_at = first(run_min);
+      least = E::Load(data[least_at]);
+    }
+    if (run_max > most) {
+      most_at = first(run_max);
+      most = E::Load(data[most_at]);
+    }
+  };
   Lanes least_lanes = Lanes{} + least, most_lanes = Lanes{} + most;
+  Floats8 least_floats = Floats8{} + static_cast<float>(least);
+  Floats8 most_floats = Floats8{} + static_cast<float>(most);
+  Floats8 run_least = least_floats, run_most = most_floats;
   Sums<Lanes> vectors[kVectors];
   size_t i = 0;
   Lanes x;
+  // Without a sum to carry it, a NaN is noted by a compare (with one, it stays in the sum).
+  constexpr bool kCarried = kSum || kSquares || kMoments;
   decltype(Floats8{} != Floats8{}) nan_seen{};
   Mask passes{};
   size_t run = 0;  // where the groups whose compares `passes` holds begin
   for (; i + kLanes <= size; i += kLanes) {
     Floats8 group;
-    if constexpr (sizeof(typename E::Storage) == 2) LoadFloats<kDType>(data + i, group);
-    if constexpr (kNanFree) nan_seen |= group != group;
+    Floats4 halves[2];
+    if constexpr (sizeof(typename E::Storage) == 2 && kWidth == 4) {
+      // Converted in halves, joined only for the compares (if any: else the join is dead code).
+      LoadFloatHalves<kDType>(data + i, halves[0], halves[1]);
+      group = __builtin_shufflevector(halves[0], halves[1], 0, 1, 2, 3, 4, 5, 6, 7);
+    } else if constexpr (kDType != DType::kFloat64) {
+      LoadFloats<kDType>(data + i, group);
+    }
+    if constexpr (kNanFree && !kCarried) nan_seen |= group != group;
+    if constexpr (kNarrowExtremes) {
+      Least(group, run_least);
+      Most(group, run_most);
+    }
     for (size_t v = 0; v < kVectors; ++v) {
-      LoadLanes<kDType>(data + i, group, v, x);
+      LoadLanes<kDType>(data + i, group, halves, v, x);
       Accumulate<kSum, kSquares, kMoments, kCompensated, kNanFree>(x, shift, vectors[v]);
-      if constexpr (kExtremes) passes |= (x < least_lanes) | (x > most_lanes);
+      if constexpr (kWideExtremes) passes |= (x < least_lanes) | (x > most_lanes);
     }
     if (kExtremes && i + kLanes - run == kExtremesRun) {
-      if (Any(passes)) {
+      if (kWideExtremes && Any(passes)) {
         scan(run, i + kLanes);
         least_lanes = Lanes{} + least;
         most_lanes = Lanes{} + most;
       }
+      if (kNarrowExtremes && Any((run_least < least_floats) | (run_most > most_floats))) {
+        settle(run_least, run_most, run, i + kLanes);
+        least_floats = Floats8{} + static_cast<float>(least);
+        most_floats = Floats8{} + static_cast<float>(most);
+      }
       passes = Mask{};
+      run_least = least_floats;
+      run_most = most_floats;
       run = i + kLanes;
     }
   }
-  if constexpr (kNanFree) {
-    int32_t words[kLanes];
-    std::memcpy(words, &nan_seen, sizeof(words));
-    int32_t any = 0;
-    for (int32_t word : words) any |= word;
-    if (any != 0) return false;
+  if constexpr (kNanFree && kCarried) {
+    // A NaN element makes its lane's sums NaN (so may +inf and -inf in one lane: the pass then
+    // runs again with the masks, which gives the same bits).
+    Mask nan{};
+    for (size_t v = 0; v < kVectors; ++v) {
+      const Sums<Lanes>& a = vectors[v];
+      const Lanes& carrier = kSum ? a.sum : kMoments ? a.s1 : a.squares;
+      nan |= carrier != carrier;
+    }
+    if (Any(nan)) return false;
+  } else if constexpr (kNanFree) {
+    if (Any(nan_seen)) return false;
   }
   if (kExtremes) scan(run, size);
   double nan[kLanes], sum[kLanes], lo[kLanes], squares[kLanes], s1[kLanes], s2[kLanes];
@@ -337,8 +464,8 @@ __attribute__((always_inline)) inline void IntSums(const typename Element<kDType
   }
 }
 
-// kKey's bits: sum, sum_squares, moments, extremes (not float32: block_reduce.cc says why), and
-// no NaN assumed (16-bit dtypes only; false if the block held one).
+// kKey's bits: sum, sum_squares, moments, extremes, and no NaN assumed (not float64; false if
+// the block held one).
 template <DType kDType, int kKey>
 bool RunSums(int key, const std::byte* data, size_t size, const ExtremesWanted& wanted,
              Stats& stats) {
@@ -348,8 +475,7 @@ bool RunSums(int key, const std::byte* data, size_t size, const ExtremesWanted& 
     constexpr bool kSum = kKey & 1, kSquares = kKey & 2, kMoments = kKey & 4;
     if constexpr (IsInteger(kDType)) {
       if constexpr (kKey < 8) IntSums<kDType, kSum, kSquares, kMoments>(elements, size, stats);
-    } else if constexpr ((kKey < 8 || kDType != DType::kFloat32) &&
-                         (kKey < 16 || sizeof(*elements) == 2)) {
+    } else if constexpr (kKey < 16 || kDType != DType::kFloat64) {
       return FloatSums<kDType, kSum, kSquares, kMoments, (kKey & 8) != 0, (kKey & 16) != 0>(
           elements, size, wanted, stats);
     }
@@ -361,14 +487,13 @@ bool RunSums(int key, const std::byte* data, size_t size, const ExtremesWanted& 
 
 void AddSums(DType dtype, const StatsNeeds& needs, bool fuse_extremes, const std::byte* data,
              size_t size, uint64_t base_index, Stats& stats) {
-  const bool extremes =
-      fuse_extremes && dtype != DType::kFloat32 && !IsInteger(dtype) && (needs.min || needs.max);
-  const bool narrow = dtype == DType::kFloat16 || dtype == DType::kBFloat16;
+  const bool extremes = fuse_extremes && !IsInteger(dtype) && (needs.min || needs.max);
+  const bool nan_free_first = !IsInteger(dtype) && dtype != DType::kFloat64;
   const int key = (needs.sum ? 1 : 0) | (needs.sum_squares ? 2 : 0) | (needs.moments ? 4 : 0) |
                   (extremes ? 8 : 0);
   const ExtremesWanted wanted{needs.min, needs.max, base_index};
   DispatchLoadDType(dtype, [&]<DType kDType>() {
-    if (narrow && RunSums<kDType, 0>(key | 16, data, size, wanted, stats)) return;
+    if (nan_free_first && RunSums<kDType, 0>(key | 16, data, size, wanted, stats)) return;
     RunSums<kDType, 0>(key, data, size, wanted, stats);
   });
 }
