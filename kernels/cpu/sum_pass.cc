@@ -147,13 +147,17 @@ __attribute__((always_inline)) inline void LoadLanes(const typename Element<kDTy
     FloatLanes narrow;
     if constexpr (kDType == DType::kFloat32) {
       std::memcpy(&narrow, data + v * kWidth, sizeof(narrow));
-    } else if constexpr (kWidth == 4) {
-      narrow = halves[v];
     } else {
+      // By the preprocessor, not `if constexpr`: kWidth does not depend on kDType, so Clang
+      // checks the other width's assignment too, and its vector types do not match.
+#if defined(__AVX2__)
+      narrow = halves[v];
+#else
       narrow = v == 0   ? __builtin_shufflevector(group, group, 0, 1)
                : v == 1 ? __builtin_shufflevector(group, group, 2, 3)
                : v == 2 ? __builtin_shufflevector(group, group, 4, 5)
                         : __builtin_shufflevector(group, group, 6, 7);
+#endif
     }
     out = Widen(narrow);
   }
