@@ -1,0 +1,174 @@
+#pragma once
+
+// The sums pass's lanes (sum_pass.cc): the kLanes float64 accumulators as vectors of the
+// instruction set's width, and the loads, masks, compares and rounded-once operations its loops
+// are built of. Included by sum_pass.cc only, in the passes' namespace, so each instruction set's
+// copy keeps its own.
+
+#include <cstddef>
+#include <cstdint>
+#include <cstring>
+
+#if defined(__AVX__)
+#include <immintrin.h>
+#endif
+
+#include "kernels/cpu/block_reduce.h"
+#include "kernels/cpu/element_load.h"
+
+namespace gpureduce::kernels::cpu::GPUREDUCE_CPU_PASSES {
+
+// The kLanes float64 lanes as GCC vectors of the instruction set's width (wider ones are lowered
+// lane by lane): the compiler keeps them in registers and vectorizes every step, where the same
+// loop over scalar lanes stayed scalar. Vector v holds lanes [v * kWidth, (v + 1) * kWidth), so
+// each lane's arithmetic is exactly the source's and every instruction set gives the same bits.
+#if defined(__AVX2__)
+inline constexpr size_t kWidth = 4;
+#else
+inline constexpr size_t kWidth = 2;
+#endif
+inline constexpr size_t kVectors = kLanes / kWidth;
+static_assert(kLanes == 8, "a group of 16-bit elements converts as one Floats8");
+typedef double Lanes __attribute__((vector_size(kWidth * sizeof(double))));
+typedef float FloatLanes __attribute__((vector_size(kWidth * sizeof(float))));
+typedef int64_t Mask __attribute__((vector_size(kWidth * sizeof(double))));
+
+// `a` where `valid`, else 0: a bitwise and, which vectorizes where GCC lowers a vector select.
+__attribute__((always_inline)) inline double Keep(bool valid, double a) { return valid ? a : 0.0; }
+__attribute__((always_inline)) inline Lanes Keep(const Mask& valid, const Lanes& a) {
+  return reinterpret_cast<Lanes>(reinterpret_cast<Mask>(a) & valid);
+}
+
+// The first non-NaN element's offset, or size.
+template <DType kDType>
+size_t FirstValid(const typename Element<kDType>::Storage* data, size_t size) {
+  using E = Element<kDType>;
+  size_t i = 0;
+  while (i < size && !(E::Load(data[i]) == E::Load(data[i]))) ++i;
+  return i;
+}
+
+// Whether any lane of a compare's mask is set.
+__attribute__((always_inline)) inline bool Any(const Mask& mask) {
+#if defined(__AVX__)
+  return !_mm256_testz_si256(reinterpret_cast<__m256i>(mask), reinterpret_cast<__m256i>(mask));
+#endif
+  uint64_t words[kWidth];
+  std::memcpy(words, &mask, sizeof(words));
+  uint64_t any = 0;
+  for (uint64_t word : words) any |= word;
+  return any != 0;
+}
+
+// Whether any lane of a float32 compare's mask is set.
+__attribute__((always_inline)) inline bool Any(const decltype(Floats8{} < Floats8{}) & mask) {
+#if defined(__AVX__)
+  return !_mm256_testz_si256(reinterpret_cast<__m256i>(mask), reinterpret_cast<__m256i>(mask));
+#endif
+  uint64_t words[4];
+  std::memcpy(words, &mask, sizeof(words));
+  return (words[0] | words[1] | words[2] | words[3]) != 0;
+}
+
+// run = the lesser (greater) of a and run lane by lane, run where either is NaN (minps's rule,
+// so a NaN in a is skipped): the extremes of a run of groups in one instruction a group. (Out
+// parameters: a 32-byte vector returned without AVX changes the ABI, which GCC warns of.)
+__attribute__((always_inline)) inline void Least(const Floats8& a, Floats8& run) {
+#if defined(__AVX__)
+  run = reinterpret_cast<Floats8>(
+      _mm256_min_ps(reinterpret_cast<__m256>(a), reinterpret_cast<__m256>(run)));
+#else
+  run = a < run ? a : run;
+#endif
+}
+__attribute__((always_inline)) inline void Most(const Floats8& a, Floats8& run) {
+#if defined(__AVX__)
+  run = reinterpret_cast<Floats8>(
+      _mm256_max_ps(reinterpret_cast<__m256>(a), reinterpret_cast<__m256>(run)));
+#else
+  run = a > run ? a : run;
+#endif
+}
+
+// Elements a fused sums pass compares with the extremes before it tests the compares, as the
+// extremes pass's runs (one core, 256 MiB, AVX2: the five-op request of bfloat16 at 6.0 GB/s
+// testing every group of kLanes, 6.6 so; float16 and float64 the same).
+inline constexpr size_t kExtremesRun = 32;
+static_assert(kExtremesRun % kLanes == 0);
+
+// Which extremes a fused sums pass gathers (min/max fields, first index from base_index).
+struct ExtremesWanted {
+  bool min = false;
+  bool max = false;
+  uint64_t base_index = 0;
+};
+
+// float32 lanes to float64 in one instruction: GCC 12 lowers the vector conversion to two
+// 128-bit ones and a merge.
+__attribute__((always_inline)) inline Lanes Widen(const FloatLanes& narrow) {
+#if defined(__AVX__)
+  const __m256d wide = _mm256_cvtps_pd(reinterpret_cast<__m128>(narrow));
+  return reinterpret_cast<Lanes>(wide);
+#else
+  return __builtin_convertvector(narrow, Lanes);
+#endif
+}
+
+// Vector v of a group of kLanes elements (`group` holds them as float32 for 16-bit dtypes,
+// converted once for the whole group).
+template <DType kDType>
+__attribute__((always_inline)) inline void LoadLanes(const typename Element<kDType>::Storage* data,
+                                                     [[maybe_unused]] const Floats8& group,
+                                                     [[maybe_unused]] const Floats4* halves,
+                                                     size_t v, Lanes& out) {
+  if constexpr (kDType == DType::kFloat64) {
+    std::memcpy(&out, data + v * kWidth, sizeof(out));
+  } else {
+    FloatLanes narrow;
+    if constexpr (kDType == DType::kFloat32) {
+      std::memcpy(&narrow, data + v * kWidth, sizeof(narrow));
+    } else {
+      // By the preprocessor, not `if constexpr`: kWidth does not depend on kDType, so Clang
+      // checks the other width's assignment too, and its vector types do not match.
+#if defined(__AVX2__)
+      narrow = halves[v];
+#else
+      narrow = v == 0   ? __builtin_shufflevector(group, group, 0, 1)
+               : v == 1 ? __builtin_shufflevector(group, group, 2, 3)
+               : v == 2 ? __builtin_shufflevector(group, group, 4, 5)
+                        : __builtin_shufflevector(group, group, 6, 7);
+#endif
+    }
+    out = Widen(narrow);
+  }
+}
+
+// x - shift, rounded once. With FMA, as x * 1 - shift: the same rounding of the same exact value,
+// on the multiply pipes, which leaves the add pipes to the sums (AMD's Zen issues adds on two
+// pipes and multiplies and FMAs on two others). One core, 256 MiB, the 2-core AMD VM: VAR of
+// float16 11.3 -> 12.8 GB/s, the five-op request of float32 18.5 -> 21.3, bfloat16 8.4 -> 9.2.
+__attribute__((always_inline)) inline double Deviation(double x, double shift) { return x - shift; }
+__attribute__((always_inline)) inline Lanes Deviation(const Lanes& x, double shift) {
+#if defined(__FMA__)
+  if constexpr (kWidth == 4) {
+    return reinterpret_cast<Lanes>(
+        _mm256_fmsub_pd(reinterpret_cast<__m256d>(x), _mm256_set1_pd(1.0), _mm256_set1_pd(shift)));
+  }
+#endif
+  return x - shift;
+}
+
+// a + b, rounded once; with FMA as b * 1 + a (the same rounding), on the multiply pipes: the
+// float16 VAR request 12.8 -> 13.8 GB/s so (one core, the AMD VM).
+__attribute__((always_inline)) inline double AddOnMultiplyPipe(double a, double b) { return a + b; }
+__attribute__((always_inline)) inline Lanes AddOnMultiplyPipe(const Lanes& a, const Lanes& b) {
+#if defined(__FMA__)
+  if constexpr (kWidth == 4) {
+    return reinterpret_cast<Lanes>(_mm256_fmadd_pd(
+        reinterpret_cast<__m256d>(b), _mm256_set1_pd(1.0), reinterpret_cast<__m256d>(a)));
+  }
+#endif
+  return a + b;
+}
+
+}  // namespace gpureduce::kernels::cpu::GPUREDUCE_CPU_PASSES
