@@ -17,6 +17,7 @@
 #include <cuda_runtime.h>
 
 #include <cstdint>
+#include <limits>
 #include <type_traits>
 
 #include "kernels/cuda/stats/stats_block.cuh"
@@ -34,6 +35,7 @@ struct ThreadStats {
   static constexpr unsigned kLanes = Traits::kLanes;
   static constexpr bool kFloat64 = kDTypeT == DType::kFloat64;
   static constexpr bool kInt64 = kDTypeT == DType::kInt64;
+  static constexpr V kNoExtreme = std::numeric_limits<V>::quiet_NaN();  // integers: 0
   // float16 and bfloat16 with the moments: the fast path's sum is read from the shifted sum
   // (sum = s1 + n * shift) rather than added again, one float64 addition per element fewer (the
   // five-op request is bound by the float64 pipe there). Exact where the float64 sums of the
@@ -52,7 +54,8 @@ struct ThreadStats {
   double shift = 0.0, s1 = 0.0, s2 = 0.0;
   uint32_t slow_valid = 0;  // kDerivedSum: elements added one by one, and their part of s1
   double slow_s1 = 0.0;
-  V min{}, max{};
+  // Floats start at NaN, which every comparison !(x >= min) takes over: no index test per vector.
+  V min = kNoExtreme, max = kNoExtreme;
   int64_t min_index = -1, max_index = -1;
   double prod = 1.0;
   int64_t prod_exp = 0;
@@ -106,11 +109,11 @@ struct ThreadStats {
       ++slow_valid;
     }
     if constexpr (G::kExtremes) {
-      if (min_index < 0 || x < min) {
+      if (GoesBeforeMin(x)) {
         min = x;
         min_index = i;
       }
-      if (max_index < 0 || x > max) {
+      if (GoesBeforeMax(x)) {
         max = x;
         max_index = i;
       }
@@ -137,9 +140,7 @@ struct ThreadStats {
   // Elements i, i + 1, ... of one 16-byte vector.
   __device__ __forceinline__ void AddVector(const V (&x)[kLanes], int64_t i) {
     if constexpr (G::kFloat) {
-      V t = x[0];
-#pragma unroll
-      for (unsigned l = 1; l < kLanes; ++l) t += x[l];
+      const V t = Tree(x);
       if (!(t - t == V(0))) {  // a NaN or an infinity (or a float overflow): element by element
 #pragma unroll
         for (unsigned l = 0; l < kLanes; ++l) AddScalar(x[l], i + l);
@@ -197,15 +198,37 @@ struct ThreadStats {
     }
   }
 
+  // Whether a value that is not NaN replaces the thread's extreme (strictly, being later).
+  __device__ __forceinline__ bool GoesBeforeMin(V x) const {
+    if constexpr (G::kFloat) return !(x >= min);  // min NaN: none yet
+    return min_index < 0 || x < min;
+  }
+  __device__ __forceinline__ bool GoesBeforeMax(V x) const {
+    if constexpr (G::kFloat) return !(x <= max);
+    return max_index < 0 || x > max;
+  }
+
+  // The least and the greatest of values with no NaN: fmin/fmax are one instruction each, where
+  // a select on a comparison is two (it must keep a NaN's order). Which zero a tie of -0 and +0
+  // gives does not matter: the lane is found by ==.
+  __device__ __forceinline__ static V Least(V a, V b) {
+    if constexpr (G::kFloat) return fmin(a, b);
+    return b < a ? b : a;
+  }
+  __device__ __forceinline__ static V Greatest(V a, V b) {
+    if constexpr (G::kFloat) return fmax(a, b);
+    return b > a ? b : a;
+  }
+
   // A vector with no NaN: its extreme first, the lane only when it goes before the thread's.
   __device__ __forceinline__ void AddExtremes(const V (&x)[kLanes], int64_t i) {
     V lo = x[0], hi = x[0];
 #pragma unroll
     for (unsigned l = 1; l < kLanes; ++l) {
-      lo = x[l] < lo ? x[l] : lo;
-      hi = x[l] > hi ? x[l] : hi;
+      lo = Least(lo, x[l]);
+      hi = Greatest(hi, x[l]);
     }
-    if (min_index < 0 || lo < min) {
+    if (GoesBeforeMin(lo)) {
       int64_t at = i + kLanes - 1;
       V value = x[kLanes - 1];
 #pragma unroll
@@ -218,7 +241,7 @@ struct ThreadStats {
       min = value;
       min_index = at;
     }
-    if (max_index < 0 || hi > max) {
+    if (GoesBeforeMax(hi)) {
       int64_t at = i + kLanes - 1;
       V value = x[kLanes - 1];
 #pragma unroll
@@ -291,8 +314,8 @@ struct ThreadStats {
       }
     }
     if constexpr (G::kExtremes) {
-      b.min = min;
-      b.max = max;
+      b.min = min_index >= 0 ? min : V{};  // not the NaN that stood for none
+      b.max = max_index >= 0 ? max : V{};
       b.min_index = min_index;
       b.max_index = max_index;
     }
