@@ -115,8 +115,8 @@ void TypedReference::AddElement(double x, int64_t k) {
   }
 }
 
-TypedReference::Answer TypedReference::answer() const {
-  const Op op = *wire::FromProto(op_);
+TypedReference::Answer TypedReference::answer(v1::Op proto_op) const {
+  const Op op = *wire::FromProto(proto_op);
   const Op base = NanFormOf(op);
   const bool skips = OpSkipsNan(op);
   const bool nan = !skips && nan_count_ > 0;

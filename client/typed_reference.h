@@ -30,7 +30,9 @@ class TypedReference {
     bool overflow = false;          // the exact integer result does not fit in int64
     double scale = 0;               // what a float result's error is judged against
   };
-  Answer answer() const;
+  Answer answer() const { return answer(op_); }
+  // Any other op's answer over the same elements (one pass over the data serves every op).
+  Answer answer(v1::Op op) const;
 
  private:
   void AddElement(double x, int64_t integer);

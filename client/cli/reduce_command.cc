@@ -36,19 +36,17 @@ constexpr char kCommand[] = "reduce";
 constexpr double kVerifyTolerance = 1e-6;
 
 // The client's references for --verify: the float64 one of a single float32 op as before, or
-// a typed one per op for every other request.
+// a typed one (one pass answering every op) for every other request.
 struct References {
   std::optional<client::RunningReference> classic;
-  std::vector<client::TypedReference> typed;
+  std::optional<client::TypedReference> typed;
 
   void Add(DType dtype, absl::Span<const char> bytes) {
     if (classic.has_value()) {
       classic->Add(absl::MakeConstSpan(reinterpret_cast<const float*>(bytes.data()),
                                        bytes.size() / sizeof(float)));
     }
-    for (client::TypedReference& reference : typed) {
-      reference.AddBytes(absl::string_view(bytes.data(), bytes.size()));
-    }
+    if (typed.has_value()) typed->AddBytes(absl::string_view(bytes.data(), bytes.size()));
     (void)dtype;
   }
 };
@@ -96,7 +94,7 @@ int ReduceOnce(ReduceFlags& f, const client::SourceOptions& source_options,
   References references;
   if (f.verify) {
     if (typed) {
-      for (const v1::Op op : ops) references.typed.emplace_back(op, dtype, f.ddof);
+      references.typed.emplace(ops.front(), dtype, f.ddof);
     } else {
       references.classic.emplace(ops.front());
     }
@@ -203,8 +201,8 @@ int ReduceOnce(ReduceFlags& f, const client::SourceOptions& source_options,
     verification = Verification{reference.value(), reference.index(), reference.scale()};
   }
   std::vector<ResultCheck> checks;
-  for (size_t i = 0; i < references.typed.size(); ++i) {
-    const client::TypedReference::Answer answer = references.typed[i].answer();
+  for (size_t i = 0; references.typed.has_value() && i < ops.size(); ++i) {
+    const client::TypedReference::Answer answer = references.typed->answer(ops[i]);
     ResultCheck check;
     check.op = ops[i];
     check.reference = answer.index >= 0 ? absl::StrCat(answer.index)
