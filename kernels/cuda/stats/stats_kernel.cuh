@@ -31,16 +31,20 @@ struct StatsOutput {
   StatsBlockState* d_block_states;  // one per block at most
 };
 
-// Reads a state another block wrote, from L2 (L1 is not coherent across SMs).
+// Reads a state another block wrote, from L2 (L1 is not coherent across SMs), in the widest
+// loads the states' stride allows (they start at a 256-byte aligned array).
 template <typename T>
 __device__ inline T LoadStateFromL2(const T* source) {
   T out;
   if constexpr (!std::is_empty_v<T>) {
+    using Word = std::conditional_t<sizeof(T) % 16 == 0, uint4,
+                                    std::conditional_t<sizeof(T) % 8 == 0, uint2, unsigned>>;
     static_assert(sizeof(T) % sizeof(unsigned) == 0);
-    const unsigned* from = reinterpret_cast<const unsigned*>(source);
-    unsigned* to = reinterpret_cast<unsigned*>(&out);
+    const Word* from = reinterpret_cast<const Word*>(source);
+    Word words[sizeof(T) / sizeof(Word)];
 #pragma unroll
-    for (unsigned w = 0; w < sizeof(T) / sizeof(unsigned); ++w) to[w] = __ldcg(from + w);
+    for (unsigned w = 0; w < sizeof(T) / sizeof(Word); ++w) words[w] = __ldcg(from + w);
+    memcpy(&out, words, sizeof(T));
   }
   return out;
 }
