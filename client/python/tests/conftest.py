@@ -60,6 +60,19 @@ class Server:
         self.log.close()
 
 
+@pytest.hookimpl(hookwrapper=True)
+def pytest_runtest_makereport(item, call):
+    """A failed test's report carries the tail of its server's log: a transport error (a closed
+    connection, say) is explained there, if anywhere."""
+    outcome = yield
+    report = outcome.get_result()
+    server = item.funcargs.get("server") if hasattr(item, "funcargs") else None
+    if report.failed and isinstance(server, Server):
+        server.log.flush()
+        tail = _read(server.log.name).splitlines()[-40:]
+        report.sections.append(("gpureduce-server log (last 40 lines)", "\n".join(tail)))
+
+
 @pytest.fixture(scope="session")
 def workdir():
     with tempfile.TemporaryDirectory(prefix="gpureduce-python-") as directory:
