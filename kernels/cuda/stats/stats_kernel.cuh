@@ -68,10 +68,8 @@ __device__ __forceinline__ void ReadStatsTile(ThreadStats<kDTypeT, kFlagsT>& sta
 #pragma unroll
   for (unsigned k = 0; k < kVectors; ++k) {
     if (kFullT || tid + k * kThreads < count) {
-      typename Traits::Value x[Traits::kLanes];
-      Traits::Unpack(loaded[k], x);
-      state.AddVector(x,
-                      static_cast<int64_t>(head + Traits::kLanes * (first + tid + k * kThreads)));
+      state.AddRaw(loaded[k],
+                   static_cast<int64_t>(head + Traits::kLanes * (first + tid + k * kThreads)));
     }
   }
 }

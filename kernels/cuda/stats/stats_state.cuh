@@ -137,28 +137,58 @@ struct ThreadStats {
     AddValue(x, i);
   }
 
-  // Elements i, i + 1, ... of one 16-byte vector.
-  __device__ __forceinline__ void AddVector(const V (&x)[kLanes], int64_t i) {
+  // One 16-byte vector as loaded, elements i, i + 1, ... float16 and bfloat16 (Traits::kPacked)
+  // are tested, widened and their extremes found on the packed pairs; their float values are
+  // unpacked only for a vector with a NaN or an infinity, a new extreme, or a product.
+  __device__ __forceinline__ void AddRaw(uint4 raw, int64_t i) {
+    if constexpr (Traits::kPacked) {
+      if (!Traits::AllFinite(raw)) {
+        AddEach(Unpacked(raw), i);
+        return;
+      }
+      double xd[kLanes];
+      Traits::Widen(raw, xd);
+      AddSums(xd);
+      if constexpr (G::kExtremes) {
+        float lo, hi;
+        Traits::Extremes(raw, lo, hi);
+        if (GoesBeforeMin(lo) || GoesBeforeMax(hi)) PlaceExtremes(Unpacked(raw), lo, hi, i);
+      }
+      if constexpr (G::kProd) AddProducts(Unpacked(raw), xd);
+    } else {
+      AddVector(Unpacked(raw), i);
+    }
+  }
+
+  struct Lanes {
+    V x[kLanes];
+  };
+  __device__ __forceinline__ static Lanes Unpacked(uint4 raw) {
+    Lanes lanes;
+    Traits::Unpack(raw, lanes.x);
+    return lanes;
+  }
+
+  __device__ __forceinline__ void AddEach(const Lanes& lanes, int64_t i) {
+#pragma unroll
+    for (unsigned l = 0; l < kLanes; ++l) AddScalar(lanes.x[l], i + l);
+  }
+
+  // Elements i, i + 1, ... of one 16-byte vector, unpacked.
+  __device__ __forceinline__ void AddVector(const Lanes& lanes, int64_t i) {
+    const V(&x)[kLanes] = lanes.x;
     if constexpr (G::kFloat) {
       const V t = Tree(x);
       if (!(t - t == V(0))) {  // a NaN or an infinity (or a float overflow): element by element
-#pragma unroll
-        for (unsigned l = 0; l < kLanes; ++l) AddScalar(x[l], i + l);
+        AddEach(lanes, i);
         return;
       }
     }
     double xd[kLanes];
 #pragma unroll
     for (unsigned l = 0; l < kLanes; ++l) xd[l] = static_cast<double>(x[l]);
-    if constexpr (G::kSum) {
-      if constexpr (kDerivedSum) {
-        // read from s1 in ToBlock
-      } else if constexpr (kFloat64) {
-#pragma unroll
-        for (unsigned l = 0; l < kLanes; ++l) AddFloatSum(xd[l]);
-      } else if constexpr (G::kFloat) {
-        sum += Tree(xd);
-      } else if constexpr (kInt64) {
+    if constexpr (G::kSum && G::kInt) {
+      if constexpr (kInt64) {
 #pragma unroll
         for (unsigned l = 0; l < kLanes; ++l) AddIntSum(x[l]);
       } else {
@@ -166,6 +196,29 @@ struct ThreadStats {
 #pragma unroll
         for (unsigned l = 0; l < kLanes; ++l) wide[l] = x[l];
         isum += Tree(wide);
+      }
+    }
+    AddSums(xd);
+    if constexpr (G::kExtremes) {
+      V lo = x[0], hi = x[0];
+#pragma unroll
+      for (unsigned l = 1; l < kLanes; ++l) {
+        lo = Least(lo, x[l]);
+        hi = Greatest(hi, x[l]);
+      }
+      PlaceExtremes(lanes, lo, hi, i);
+    }
+    if constexpr (G::kProd) AddProducts(lanes, xd);
+  }
+
+  // A vector's float sum (not integers'), sum of squares and moments, from its float64 values.
+  __device__ __forceinline__ void AddSums(const double (&xd)[kLanes]) {
+    if constexpr (G::kSum && G::kFloat && !kDerivedSum) {  // kDerivedSum: from s1 in ToBlock
+      if constexpr (kFloat64) {
+#pragma unroll
+        for (unsigned l = 0; l < kLanes; ++l) AddFloatSum(xd[l]);
+      } else {
+        sum += Tree(xd);
       }
     }
     if constexpr (G::kSumSquares) {
@@ -183,8 +236,6 @@ struct ThreadStats {
       s1 += Tree(d);
       valid += kLanes;
     }
-    if constexpr (G::kExtremes) AddExtremes(x, i);
-    if constexpr (G::kProd) AddProducts(x, xd);
   }
 
   template <typename T, unsigned kN>
@@ -223,14 +274,10 @@ struct ThreadStats {
     return b > a ? b : a;
   }
 
-  // A vector with no NaN: its extreme first, the lane only when it goes before the thread's.
-  __device__ __forceinline__ void AddExtremes(const V (&x)[kLanes], int64_t i) {
-    V lo = x[0], hi = x[0];
-#pragma unroll
-    for (unsigned l = 1; l < kLanes; ++l) {
-      lo = Least(lo, x[l]);
-      hi = Greatest(hi, x[l]);
-    }
+  // A vector with no NaN and its least and greatest value: the lane only when it goes before
+  // the thread's extreme (its first occurrence).
+  __device__ __forceinline__ void PlaceExtremes(const Lanes& lanes, V lo, V hi, int64_t i) {
+    const V(&x)[kLanes] = lanes.x;
     if (GoesBeforeMin(lo)) {
       int64_t at = i + kLanes - 1;
       V value = x[kLanes - 1];
@@ -260,7 +307,8 @@ struct ThreadStats {
   }
 
   // A vector of finite values (floats) or integers.
-  __device__ __forceinline__ void AddProducts(const V (&x)[kLanes], const double (&xd)[kLanes]) {
+  __device__ __forceinline__ void AddProducts(const Lanes& lanes, const double (&xd)[kLanes]) {
+    const V(&x)[kLanes] = lanes.x;
     if constexpr (kDTypeT == DType::kInt32) {
       MulWrapped(iprod, iflags, int64_t{x[0]} * x[1]);  // pairs are exact in int64
       MulWrapped(iprod, iflags, int64_t{x[2]} * x[3]);
