@@ -74,22 +74,30 @@ Stats ReduceNarrow(const Passes& passes, const StatsRequest& request,
 
 }  // namespace
 
-const Passes& ChosenPasses() {
-  static const Passes* const passes = [] {
+std::vector<const Passes*> RunnablePasses() {
+  std::vector<const Passes*> runnable = {&baseline::kPasses};
 #if GPUREDUCE_CPU_HAVE_AVX2
-    __builtin_cpu_init();
-    // Exactly the extensions that copy was compiled for (kernels/CMakeLists.txt). Clang 14
-    // cannot ask for F16C, which every AVX2 CPU has (Intel since Ivy Bridge, AMD since
-    // Piledriver, both before their AVX2).
-    bool supported = __builtin_cpu_supports("avx2") && __builtin_cpu_supports("fma") &&
-                     __builtin_cpu_supports("bmi") && __builtin_cpu_supports("bmi2");
+  __builtin_cpu_init();
+  // Exactly the extensions each copy was compiled for (kernels/CMakeLists.txt). Clang 14 cannot
+  // ask for F16C, which every AVX2 CPU has (Intel since Ivy Bridge, AMD since Piledriver, both
+  // before their AVX2). libgcc and compiler-rt report AVX-512 only where the OS saves its state.
+  bool avx2 = __builtin_cpu_supports("avx2") && __builtin_cpu_supports("fma") &&
+              __builtin_cpu_supports("bmi") && __builtin_cpu_supports("bmi2");
 #if !defined(__clang__)
-    supported = supported && __builtin_cpu_supports("f16c");
+  avx2 = avx2 && __builtin_cpu_supports("f16c");
 #endif
-    if (supported) return &avx2::kPasses;
+  if (!avx2) return runnable;
+  runnable.push_back(&avx2::kPasses);
+  if (__builtin_cpu_supports("avx512f") && __builtin_cpu_supports("avx512bw") &&
+      __builtin_cpu_supports("avx512dq") && __builtin_cpu_supports("avx512vl")) {
+    runnable.push_back(&avx512::kPasses);
+  }
 #endif
-    return &baseline::kPasses;
-  }();
+  return runnable;
+}
+
+const Passes& ChosenPasses() {
+  static const Passes* const passes = RunnablePasses().back();
   return *passes;
 }
 
