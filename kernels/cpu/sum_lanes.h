@@ -122,6 +122,48 @@ __attribute__((always_inline)) inline Lanes Widen(const FloatLanes& narrow) {
 #endif
 }
 
+// int32 and int64 lanes widened (IntSums; at 512 bits zero-masked, as Widen): one instruction each
+// where the instruction set has one, where GCC 12 converts the vectors in halves and merges them
+// (int32 SUM in L2, one core, AVX2: 14 G elements/s so, 8 by the vector conversion).
+typedef int32_t Int32Lanes __attribute__((vector_size(kWidth * sizeof(int32_t))));
+__attribute__((always_inline)) inline Mask ToInt64(const Int32Lanes& x) {
+#if defined(__AVX512F__)
+  return reinterpret_cast<Mask>(_mm512_maskz_cvtepi32_epi64(0xff, reinterpret_cast<__m256i>(x)));
+#elif defined(__AVX2__)
+  return reinterpret_cast<Mask>(_mm256_cvtepi32_epi64(reinterpret_cast<__m128i>(x)));
+#else
+  return __builtin_convertvector(x, Mask);
+#endif
+}
+__attribute__((always_inline)) inline Mask ToInt64(const Mask& x) { return x; }
+__attribute__((always_inline)) inline Lanes ToDouble(const Int32Lanes& x) {
+#if defined(__AVX512F__)
+  return reinterpret_cast<Lanes>(_mm512_maskz_cvtepi32_pd(0xff, reinterpret_cast<__m256i>(x)));
+#elif defined(__AVX__)
+  return reinterpret_cast<Lanes>(_mm256_cvtepi32_pd(reinterpret_cast<__m128i>(x)));
+#else
+  return __builtin_convertvector(x, Lanes);
+#endif
+}
+__attribute__((always_inline)) inline Lanes ToDouble(const Mask& x) {
+#if defined(__AVX512DQ__)
+  return reinterpret_cast<Lanes>(_mm512_maskz_cvtepi64_pd(0xff, reinterpret_cast<__m512i>(x)));
+#elif defined(__AVX2__)
+  // No instruction before AVX-512: the high half times 2^32 plus the low half (under 2^52's
+  // exponent, less 2^52), both exact, so the FMA rounds x once, as the scalar conversion does.
+  const __m256i bits = reinterpret_cast<__m256i>(x);
+  const __m256i low = _mm256_or_si256(_mm256_and_si256(bits, _mm256_set1_epi64x(0xffffffff)),
+                                      _mm256_set1_epi64x(0x4330000000000000));
+  const __m128i high = _mm256_castsi256_si128(
+      _mm256_permutevar8x32_epi32(bits, _mm256_setr_epi32(1, 3, 5, 7, 1, 3, 5, 7)));
+  return reinterpret_cast<Lanes>(
+      _mm256_fmadd_pd(_mm256_cvtepi32_pd(high), _mm256_set1_pd(0x1p32),
+                      _mm256_sub_pd(_mm256_castsi256_pd(low), _mm256_set1_pd(0x1p52))));
+#else
+  return __builtin_convertvector(x, Lanes);
+#endif
+}
+
 // Vector v of a group of kLanes elements (`group` holds them as float32 for 16-bit dtypes,
 // converted once for the whole group).
 template <DType kDType>
