@@ -124,15 +124,15 @@ Stats ReducePasses(const Passes& passes, const StatsRequest& request,
   if (size == 0) return stats;
 
   // The sums and the extremes passes count a float block's NaNs; a request of neither (PROD
-  // alone) runs the sums pass to count them. A float request of both runs them
-  // as one fused pass (measured in CPU time, one core, 256 KiB in L2, AVX2, before the fused
-  // pass compared float32 elements on float32 vectors: the five-op request of float64 at 15.1
-  // GB/s apart and 17.3 fused; 256 MiB of float16 at 4.3 apart and 5.0 fused, where each pass
-  // converts the elements again; float32 then ran apart, 10.6 against 8.9 fused, and now gains:
-  // 14.4 apart, 18.8 fused, 256 MiB on the 2-core AMD VM).
+  // alone) runs the sums pass to count them. A request of both runs them as one fused pass
+  // (integers too since issue 22's third round; measured in CPU time, one core, 256 KiB in L2,
+  // AVX2, before the fused pass compared float32 elements on float32 vectors: the five-op request
+  // of float64 at 15.1 GB/s apart and 17.3 fused; 256 MiB of float16 at 4.3 apart and 5.0 fused,
+  // where each pass converts the elements again; float32 then ran apart, 10.6 against 8.9 fused,
+  // and now gains: 14.4 apart, 18.8 fused, 256 MiB on the 2-core AMD VM).
   const bool sums = needs.sum || needs.sum_squares || needs.moments;
   const bool extremes = needs.min || needs.max;
-  const bool fuse = sums && extremes && !stats.integer;
+  const bool fuse = sums && extremes;
   if (sums || (!extremes && !stats.integer)) {
     passes.add_sums(dtype, needs, fuse, data, size, base_index, stats);
   }

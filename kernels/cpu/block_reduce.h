@@ -31,8 +31,8 @@ inline constexpr size_t kLanes = 8;
 
 struct Passes {
   // The sums: nan_count always (floats), and sum/sum_lo or int_sum/int_sum_wraps, sum_squares,
-  // and mean/m2 (moments) as `needs` asks; with `fuse_extremes`, the extremes of a float block
-  // too (as add_extremes finds them, indices from base_index). `data`
+  // and mean/m2 (moments) as `needs` asks; with `fuse_extremes`, the extremes of the block too
+  // (as add_extremes finds them, indices from base_index). `data`
   // holds `size` elements of `dtype` (16-bit floats convert to float32 as the loops load them).
   void (*add_sums)(DType dtype, const StatsNeeds& needs, bool fuse_extremes, const std::byte* data,
                    size_t size, uint64_t base_index, Stats& stats);

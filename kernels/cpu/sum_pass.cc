@@ -14,12 +14,11 @@
 
 #include "kernels/cpu/block_reduce.h"
 #include "kernels/cpu/element_load.h"
+#include "kernels/cpu/int_sums.h"
 #include "kernels/cpu/sum_lanes.h"
 
 namespace gpureduce::kernels::cpu::GPUREDUCE_CPU_PASSES {
 namespace {
-
-__extension__ using Int128 = __int128;
 
 // AddCompensated (stats.h), repeated here: an inline function shared by the instruction sets'
 // copies of this file could be linked as the wrong one.
@@ -28,16 +27,6 @@ void AddTwoSum(double b, double* hi, double* lo) {
   const double s = a + b;
   *lo += std::fabs(a) >= std::fabs(b) ? (a - s) + b : (b - s) + a;
   *hi = s;
-}
-
-// The moments of a block from its shifted sums (shift = its first non-NaN element, so the sums
-// of deviations stay small and s2 - s1^2/n cancels little): a single pass that matches a
-// two-pass reference to ~1e-13 on data far from 0 (mean 1e6, std 1), where sum-of-squares fails.
-void SetMoments(double shift, double s1, double s2, double valid, Stats& stats) {
-  if (valid == 0) return;
-  stats.mean = shift + s1 / valid;
-  const double m2 = s2 - s1 * (s1 / valid);
-  stats.m2 = m2 < 0 ? 0.0 : m2;  // rounding; NaN passes through
 }
 
 // One lane's accumulations (ValueT double) or one vector of lanes' (ValueT Lanes).
@@ -274,90 +263,6 @@ bool FloatSums(const typename Element<kDType>::Storage* data, size_t size,
   return true;
 }
 
-// Integers: int32 elements sum exactly in int64 lanes; int64 ones as their unsigned low and
-// signed high 32-bit halves (exact in 64 bits for 2^31 elements), which vectorizes where
-// overflow-checked adds would not. Squares and moments in float64, as NumPy computes var.
-//
-// The lanes as vectors, as FloatSums keeps them: GCC 12 vectorized the loop over scalar lanes
-// itself, but at 512 bits with shuffles between every step (one core, 64Ki int64 in L2: VAR at 4.5
-// G elements/s with AVX2, 2.8 with AVX-512). Inlined into AddSums: compiled apart, the int32
-// sum-and-moments copy went half scalar once the 16-bit keys were added.
-template <DType kDType, bool kSum, bool kSquares, bool kMoments>
-__attribute__((always_inline)) inline void IntSums(const typename Element<kDType>::Storage* data,
-                                                   size_t size, Stats& stats) {
-  using Int = typename Element<kDType>::Storage;
-  typedef Int Ints __attribute__((vector_size(kWidth * sizeof(Int))));
-  typedef uint64_t Words __attribute__((vector_size(kWidth * sizeof(uint64_t))));
-  constexpr bool kWide = kDType == DType::kInt64;
-  const double shift = kMoments && size > 0 ? static_cast<double>(data[0]) : 0.0;  // none NaN
-  Mask sum_vectors[kVectors] = {};
-  Words low_vectors[kVectors] = {};
-  Lanes squares_vectors[kVectors] = {}, s1_vectors[kVectors] = {}, s2_vectors[kVectors] = {};
-  size_t i = 0;
-  for (; i + kLanes <= size; i += kLanes) {
-    for (size_t v = 0; v < kVectors; ++v) {
-      Ints x;
-      std::memcpy(&x, data + i + v * kWidth, sizeof(x));
-      if constexpr (kSum && kWide) {
-        low_vectors[v] += reinterpret_cast<Words>(x) & 0xffffffffu;
-        sum_vectors[v] += x >> 32;  // arithmetic shift: the high half, signed
-      } else if constexpr (kSum) {
-        sum_vectors[v] += ToInt64(x);
-      }
-      if constexpr (kSquares || kMoments) {
-        const Lanes value = ToDouble(x);
-        if constexpr (kSquares) squares_vectors[v] += value * value;
-        if constexpr (kMoments) {
-          const Lanes d = value - shift;
-          s1_vectors[v] += d;
-          s2_vectors[v] += d * d;
-        }
-      }
-    }
-  }
-  int64_t sum[kLanes];
-  uint64_t low[kLanes];
-  double squares[kLanes], s1[kLanes], s2[kLanes];
-  for (size_t lane = 0; lane < kLanes; ++lane) {
-    const size_t v = lane / kWidth, at = lane % kWidth;
-    sum[lane] = sum_vectors[v][at];
-    low[lane] = low_vectors[v][at];
-    squares[lane] = squares_vectors[v][at];
-    s1[lane] = s1_vectors[v][at];
-    s2[lane] = s2_vectors[v][at];
-  }
-  for (size_t lane = 0; i < size; ++i, ++lane) {
-    const Int x = data[i];
-    if constexpr (kSum && kWide) {
-      low[lane] += static_cast<uint32_t>(x);
-      sum[lane] += x >> 32;
-    } else if constexpr (kSum) {
-      sum[lane] += x;
-    }
-    const double value = static_cast<double>(x);
-    squares[lane] += value * value;
-    s1[lane] += value - shift;
-    s2[lane] += (value - shift) * (value - shift);
-  }
-
-  Int128 exact = 0;
-  double squares_total = 0, s1_total = 0, s2_total = 0;
-  for (size_t lane = 0; lane < kLanes; ++lane) {
-    exact += kWide ? (Int128{sum[lane]} << 32) + low[lane] : Int128{sum[lane]};
-    squares_total += squares[lane];
-    s1_total += s1[lane];
-    s2_total += s2[lane];
-  }
-  if constexpr (kSum) {
-    stats.int_sum = static_cast<int64_t>(static_cast<uint64_t>(exact));  // wraps as NumPy's
-    stats.int_sum_wraps = static_cast<int64_t>((exact - stats.int_sum) >> 64);
-  }
-  if constexpr (kSquares) stats.sum_squares = squares_total;
-  if constexpr (kMoments) {
-    SetMoments(shift, s1_total, s2_total, static_cast<double>(size), stats);
-  }
-}
-
 // kKey's bits: sum, sum_squares, moments, extremes, and no NaN assumed (not float64; false if
 // the block held one).
 template <DType kDType, int kKey>
@@ -368,7 +273,9 @@ bool RunSums(int key, const std::byte* data, size_t size, const ExtremesWanted& 
     const auto* elements = reinterpret_cast<const typename Element<kDType>::Storage*>(data);
     constexpr bool kSum = kKey & 1, kSquares = kKey & 2, kMoments = kKey & 4;
     if constexpr (IsInteger(kDType)) {
-      if constexpr (kKey < 8) IntSums<kDType, kSum, kSquares, kMoments>(elements, size, stats);
+      if constexpr (kKey < 16) {
+        IntSums<kDType, kSum, kSquares, kMoments, (kKey & 8) != 0>(elements, size, wanted, stats);
+      }
     } else if constexpr (kKey < 16 || kDType != DType::kFloat64) {
       return FloatSums<kDType, kSum, kSquares, kMoments, (kKey & 8) != 0, (kKey & 16) != 0>(
           elements, size, wanted, stats);
@@ -381,7 +288,7 @@ bool RunSums(int key, const std::byte* data, size_t size, const ExtremesWanted& 
 
 void AddSums(DType dtype, const StatsNeeds& needs, bool fuse_extremes, const std::byte* data,
              size_t size, uint64_t base_index, Stats& stats) {
-  const bool extremes = fuse_extremes && !IsInteger(dtype) && (needs.min || needs.max);
+  const bool extremes = fuse_extremes && (needs.min || needs.max);
   const bool nan_free_first = !IsInteger(dtype) && dtype != DType::kFloat64;
   const int key = (needs.sum ? 1 : 0) | (needs.sum_squares ? 2 : 0) | (needs.moments ? 4 : 0) |
                   (extremes ? 8 : 0);
