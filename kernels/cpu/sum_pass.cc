@@ -168,7 +168,7 @@ bool FloatSums(const typename Element<kDType>::Storage* data, size_t size,
   constexpr bool kSplitSum = !kS1 && kWidth > 2;
   Sums<Lanes> even[kVectors], odd[kVectors];
   const auto step = [&]<bool kOdd>(size_t i) __attribute__((always_inline)) {
-    Floats8 group;
+    Floats8 group{};  // float64 loads none (Clang warns of passing it uninitialized)
     Floats4 halves[2];
     if constexpr (sizeof(typename E::Storage) == 2 && kWidth == 4) {
       // Converted in halves, joined only for the compares (if any: else the join is dead code).
