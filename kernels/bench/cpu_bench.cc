@@ -3,7 +3,8 @@
 // parallel entry (kernels::cpu::Reduce on a pool of --threads), median of --runs, as bytes/s and
 // as a fraction of float32 SUM's (issue 22's goal: SUM >= 90%, VAR and five ops >= 85%).
 // Each row's digest is a hash of the result's bits, so two builds' answers can be compared; with
-// --check every case is also reduced with the baseline passes and must give the same bits.
+// --check every case is also reduced with each copy of the passes (baseline, AVX2, AVX-512) that
+// the CPU runs, and all must give the same bits.
 
 #include <algorithm>
 #include <chrono>
@@ -114,16 +115,16 @@ uint64_t Digest(const Stats& s) {
   return h;
 }
 
-// The baseline passes block by block, merged in order: what Reduce gives without AVX2.
-Stats BaselineReduce(const kernels::cpu::StatsRequest& request, std::span<const std::byte> bytes) {
+// `passes` block by block, merged in order: what Reduce gives with that copy of the passes.
+Stats ReduceWith(const kernels::cpu::Passes& passes, const kernels::cpu::StatsRequest& request,
+                 std::span<const std::byte> bytes) {
   const size_t element = DTypeSize(request.dtype);
   Stats total;
   total.integer = IsInteger(request.dtype);
   for (size_t begin = 0; begin < bytes.size(); begin += kernels::cpu::kElementsPerTask * element) {
     const size_t size = std::min(kernels::cpu::kElementsPerTask * element, bytes.size() - begin);
-    total = MergeStats(total,
-                       kernels::cpu::ReduceBlockWith(kernels::cpu::baseline::kPasses, request,
-                                                     bytes.subspan(begin, size), begin / element));
+    total = MergeStats(total, kernels::cpu::ReduceBlockWith(
+                                  passes, request, bytes.subspan(begin, size), begin / element));
   }
   return total;
 }
@@ -149,7 +150,7 @@ int main(int argc, char** argv) {
   flags.AddUint32("runs", &runs, "timed runs per case");
   flags.AddString("dtypes", &dtypes_text, "comma-separated dtypes", "LIST");
   flags.AddString("ops", &cases_text, "comma-separated cases: sum, min, var, five", "LIST");
-  flags.AddBool("check", &check, "also reduce with the baseline passes; the bits must match");
+  flags.AddBool("check", &check, "also reduce with every copy of the passes; the bits must match");
   flags.AddBool("specials", &specials, "sprinkle NaN into the float inputs");
   if (absl::Status parsed = flags.Parse(argc, argv); !parsed.ok()) {
     std::fprintf(stderr, "gpureduce-cpu-bench: %s\n", std::string(parsed.message()).c_str());
@@ -199,7 +200,11 @@ int main(int argc, char** argv) {
       const double rate = static_cast<double>(bytes.size()) / seconds[seconds.size() / 2];
       if (float32_sum == 0) float32_sum = rate;
       const uint64_t digest = Digest(stats);
-      const bool same = !check || Digest(BaselineReduce(request, bytes)) == digest;
+      bool same = true;  // every copy of the passes this CPU runs, the baseline first
+      for (const kernels::cpu::Passes* passes :
+           check ? kernels::cpu::RunnablePasses() : std::vector<const kernels::cpu::Passes*>{}) {
+        same = same && Digest(ReduceWith(*passes, request, bytes)) == digest;
+      }
       failures += same ? 0 : 1;
       std::printf("%-9s %-5s %8.2f %6.0f%%  %016llx%s\n", std::string(DTypeName(dtype)).c_str(),
                   c.name, rate / 1e9, 100 * rate / float32_sum,

@@ -74,22 +74,30 @@ Stats ReduceNarrow(const Passes& passes, const StatsRequest& request,
 
 }  // namespace
 
-const Passes& ChosenPasses() {
-  static const Passes* const passes = [] {
+std::vector<const Passes*> RunnablePasses() {
+  std::vector<const Passes*> runnable = {&baseline::kPasses};
 #if GPUREDUCE_CPU_HAVE_AVX2
-    __builtin_cpu_init();
-    // Exactly the extensions that copy was compiled for (kernels/CMakeLists.txt). Clang 14
-    // cannot ask for F16C, which every AVX2 CPU has (Intel since Ivy Bridge, AMD since
-    // Piledriver, both before their AVX2).
-    bool supported = __builtin_cpu_supports("avx2") && __builtin_cpu_supports("fma") &&
-                     __builtin_cpu_supports("bmi") && __builtin_cpu_supports("bmi2");
+  __builtin_cpu_init();
+  // Exactly the extensions each copy was compiled for (kernels/CMakeLists.txt). Clang 14 cannot
+  // ask for F16C, which every AVX2 CPU has (Intel since Ivy Bridge, AMD since Piledriver, both
+  // before their AVX2). libgcc and compiler-rt report AVX-512 only where the OS saves its state.
+  bool avx2 = __builtin_cpu_supports("avx2") && __builtin_cpu_supports("fma") &&
+              __builtin_cpu_supports("bmi") && __builtin_cpu_supports("bmi2");
 #if !defined(__clang__)
-    supported = supported && __builtin_cpu_supports("f16c");
+  avx2 = avx2 && __builtin_cpu_supports("f16c");
 #endif
-    if (supported) return &avx2::kPasses;
+  if (!avx2) return runnable;
+  runnable.push_back(&avx2::kPasses);
+  if (__builtin_cpu_supports("avx512f") && __builtin_cpu_supports("avx512bw") &&
+      __builtin_cpu_supports("avx512dq") && __builtin_cpu_supports("avx512vl")) {
+    runnable.push_back(&avx512::kPasses);
+  }
 #endif
-    return &baseline::kPasses;
-  }();
+  return runnable;
+}
+
+const Passes& ChosenPasses() {
+  static const Passes* const passes = RunnablePasses().back();
   return *passes;
 }
 
@@ -116,15 +124,15 @@ Stats ReducePasses(const Passes& passes, const StatsRequest& request,
   if (size == 0) return stats;
 
   // The sums and the extremes passes count a float block's NaNs; a request of neither (PROD
-  // alone) runs the sums pass to count them. A float request of both runs them
-  // as one fused pass (measured in CPU time, one core, 256 KiB in L2, AVX2, before the fused
-  // pass compared float32 elements on float32 vectors: the five-op request of float64 at 15.1
-  // GB/s apart and 17.3 fused; 256 MiB of float16 at 4.3 apart and 5.0 fused, where each pass
-  // converts the elements again; float32 then ran apart, 10.6 against 8.9 fused, and now gains:
-  // 14.4 apart, 18.8 fused, 256 MiB on the 2-core AMD VM).
+  // alone) runs the sums pass to count them. A request of both runs them as one fused pass
+  // (integers too since issue 22's third round; measured in CPU time, one core, 256 KiB in L2,
+  // AVX2, before the fused pass compared float32 elements on float32 vectors: the five-op request
+  // of float64 at 15.1 GB/s apart and 17.3 fused; 256 MiB of float16 at 4.3 apart and 5.0 fused,
+  // where each pass converts the elements again; float32 then ran apart, 10.6 against 8.9 fused,
+  // and now gains: 14.4 apart, 18.8 fused, 256 MiB on the 2-core AMD VM).
   const bool sums = needs.sum || needs.sum_squares || needs.moments;
   const bool extremes = needs.min || needs.max;
-  const bool fuse = sums && extremes && !stats.integer;
+  const bool fuse = sums && extremes;
   if (sums || (!extremes && !stats.integer)) {
     passes.add_sums(dtype, needs, fuse, data, size, base_index, stats);
   }

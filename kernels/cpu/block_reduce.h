@@ -9,6 +9,7 @@
 #include <cstddef>
 #include <cstdint>
 #include <span>
+#include <vector>
 
 #include "common/reduction/dtype.h"
 #include "common/reduction/stats.h"
@@ -16,8 +17,9 @@
 
 // The passes are compiled once per instruction set (kernels/CMakeLists.txt), each copy in its own
 // namespace: `baseline` (any x86-64: SSE2) and, on x86-64, `avx2` (AVX2, F16C, FMA, BMI2; FMA
-// only as x * 1 + y, one rounding as the add's, so both give the same bits). ReduceBlock picks
-// one when the process starts.
+// only as x * 1 + y, one rounding as the add's) and `avx512` (those and AVX-512 F/BW/DQ/VL: the
+// kLanes float64 lanes in one register), all giving the same bits. ReduceBlock picks one when the
+// process starts.
 #ifndef GPUREDUCE_CPU_PASSES
 #define GPUREDUCE_CPU_PASSES baseline
 #endif
@@ -29,8 +31,8 @@ inline constexpr size_t kLanes = 8;
 
 struct Passes {
   // The sums: nan_count always (floats), and sum/sum_lo or int_sum/int_sum_wraps, sum_squares,
-  // and mean/m2 (moments) as `needs` asks; with `fuse_extremes`, the extremes of a float block
-  // too (as add_extremes finds them, indices from base_index). `data`
+  // and mean/m2 (moments) as `needs` asks; with `fuse_extremes`, the extremes of the block too
+  // (as add_extremes finds them, indices from base_index). `data`
   // holds `size` elements of `dtype` (16-bit floats convert to float32 as the loops load them).
   void (*add_sums)(DType dtype, const StatsNeeds& needs, bool fuse_extremes, const std::byte* data,
                    size_t size, uint64_t base_index, Stats& stats);
@@ -49,6 +51,11 @@ extern const Passes kPasses;
 }
 namespace avx2 {
 extern const Passes kPasses;  // defined where the build has it (GPUREDUCE_CPU_HAVE_AVX2)
+void AddExtremes(DType dtype, bool min, bool max, const std::byte* data, size_t size,
+                 uint64_t base_index, Stats& stats);  // the AVX-512 copy's too
+}  // namespace avx2
+namespace avx512 {
+extern const Passes kPasses;  // likewise
 }
 
 // This compilation's copy of the passes (kPasses holds them).
@@ -62,6 +69,9 @@ void AddProduct(DType dtype, const std::byte* data, size_t size, Stats& stats);
 
 // The fastest passes this CPU runs.
 const Passes& ChosenPasses();
+
+// Every copy of the passes this CPU runs, the baseline first and ChosenPasses last.
+std::vector<const Passes*> RunnablePasses();
 
 // ReduceBlock with the given passes (tests compare them).
 Stats ReduceBlockWith(const Passes& passes, const StatsRequest& request,

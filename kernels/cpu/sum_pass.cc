@@ -14,12 +14,11 @@
 
 #include "kernels/cpu/block_reduce.h"
 #include "kernels/cpu/element_load.h"
+#include "kernels/cpu/int_sums.h"
 #include "kernels/cpu/sum_lanes.h"
 
 namespace gpureduce::kernels::cpu::GPUREDUCE_CPU_PASSES {
 namespace {
-
-__extension__ using Int128 = __int128;
 
 // AddCompensated (stats.h), repeated here: an inline function shared by the instruction sets'
 // copies of this file could be linked as the wrong one.
@@ -28,16 +27,6 @@ void AddTwoSum(double b, double* hi, double* lo) {
   const double s = a + b;
   *lo += std::fabs(a) >= std::fabs(b) ? (a - s) + b : (b - s) + a;
   *hi = s;
-}
-
-// The moments of a block from its shifted sums (shift = its first non-NaN element, so the sums
-// of deviations stay small and s2 - s1^2/n cancels little): a single pass that matches a
-// two-pass reference to ~1e-13 on data far from 0 (mean 1e6, std 1), where sum-of-squares fails.
-void SetMoments(double shift, double s1, double s2, double valid, Stats& stats) {
-  if (valid == 0) return;
-  stats.mean = shift + s1 / valid;
-  const double m2 = s2 - s1 * (s1 / valid);
-  stats.m2 = m2 < 0 ? 0.0 : m2;  // rounding; NaN passes through
 }
 
 // One lane's accumulations (ValueT double) or one vector of lanes' (ValueT Lanes).
@@ -49,8 +38,10 @@ struct Sums {
 // Adds x to the accumulations: NaN counted and skipped; float64 sums get a branch-free two-sum
 // (Knuth's) whose error terms collect in `lo`. kNanFree: x holds no NaN (FloatSums checks), so
 // the masks are left out: each of them would keep every value, and the count would add only 0.
+// Without kS1 the moments leave the deviations' sum to the caller (FloatSums, from the sum);
+// kSumByFma adds the sum as AddByFma.
 template <bool kSum, bool kSquares, bool kMoments, bool kCompensated, bool kNanFree = false,
-          typename ValueT>
+          bool kS1 = true, bool kSumByFma = false, typename ValueT>
 __attribute__((always_inline)) inline void Accumulate(const ValueT& x, double shift,
                                                       Sums<ValueT>& a) {
   const ValueT one = ValueT{} + 1.0;
@@ -62,13 +53,15 @@ __attribute__((always_inline)) inline void Accumulate(const ValueT& x, double sh
     const ValueT b = s - a.sum;
     a.lo += (a.sum - (s - b)) + (v - b);
     a.sum = s;
+  } else if constexpr (kSum && kSumByFma) {
+    a.sum = AddByFma(a.sum, v);
   } else if constexpr (kSum) {
     a.sum += v;
   }
   if constexpr (kSquares) a.squares += v * v;
   if constexpr (kMoments) {
     const ValueT d = kNanFree ? Deviation(x, shift) : Keep(valid, Deviation(x, shift));
-    a.s1 = AddOnMultiplyPipe(a.s1, d);
+    if constexpr (kS1) a.s1 = AddOnMultiplyPipe(a.s1, d);
     a.s2 += d * d;
   }
 }
@@ -92,6 +85,12 @@ bool FloatSums(const typename Element<kDType>::Storage* data, size_t size,
                const ExtremesWanted& wanted, Stats& stats) {
   using E = Element<kDType>;
   constexpr bool kCompensated = kDType == DType::kFloat64;
+  // float16's sum in the lanes is exact (a tile's 8192 elements are multiples of 2^-24 below
+  // 2^16), so the deviations' sum follows from it, exact or rounded once (where the lanes' own
+  // sum of deviations, up to 2^30 in multiples of 2^-24, could round more often): an add a group
+  // fewer for requests of both (the five-op one, in L2, one core of the AMD VM: AVX-512 7.1 -> 8.1
+  // G elements/s, AVX2 4.7 -> 5.2).
+  constexpr bool kS1 = !(kSum && kMoments && kDType == DType::kFloat16);
   const size_t start = kMoments || kExtremes ? FirstValid<kDType>(data, size) : size;
   const double shift = kMoments && start < size ? double{E::Load(data[start])} : 0.0;
   double least = start < size ? double{E::Load(data[start])} : 0.0, most = least;
@@ -161,8 +160,15 @@ bool FloatSums(const typename Element<kDType>::Storage* data, size_t size,
   decltype(Floats8{} != Floats8{}) nan_seen{};
   Mask passes{};
   size_t run = 0;  // where the groups whose compares `passes` holds begin
-  for (; i + kLanes <= size; i += kLanes) {
-    Floats8 group;
+  // float16's exact sum (above) in two accumulators, for even and odd groups, each added by FMA
+  // (x * 1 + y, the same rounding): off the add pipes, which the conversions, the extremes and s2
+  // share, without waiting on the FMA's latency; exact either way, so the same bits (in L2, one
+  // core of the AMD VM, the five-op request: AVX-512 8.2 -> 8.8, AVX2 5.1 -> 5.5 G elements/s;
+  // 256 MiB, AVX-512: 10.8 -> 11.3 GB/s).
+  constexpr bool kSplitSum = !kS1 && kWidth > 2;
+  Sums<Lanes> even[kVectors], odd[kVectors];
+  const auto step = [&]<bool kOdd>(size_t i) __attribute__((always_inline)) {
+    Floats8 group{};  // float64 loads none (Clang warns of passing it uninitialized)
     Floats4 halves[2];
     if constexpr (sizeof(typename E::Storage) == 2 && kWidth == 4) {
       // Converted in halves, joined only for the compares (if any: else the join is dead code).
@@ -178,7 +184,13 @@ bool FloatSums(const typename Element<kDType>::Storage* data, size_t size,
     }
     for (size_t v = 0; v < kVectors; ++v) {
       LoadLanes<kDType>(data + i, group, halves, v, x);
-      Accumulate<kSum, kSquares, kMoments, kCompensated, kNanFree>(x, shift, vectors[v]);
+      if constexpr (kSplitSum) {
+        Accumulate<false, kSquares, kMoments, kCompensated, kNanFree, kS1>(x, shift, vectors[v]);
+        Accumulate<true, false, false, false, kNanFree, true, true>(x, shift,
+                                                                    (kOdd ? odd : even)[v]);
+      } else {
+        Accumulate<kSum, kSquares, kMoments, kCompensated, kNanFree, kS1>(x, shift, vectors[v]);
+      }
       if constexpr (kWideExtremes) passes |= (x < least_lanes) | (x > most_lanes);
     }
     if (kExtremes && i + kLanes - run == kExtremesRun) {
@@ -197,6 +209,16 @@ bool FloatSums(const typename Element<kDType>::Storage* data, size_t size,
       run_most = most_floats;
       run = i + kLanes;
     }
+  };
+  if constexpr (kSplitSum) {
+    for (; i + 2 * kLanes <= size; i += 2 * kLanes) {
+      step.template operator()<false>(i);
+      step.template operator()<true>(i + kLanes);
+    }
+  }
+  for (; i + kLanes <= size; i += kLanes) step.template operator()<false>(i);
+  if constexpr (kSplitSum) {
+    for (size_t v = 0; v < kVectors; ++v) vectors[v].sum = even[v].sum + odd[v].sum;
   }
   if constexpr (kNanFree && kCarried) {
     // A NaN element makes its lane's sums NaN (so may +inf and -inf in one lane: the pass then
@@ -219,8 +241,8 @@ bool FloatSums(const typename Element<kDType>::Storage* data, size_t size,
     Sums<double> one{vector.nan[at],     vector.sum[at], vector.lo[at],
                      vector.squares[at], vector.s1[at],  vector.s2[at]};
     if (i + lane < size) {
-      Accumulate<kSum, kSquares, kMoments, kCompensated>(double{E::Load(data[i + lane])}, shift,
-                                                         one);
+      Accumulate<kSum, kSquares, kMoments, kCompensated, false, kS1>(
+          double{E::Load(data[i + lane])}, shift, one);
     }
     nan[lane] = one.nan;
     sum[lane] = one.sum;
@@ -250,7 +272,9 @@ bool FloatSums(const typename Element<kDType>::Storage* data, size_t size,
   }
   if constexpr (kSquares) stats.sum_squares = squares_total;
   if constexpr (kMoments) {
-    SetMoments(shift, s1_total, s2_total, static_cast<double>(size) - nan_total, stats);
+    const double valid = static_cast<double>(size) - nan_total;
+    if constexpr (!kS1) s1_total = hi - valid * shift;
+    SetMoments(shift, s1_total, s2_total, valid, stats);
   }
   if (kExtremes && start < size) {
     if (wanted.min) {
@@ -265,58 +289,6 @@ bool FloatSums(const typename Element<kDType>::Storage* data, size_t size,
   return true;
 }
 
-// Integers: int32 elements sum exactly in int64 lanes; int64 ones as their unsigned low and
-// signed high 32-bit halves (exact in 64 bits for 2^31 elements), which vectorizes where
-// overflow-checked adds would not. Squares and moments in float64, as NumPy computes var.
-//
-// Inlined into AddSums: GCC 12 compiled the int32 sum-and-moments copy apart, half scalar, once
-// the 16-bit keys were added (an int32 five-op request fell from 13.2 to 10.1 GB/s, one core).
-template <DType kDType, bool kSum, bool kSquares, bool kMoments>
-__attribute__((always_inline)) inline void IntSums(const typename Element<kDType>::Storage* data,
-                                                   size_t size, Stats& stats) {
-  constexpr bool kWide = kDType == DType::kInt64;
-  const double shift = kMoments && size > 0 ? static_cast<double>(data[0]) : 0.0;  // none NaN
-  int64_t sum[kLanes] = {};
-  uint64_t low[kLanes] = {};
-  double squares[kLanes] = {}, s1[kLanes] = {}, s2[kLanes] = {};
-  const auto add = [&](size_t lane, auto x) __attribute__((always_inline)) {
-    if constexpr (kSum && kWide) {
-      low[lane] += static_cast<uint32_t>(x);
-      sum[lane] += x >> 32;  // arithmetic shift: the high half, signed
-    } else if constexpr (kSum) {
-      sum[lane] += x;
-    }
-    const double v = static_cast<double>(x);
-    if constexpr (kSquares) squares[lane] += v * v;
-    if constexpr (kMoments) {
-      s1[lane] += v - shift;
-      s2[lane] += (v - shift) * (v - shift);
-    }
-  };
-  size_t i = 0;
-  for (; i + kLanes <= size; i += kLanes) {
-    for (size_t lane = 0; lane < kLanes; ++lane) add(lane, data[i + lane]);
-  }
-  for (size_t lane = 0; i < size; ++i, ++lane) add(lane, data[i]);
-
-  Int128 exact = 0;
-  double squares_total = 0, s1_total = 0, s2_total = 0;
-  for (size_t lane = 0; lane < kLanes; ++lane) {
-    exact += kWide ? (Int128{sum[lane]} << 32) + low[lane] : Int128{sum[lane]};
-    squares_total += squares[lane];
-    s1_total += s1[lane];
-    s2_total += s2[lane];
-  }
-  if constexpr (kSum) {
-    stats.int_sum = static_cast<int64_t>(static_cast<uint64_t>(exact));  // wraps as NumPy's
-    stats.int_sum_wraps = static_cast<int64_t>((exact - stats.int_sum) >> 64);
-  }
-  if constexpr (kSquares) stats.sum_squares = squares_total;
-  if constexpr (kMoments) {
-    SetMoments(shift, s1_total, s2_total, static_cast<double>(size), stats);
-  }
-}
-
 // kKey's bits: sum, sum_squares, moments, extremes, and no NaN assumed (not float64; false if
 // the block held one).
 template <DType kDType, int kKey>
@@ -327,7 +299,9 @@ bool RunSums(int key, const std::byte* data, size_t size, const ExtremesWanted& 
     const auto* elements = reinterpret_cast<const typename Element<kDType>::Storage*>(data);
     constexpr bool kSum = kKey & 1, kSquares = kKey & 2, kMoments = kKey & 4;
     if constexpr (IsInteger(kDType)) {
-      if constexpr (kKey < 8) IntSums<kDType, kSum, kSquares, kMoments>(elements, size, stats);
+      if constexpr (kKey < 16) {
+        IntSums<kDType, kSum, kSquares, kMoments, (kKey & 8) != 0>(elements, size, wanted, stats);
+      }
     } else if constexpr (kKey < 16 || kDType != DType::kFloat64) {
       return FloatSums<kDType, kSum, kSquares, kMoments, (kKey & 8) != 0, (kKey & 16) != 0>(
           elements, size, wanted, stats);
@@ -340,7 +314,7 @@ bool RunSums(int key, const std::byte* data, size_t size, const ExtremesWanted& 
 
 void AddSums(DType dtype, const StatsNeeds& needs, bool fuse_extremes, const std::byte* data,
              size_t size, uint64_t base_index, Stats& stats) {
-  const bool extremes = fuse_extremes && !IsInteger(dtype) && (needs.min || needs.max);
+  const bool extremes = fuse_extremes && (needs.min || needs.max);
   const bool nan_free_first = !IsInteger(dtype) && dtype != DType::kFloat64;
   const int key = (needs.sum ? 1 : 0) | (needs.sum_squares ? 2 : 0) | (needs.moments ? 4 : 0) |
                   (extremes ? 8 : 0);
