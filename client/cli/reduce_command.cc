@@ -23,7 +23,6 @@
 #include "common/reduction/dtype.h"
 #include "common/reduction/op_name.h"
 #include "common/shared_memory_flag.h"
-#include "wire/op_mapping.h"
 
 namespace gpureduce::cli {
 namespace {
@@ -168,7 +167,7 @@ int RunReduce(int argc, char** argv) {
       "text file of numbers; '-' reads stdin. Inputs larger than one chunk are streamed, so any "
       "size runs in fixed memory on both sides. With --shared-memory a server on this "
       "host (started with --allow-shared-memory) reads the input where it lies instead: "
-      "registered once, reduced by reference once per --op.");
+      "registered once and reduced by reference, every --op in one request.");
   RegisterReduceFlags(flags, &f);
   if (int exit = ParseFlags(flags, argc, argv, 1); exit >= 0) return exit;
   if (f.device < -1 || f.device > std::numeric_limits<int32_t>::max()) {
@@ -204,7 +203,6 @@ int RunReduce(int argc, char** argv) {
   } else {
     source_options.path = flags.positional().front();
   }
-  const size_t chunk_elements = f.chunk_bytes / sizeof(float);
   if (f.streams == 0) return ReportUsageError(kCommand, "--streams must be at least 1");
 
   if (f.shared_memory == kSharedMemoryCuda) {
@@ -223,28 +221,12 @@ int RunReduce(int argc, char** argv) {
                               "--values and --shared-memory exclude each other: "
                               "with shared memory no floats go in the request");
     }
-    if ((dtype.has_value() && *dtype != DType::kFloat32) || f.ddof != 0) {
-      return ReportUsageError(kCommand,
-                              "--shared-memory lends float32 input only, and no --ddof: leave "
-                              "--shared-memory out to send other dtypes (the same one request)");
-    }
-    if (chunk_elements == 0) return ReportUsageError(kCommand, "--chunk-size must be at least 4B");
-    for (const v1::Op op : *ops) {
-      if (f.verify && IsTyped(DType::kFloat32, {op}, 0)) {
-        return ReportUsageError(
-            kCommand, absl::StrCat("--shared-memory --verify checks sum, prod, min, max, mean, "
-                                   "sum_squares, argmin and argmax only, not ",
-                                   wire::OpName(op), ": leave --shared-memory out to verify it"));
-      }
-    }
     SharedMemoryReduceFlags shared;
     shared.connection = f.connection;
     shared.source = source_options;
-    shared.ops = *std::move(ops);
-    shared.kernel = f.kernel;
-    shared.block_size = f.block_size;
-    shared.device = f.device;
-    shared.piece_elements = chunk_elements;
+    shared.request =
+        RequestSettings{*std::move(ops), DType::kFloat32, f.ddof, f.kernel, f.block_size, f.device};
+    shared.piece_bytes = f.chunk_bytes;
     shared.verify = f.verify;
     return RunSharedMemoryReduce(shared);
   }
