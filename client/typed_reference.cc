@@ -99,7 +99,8 @@ void TypedReference::AddElement(double x, int64_t k) {
     ++infinities_;
   } else {
     int e = 0;
-    prod_mantissa_ *= std::frexp(static_cast<long double>(x), &e);
+    // The magnitude's mantissa: negative_ alone carries the sign.
+    prod_mantissa_ *= std::frexp(std::fabs(static_cast<long double>(x)), &e);
     prod_exponent_ += e;
     int m = 0;
     prod_mantissa_ = std::frexp(prod_mantissa_, &m);

@@ -15,48 +15,19 @@
 #include "client/cli/reduce_flags.h"
 #include "client/cli/reduce_in_parts.h"
 #include "client/cli/reduce_output.h"
+#include "client/cli/reduce_request.h"
 #include "client/cli/shared_memory_reduce.h"
 #include "client/input/open_source.h"
 #include "client/reducer_client.h"
 #include "client/running_reference.h"
-#include "client/typed_reference.h"
 #include "common/reduction/dtype.h"
-#include "common/reduction/op.h"
 #include "common/reduction/op_name.h"
 #include "common/shared_memory_flag.h"
-#include "wire/op_mapping.h"
 
 namespace gpureduce::cli {
 namespace {
 
 constexpr char kCommand[] = "reduce";
-
-// --verify's relative error allowed in float results (against sum|x|, and so on), as the float32
-// ops' check allows.
-constexpr double kVerifyTolerance = 1e-6;
-
-// The client's references for --verify: the float64 one of a single float32 op as before, or
-// a typed one (one pass answering every op) for every other request.
-struct References {
-  std::optional<client::RunningReference> classic;
-  std::optional<client::TypedReference> typed;
-
-  void Add(DType dtype, absl::Span<const char> bytes) {
-    if (classic.has_value()) {
-      classic->Add(absl::MakeConstSpan(reinterpret_cast<const float*>(bytes.data()),
-                                       bytes.size() / sizeof(float)));
-    }
-    if (typed.has_value()) typed->AddBytes(absl::string_view(bytes.data(), bytes.size()));
-    (void)dtype;
-  }
-};
-
-// Whether a request needs the typed results (anything but one classic op over float32).
-bool IsTyped(DType dtype, const std::vector<v1::Op>& ops, double ddof) {
-  if (dtype != DType::kFloat32 || ops.size() != 1 || ddof != 0) return true;
-  const std::optional<Op> op = wire::FromProto(ops.front());
-  return !op.has_value() || !IsClassicOp(*op);
-}
 
 // The ops over the input `source` (freshly opened) in one request, printed as one result.
 int ReduceOnce(ReduceFlags& f, const client::SourceOptions& source_options,
@@ -64,41 +35,18 @@ int ReduceOnce(ReduceFlags& f, const client::SourceOptions& source_options,
                client::ReducerClient& reducer) {
   const DType dtype = source->dtype();
   const size_t element_size = DTypeSize(dtype);
-  const size_t chunk_elements = f.chunk_bytes / element_size;
-  if (chunk_elements == 0) {
-    return ReportUsageError(
-        kCommand, absl::StrCat("--chunk-size must be at least one ", DTypeName(dtype), " element (",
-                               element_size, " bytes)"));
-  }
+  absl::StatusOr<size_t> elements = ElementsPerChunk(f.chunk_bytes, dtype);
+  if (!elements.ok()) return ReportUsageError(kCommand, std::string(elements.status().message()));
+  const size_t chunk_elements = *elements;
   const bool typed = IsTyped(dtype, ops, f.ddof);
   if (f.values && dtype != DType::kFloat32) {
     return ReportUsageError(
         kCommand, absl::StrCat("--values sends float32 only; ", source->Describe(), " holds ",
                                DTypeName(dtype), ": leave --values out"));
   }
-  v1::ReduceSpec spec;
-  if (ops.size() == 1) {
-    spec.set_op(ops.front());
-  } else {
-    for (const v1::Op op : ops) spec.add_ops(op);
-  }
-  // Float32 stays unset: the same bytes as every earlier client sent.
-  if (dtype != DType::kFloat32) spec.set_dtype(static_cast<v1::DType>(static_cast<int>(dtype)));
-  if (f.ddof != 0) spec.set_ddof(f.ddof);
-  spec.set_kernel(f.kernel);
-  spec.set_block_size(f.block_size);
-  if (f.device >= 0) spec.set_device(static_cast<int32_t>(f.device));
-  // A declared count lets the server refuse an input that was cut short on the way.
-  if (std::optional<uint64_t> total = source->total_count()) spec.set_expected_count(*total);
-
-  References references;
-  if (f.verify) {
-    if (typed) {
-      references.typed.emplace(ops.front(), dtype, f.ddof);
-    } else {
-      references.classic.emplace(ops.front());
-    }
-  }
+  RequestSettings settings{ops, dtype, f.ddof, f.kernel, f.block_size, f.device};
+  const v1::ReduceSpec spec = MakeReduceSpec(settings, source->total_count());
+  References references(f.verify, settings);
   References* refs = f.verify ? &references : nullptr;
 
   client::StreamOptions options;
@@ -131,7 +79,7 @@ int ReduceOnce(ReduceFlags& f, const client::SourceOptions& source_options,
   absl::StatusOr<size_t> first_filled = 0;
   const auto read = [&](absl::Span<char> out) -> absl::StatusOr<size_t> {
     absl::StatusOr<size_t> filled = source->ReadBytes(out);
-    if (filled.ok() && refs != nullptr) refs->Add(dtype, out.first(*filled * element_size));
+    if (filled.ok() && refs != nullptr) refs->Add(out.first(*filled * element_size));
     return filled;
   };
   if (!in_parts) {
@@ -195,26 +143,8 @@ int ReduceOnce(ReduceFlags& f, const client::SourceOptions& source_options,
   }
 
   ClientSide client_side{wall, streamed, source->Describe()};
-  std::optional<Verification> verification;
-  if (references.classic.has_value()) {
-    const client::RunningReference& reference = *references.classic;
-    verification = Verification{reference.value(), reference.index(), reference.scale()};
-  }
-  std::vector<ResultCheck> checks;
-  for (size_t i = 0; references.typed.has_value() && i < ops.size(); ++i) {
-    const client::TypedReference::Answer answer = references.typed->answer(ops[i]);
-    ResultCheck check;
-    check.op = ops[i];
-    check.reference = answer.index >= 0 ? absl::StrCat(answer.index)
-                                        : FormatTypedValue(answer.dtype, answer.value,
-                                                           answer.int_value, answer.integer);
-    if (answer.overflow) absl::StrAppend(&check.reference, " (overflow)");
-    check.problem = static_cast<int>(i) < response->results_size()
-                        ? client::CheckOpResult(response->results(static_cast<int>(i)), ops[i],
-                                                answer, kVerifyTolerance)
-                        : "the server sent no typed result for it (a server older than dtypes?)";
-    checks.push_back(std::move(check));
-  }
+  const std::optional<Verification> verification = references.ClassicVerification();
+  const std::vector<ResultCheck> checks = references.Checks(ops, *response);
   const int exit =
       PrintAnswer(kCommand, f.connection,
                   FormatReduceText(ops.front(), *response, client_side, verification, checks),
@@ -237,7 +167,7 @@ int RunReduce(int argc, char** argv) {
       "text file of numbers; '-' reads stdin. Inputs larger than one chunk are streamed, so any "
       "size runs in fixed memory on both sides. With --shared-memory a server on this "
       "host (started with --allow-shared-memory) reads the input where it lies instead: "
-      "registered once, reduced by reference once per --op.");
+      "registered once and reduced by reference, every --op in one request.");
   RegisterReduceFlags(flags, &f);
   if (int exit = ParseFlags(flags, argc, argv, 1); exit >= 0) return exit;
   if (f.device < -1 || f.device > std::numeric_limits<int32_t>::max()) {
@@ -273,7 +203,6 @@ int RunReduce(int argc, char** argv) {
   } else {
     source_options.path = flags.positional().front();
   }
-  const size_t chunk_elements = f.chunk_bytes / sizeof(float);
   if (f.streams == 0) return ReportUsageError(kCommand, "--streams must be at least 1");
 
   if (f.shared_memory == kSharedMemoryCuda) {
@@ -292,28 +221,12 @@ int RunReduce(int argc, char** argv) {
                               "--values and --shared-memory exclude each other: "
                               "with shared memory no floats go in the request");
     }
-    if ((dtype.has_value() && *dtype != DType::kFloat32) || f.ddof != 0) {
-      return ReportUsageError(kCommand,
-                              "--shared-memory lends float32 input only, and no --ddof: leave "
-                              "--shared-memory out to send other dtypes (the same one request)");
-    }
-    if (chunk_elements == 0) return ReportUsageError(kCommand, "--chunk-size must be at least 4B");
-    for (const v1::Op op : *ops) {
-      if (f.verify && IsTyped(DType::kFloat32, {op}, 0)) {
-        return ReportUsageError(
-            kCommand, absl::StrCat("--shared-memory --verify checks sum, prod, min, max, mean, "
-                                   "sum_squares, argmin and argmax only, not ",
-                                   wire::OpName(op), ": leave --shared-memory out to verify it"));
-      }
-    }
     SharedMemoryReduceFlags shared;
     shared.connection = f.connection;
     shared.source = source_options;
-    shared.ops = *std::move(ops);
-    shared.kernel = f.kernel;
-    shared.block_size = f.block_size;
-    shared.device = f.device;
-    shared.piece_elements = chunk_elements;
+    shared.request =
+        RequestSettings{*std::move(ops), DType::kFloat32, f.ddof, f.kernel, f.block_size, f.device};
+    shared.piece_bytes = f.chunk_bytes;
     shared.verify = f.verify;
     return RunSharedMemoryReduce(shared);
   }

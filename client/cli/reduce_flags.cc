@@ -53,9 +53,9 @@ void RegisterReduceFlags(FlagSet& flags, ReduceFlags* f) {
                 "also compute a float64 reference on the client and report the difference");
   AddSharedMemoryFlag(
       flags, &f->shared_memory,
-      "system (or bare --shared-memory): load the input into a POSIX shared-memory object on this "
-      "host, register it with "
-      "the server once, reduce it by reference once per --op (no copy over gRPC), then "
+      "system (or bare --shared-memory): load the input (any --dtype) into a POSIX "
+      "shared-memory object on this host, register it with the server once, reduce it by "
+      "reference in one request for every --op, with --ddof (no copy over gRPC), then "
       "unregister and remove it, also on an error or Ctrl-C. The server must run on "
       "this host with --allow-shared-memory; in Docker, /dev/shm must hold the input "
       "(--shm-size). Prints the registration time, the server's and the client's. cuda is "

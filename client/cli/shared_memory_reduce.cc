@@ -8,15 +8,17 @@
 #include <memory>
 #include <optional>
 #include <utility>
+#include <vector>
 
 #include "absl/strings/str_cat.h"
 #include "client/cli/interrupt_watch.h"
 #include "client/cli/progress_bar.h"
 #include "client/cli/reduce_output.h"
+#include "client/cli/reduce_request.h"
 #include "client/reducer_client.h"
-#include "client/running_reference.h"
 #include "client/shared_memory/registered_region.h"
 #include "client/shared_memory/shared_memory_object.h"
+#include "common/reduction/dtype.h"
 
 namespace gpureduce::cli {
 namespace {
@@ -24,14 +26,12 @@ namespace {
 constexpr char kCommand[] = "reduce";
 constexpr absl::Duration kLastResortTimeout = absl::Seconds(2);
 
-// The input read so far, what it is, and the client's references (--verify), one per op.
+// The input, what it holds, and the client's references (--verify).
 struct Input {
   std::unique_ptr<client::FloatSource> source;
-  std::vector<client::RunningReference> references;
-
-  void Account(absl::Span<const float> piece) {
-    for (client::RunningReference& reference : references) reference.Add(piece);
-  }
+  size_t element_size = sizeof(float);
+  size_t piece_elements = 0;
+  References references;
 };
 
 int Interrupted(const InterruptWatch& watch, const char* when) {
@@ -40,38 +40,41 @@ int Interrupted(const InterruptWatch& watch, const char* when) {
 }
 
 // An input of unknown length (text, a pipe) is read into memory first: the object is sized once.
-absl::StatusOr<std::vector<float>> ReadWhole(Input& input, size_t piece_elements) {
-  std::vector<float> values;
+absl::StatusOr<std::vector<char>> ReadWhole(Input& input) {
+  const size_t piece_bytes = input.piece_elements * input.element_size;
+  std::vector<char> bytes;
   while (true) {
-    const size_t before = values.size();
-    values.resize(before + piece_elements);
+    const size_t before = bytes.size();
+    bytes.resize(before + piece_bytes);
     absl::StatusOr<size_t> filled =
-        input.source->Read(absl::MakeSpan(values.data() + before, piece_elements));
+        input.source->ReadBytes(absl::MakeSpan(bytes.data() + before, piece_bytes));
     if (!filled.ok()) return filled.status();
-    values.resize(before + *filled);
-    input.Account(absl::MakeConstSpan(values.data() + before, *filled));
+    bytes.resize(before + *filled * input.element_size);
+    input.references.Add(absl::MakeConstSpan(bytes.data() + before, bytes.size() - before));
     if (*filled == 0) break;
   }
-  return values;
+  return bytes;
 }
 
-// Reads the input straight into the mapping, a piece at a time, drawing the progress bar.
-absl::Status LoadInto(absl::Span<float> mapping, Input& input, size_t piece_elements,
-                      const InterruptWatch& watch) {
-  ProgressBar progress(mapping.size() * sizeof(float));
-  size_t loaded = 0;
+// Reads the input's elements straight into the mapping, a piece at a time, drawing the progress
+// bar.
+absl::Status LoadInto(absl::Span<char> mapping, Input& input, const InterruptWatch& watch) {
+  const size_t piece_bytes = input.piece_elements * input.element_size;
+  ProgressBar progress(mapping.size());
+  size_t loaded = 0;  // bytes
   while (loaded < mapping.size() && !watch.interrupted()) {
-    const absl::Span<float> piece =
-        mapping.subspan(loaded, std::min(piece_elements, mapping.size() - loaded));
-    absl::StatusOr<size_t> filled = input.source->Read(piece);
+    const absl::Span<char> piece =
+        mapping.subspan(loaded, std::min(piece_bytes, mapping.size() - loaded));
+    absl::StatusOr<size_t> filled = input.source->ReadBytes(piece);
     if (!filled.ok()) return filled.status();
     if (*filled == 0) {
-      return absl::DataLossError(
-          absl::StrCat("the input ended after ", loaded, " of ", mapping.size(), " floats"));
+      return absl::DataLossError(absl::StrCat("the input ended after ", loaded / input.element_size,
+                                              " of ", mapping.size() / input.element_size,
+                                              " elements"));
     }
-    input.Account(piece.first(*filled));
-    loaded += *filled;
-    progress.Update(loaded * sizeof(float));
+    input.references.Add(piece.first(*filled * input.element_size));
+    loaded += *filled * input.element_size;
+    progress.Update(loaded);
   }
   progress.Finish();
   return absl::OkStatus();
@@ -88,21 +91,27 @@ int RunSharedMemoryReduce(SharedMemoryReduceFlags& flags) {
   absl::StatusOr<std::unique_ptr<client::FloatSource>> source = client::OpenSource(flags.source);
   if (!source.ok()) return ReportUsageError(kCommand, std::string(source.status().message()));
   input.source = std::move(*source);
-  if (flags.verify) {
-    for (v1::Op op : flags.ops) input.references.emplace_back(op);
+  RequestSettings& request = flags.request;
+  request.dtype = input.source->dtype();
+  input.element_size = DTypeSize(request.dtype);
+  absl::StatusOr<size_t> piece_elements = ElementsPerChunk(flags.piece_bytes, request.dtype);
+  if (!piece_elements.ok()) {
+    return ReportUsageError(kCommand, std::string(piece_elements.status().message()));
   }
+  input.piece_elements = *piece_elements;
+  input.references = References(flags.verify, request);
   std::optional<uint64_t> total = input.source->total_count();
-  std::vector<float> buffered;
+  std::vector<char> buffered;
   if (!total.has_value()) {
-    absl::StatusOr<std::vector<float>> whole = ReadWhole(input, flags.piece_elements);
+    absl::StatusOr<std::vector<char>> whole = ReadWhole(input);
     if (!whole.ok()) {
       return ReportUsageError(
           kCommand, absl::StrCat(input.source->Describe(), ": ", whole.status().message()));
     }
     buffered = std::move(*whole);
-    total = buffered.size();
+    total = buffered.size() / input.element_size;
   }
-  const uint64_t bytes = *total * sizeof(float);
+  const uint64_t bytes = *total * input.element_size;
 
   absl::StatusOr<std::unique_ptr<client::ReducerClient>> connected =
       Connect(flags.connection, /*own_connection=*/false, client::Balancing::kInOrder);
@@ -114,9 +123,9 @@ int RunSharedMemoryReduce(SharedMemoryReduceFlags& flags) {
 
   // From here a signal must not end the process before the object is removed again.
   watch.SetLastResort([] {});
-  // An empty input still needs an object to register: one float, of which none is reduced.
+  // An empty input still needs an object to register: one element, of which none is reduced.
   absl::StatusOr<client::SharedMemoryObject> object =
-      client::SharedMemoryObject::Create(std::max<uint64_t>(bytes, sizeof(float)));
+      client::SharedMemoryObject::Create(std::max<uint64_t>(bytes, input.element_size));
   if (!object.ok()) return ReportUsageError(kCommand, std::string(object.status().message()));
   if (watch.interrupted()) return Interrupted(watch, "while creating the shared-memory object");
   watch.SetLastResort([reducer, key = object->key(), name = object->region_name()] {
@@ -138,12 +147,11 @@ int RunSharedMemoryReduce(SharedMemoryReduceFlags& flags) {
   if (watch.interrupted()) return Interrupted(watch, "while registering");
 
   const absl::Time load_start = absl::Now();
-  absl::Span<float> mapping = object->floats().first(*total);
+  const absl::Span<char> mapping(static_cast<char*>(object->data()), bytes);
   if (!buffered.empty()) {
     std::memcpy(mapping.data(), buffered.data(), bytes);
     buffered = {};
-  } else if (absl::Status loaded = LoadInto(mapping, input, flags.piece_elements, watch);
-             !loaded.ok()) {
+  } else if (absl::Status loaded = LoadInto(mapping, input, watch); !loaded.ok()) {
     // A read the signal cut short is the interrupt, not a bad input.
     if (watch.interrupted()) return Interrupted(watch, "while loading the input");
     return ReportUsageError(kCommand,
@@ -160,35 +168,29 @@ int RunSharedMemoryReduce(SharedMemoryReduceFlags& flags) {
                                               region->client_register_time(),
                                               region->region().register_us()};
   if (!flags.connection.json.on_stdout()) {
+    // Shown before the request, which may take a while, even where stdout is a file or a pipe.
     std::fputs(FormatSharedMemoryText(*client_side.shared_memory).c_str(), stdout);
-  }
-  for (size_t i = 0; i < flags.ops.size(); ++i) {
-    if (watch.interrupted()) return Interrupted(watch, "between ops");
-    v1::ReduceSpec spec;
-    spec.set_op(flags.ops[i]);
-    spec.set_kernel(flags.kernel);
-    spec.set_block_size(flags.block_size);
-    if (flags.device >= 0) spec.set_device(static_cast<int32_t>(flags.device));
-    spec.set_expected_count(*total);
-    const absl::Time start = absl::Now();
-    absl::StatusOr<v1::ReduceResponse> response =
-        reducer->ReduceShared(spec, region->name(), 0, bytes, options);
-    client_side.wall = absl::Now() - start;
-    if (!response.ok()) return ReportServerError(kCommand, response.status());
-    std::optional<Verification> verification;
-    if (flags.verify) {
-      const client::RunningReference& reference = input.references[i];
-      verification = Verification{reference.value(), reference.index(), reference.scale()};
-    }
-    if (int exit =
-            PrintAnswer(kCommand, flags.connection,
-                        FormatReduceText(flags.ops[i], *response, client_side, verification),
-                        FormatReduceJson(flags.ops[i], *response, client_side, verification));
-        exit != kExitOk) {
-      return exit;
-    }
     std::fflush(stdout);
   }
+  if (watch.interrupted()) return Interrupted(watch, "before reducing");
+  // One request for every op, as the streamed path sends: the server reads the region once.
+  const v1::ReduceSpec spec = MakeReduceSpec(request, *total);
+  const absl::Time start = absl::Now();
+  absl::StatusOr<v1::ReduceResponse> response =
+      reducer->ReduceShared(spec, region->name(), 0, bytes, options);
+  client_side.wall = absl::Now() - start;
+  if (watch.interrupted()) return Interrupted(watch, "while reducing");
+  if (!response.ok()) return ReportServerError(kCommand, response.status());
+  const std::optional<Verification> verification = input.references.ClassicVerification();
+  const std::vector<ResultCheck> checks = input.references.Checks(request.ops, *response);
+  const v1::Op first = request.ops.front();
+  if (int exit = PrintAnswer(kCommand, flags.connection,
+                             FormatReduceText(first, *response, client_side, verification, checks),
+                             FormatReduceJson(first, *response, client_side, verification, checks));
+      exit != kExitOk) {
+    return exit;
+  }
+  std::fflush(stdout);
 
   // The destructors would do both; done here so that a failure is reported.
   if (absl::Status status = region->Unregister(); !status.ok()) {

@@ -121,8 +121,8 @@ TEST_P(CliSharedMemoryKillTest, NothingIsLeftInDevShm) {
     case Stage::kLoading:  // 1 GiB to load: seconds after its registration
       args = {"--random", "268435456", "--op", "sum"};
       break;
-    case Stage::kReducing:  // 256 MiB, then eight ops
-      args = {"--random", "67108864", "--op", "sum,min,max,mean,sum_squares,argmin,argmax,prod"};
+    case Stage::kReducing:  // 1 GiB, then eight ops in one request: one read, long enough
+      args = {"--random", "268435456", "--op", "sum,min,max,mean,sum_squares,argmin,argmax,prod"};
       break;
   }
   const pid_t pid = Spawn(args, fifo, out);

@@ -1,7 +1,8 @@
 // `gpureduce reduce --shared-memory` and `gpureduce shared-memory` as a user runs them against
-// the real server on this host: every op by reference against the float64 reference, the
-// registration report, nothing left registered or in /dev/shm afterwards, and a server without
-// --allow-shared-memory refusing (signals: cli_shared_memory_kill_test.cc).
+// the real server on this host: every float32 op by reference in one request against the float64
+// reference, the registration report, nothing left registered or in /dev/shm afterwards, and a
+// server without --allow-shared-memory refusing (signals: cli_shared_memory_kill_test.cc; other
+// dtypes, --ddof and the new ops: cli_shared_memory_dtype_test.cc).
 
 #include <dirent.h>
 #include <fcntl.h>
@@ -26,6 +27,7 @@
 #include "gmock/gmock.h"
 #include "gtest/gtest.h"
 #include "nlohmann/json.hpp"
+#include "tests/integration/cli_shared_memory_fixture.h"
 #include "tests/integration/server_process.h"
 #include "tests/integration/test_files.h"
 #include "tests/support/npy_bytes.h"
@@ -45,30 +47,9 @@ constexpr double kTolerance = 1e-9;  // the default kernels accumulate in float6
 constexpr char kEveryOpButProd[] = "sum,min,max,mean,sum_squares,argmin,argmax";
 constexpr char kEveryOp[] = "prod,sum,min,max,mean,sum_squares,argmin,argmax";
 
-struct CliRun {
-  int exit_code;
-  std::string out;
-  std::string err;
-  pid_t pid;  // the CLI's process, for its objects in /dev/shm
-};
-
 // Every test process gets its own files: ctest runs test cases in parallel.
 std::string ScratchPath(const std::string& name) {
   return absl::StrCat(::testing::TempDir(), "/gpureduce-cli-shm-", getpid(), "-", name);
-}
-
-// Runs `gpureduce <args> --target=<target>` through the shell (so `args` may redirect stdin).
-CliRun RunCli(const std::string& args, const std::string& target) {
-  const std::string out = ScratchPath("out"), err = ScratchPath("err"), pid = ScratchPath("pid");
-  // `exec` keeps the shell's pid, which it wrote down first.
-  const std::string command =
-      absl::StrCat("echo $$ >", pid, "; exec ", CliBinary(), " ", args,
-                   target.empty() ? "" : " --target=" + target, " >", out, " 2>", err);
-  const int status = std::system(command.c_str());
-  CliRun run{WIFEXITED(status) ? WEXITSTATUS(status) : -1, ReadWholeFile(out), ReadWholeFile(err),
-             static_cast<pid_t>(std::atoi(ReadWholeFile(pid).c_str()))};
-  for (const std::string& path : {out, err, pid}) std::remove(path.c_str());
-  return run;
 }
 
 std::string WriteNpy(const std::vector<float>& data) {
@@ -78,15 +59,6 @@ std::string WriteNpy(const std::vector<float>& data) {
       1, absl::StrCat("{'descr': '<f4', 'fortran_order': False, 'shape': (", data.size(), ",), }"));
   out.write(reinterpret_cast<const char*>(data.data()), data.size() * sizeof(float));
   return path;
-}
-
-// --json prints one object per op, one per line.
-std::vector<nlohmann::json> JsonLines(const std::string& out) {
-  std::vector<nlohmann::json> lines;
-  for (absl::string_view line : absl::StrSplit(out, '\n', absl::SkipEmpty())) {
-    lines.push_back(nlohmann::json::parse(line));
-  }
-  return lines;
 }
 
 gpureduce::Op OpNamed(const std::string& name) {
@@ -102,52 +74,50 @@ gpureduce::Op OpNamed(const std::string& name) {
   return gpureduce::Op::kSum;
 }
 
-class CliSharedMemoryTest : public ::testing::Test {
+class CliSharedMemoryTest : public CliSharedMemoryFixture<::testing::Test> {
  protected:
-  static void SetUpTestSuite() { shared_.Start({"--allow-shared-memory"}); }
-  static void TearDownTestSuite() { shared_.Stop(); }
-  void SetUp() override {
-    REQUIRE_SHARED_SERVER(shared_);
-    server_ = shared_.get();
-  }
-
-  CliRun Cli(const std::string& args) { return RunCli(args, server_->target()); }
-
-  // Reduces `data` by reference with `ops` in one run and checks every answer.
+  // Reduces `data` by reference with `ops` in one request and checks every answer: the first
+  // op's float64 value, and each op's result as float32 holds it (one rounding of the float64
+  // answer: within 2^-23 of its scale).
   void ExpectEveryOpCorrect(const std::vector<float>& data, const std::string& ops) {
     const std::string npy = WriteNpy(data);
-    const CliRun run = Cli(absl::StrCat("reduce --shared-memory --json --op ", ops, " ", npy));
+    const CliRun run =
+        Cli(absl::StrCat("reduce --shared-memory --json --verify --op ", ops, " ", npy));
     std::remove(npy.c_str());
     ASSERT_EQ(run.exit_code, 0) << run.err;
     const std::vector<std::string> names = absl::StrSplit(ops, ',');
-    const std::vector<nlohmann::json> lines = JsonLines(run.out);
-    ASSERT_EQ(lines.size(), names.size()) << run.out;
-    for (size_t i = 0; i < lines.size(); ++i) {
-      const nlohmann::json& line = lines[i];
-      SCOPED_TRACE(line.dump());
-      ASSERT_EQ(line["op"], names[i]);
+    const nlohmann::json line = nlohmann::json::parse(run.out);
+    SCOPED_TRACE(line.dump());
+    EXPECT_EQ(line["count"], data.size());
+    EXPECT_EQ(line["backend"], TestBackend());
+    EXPECT_EQ(line["timing"]["bytes"], data.size() * sizeof(float));
+    ASSERT_TRUE(line["value"].is_number()) << "the reference has no NaN or infinity here";
+    const gpureduce::Op first = OpNamed(names[0]);
+    EXPECT_EQ(
+        CheckAgainstReference(first, ComputeReference(first, data), line["value"].get<double>(),
+                              line["index"].get<int64_t>(), kTolerance),
+        "");
+    ASSERT_EQ(line["results"].size(), names.size());
+    ASSERT_EQ(line["verify_results"].size(), names.size());
+    for (size_t i = 0; i < names.size(); ++i) {
+      const nlohmann::json& result = line["results"][i];
+      ASSERT_EQ(result["op"], names[i]);
       const gpureduce::Op op = OpNamed(names[i]);
-      EXPECT_EQ(line["count"], data.size());
-      EXPECT_EQ(line["backend"], TestBackend());
-      EXPECT_EQ(line["timing"]["bytes"], data.size() * sizeof(float));
-      ASSERT_TRUE(line["value"].is_number()) << "the reference has no NaN or infinity here";
-      EXPECT_EQ(CheckAgainstReference(op, ComputeReference(op, data), line["value"].get<double>(),
-                                      line["index"].get<int64_t>(), kTolerance),
+      EXPECT_EQ(result["dtype"],
+                op == gpureduce::Op::kArgMin || op == gpureduce::Op::kArgMax ? "int64" : "float32");
+      EXPECT_EQ(CheckAgainstReference(op, ComputeReference(op, data), result["value"].get<double>(),
+                                      result["index"].get<int64_t>(), 0x1p-23),
                 "");
-      const nlohmann::json& shm = line["client"]["shared_memory"];
-      EXPECT_EQ(shm["region"], lines[0]["client"]["shared_memory"]["region"]) << "one region";
-      EXPECT_THAT(shm["key"].get<std::string>(), HasSubstr(absl::StrCat("/gpureduce-", run.pid)));
-      EXPECT_GT(shm["register_us"].get<double>(), 0);
-      EXPECT_GT(shm["client_register_us"].get<double>(), 0);
+      EXPECT_EQ(line["verify_results"][i]["ok"], true);
     }
-    EXPECT_THAT(ShmObjectsOf(run.pid), IsEmpty());
+    const nlohmann::json& shm = line["client"]["shared_memory"];
+    EXPECT_THAT(shm["key"].get<std::string>(), HasSubstr(absl::StrCat("/gpureduce-", run.pid)));
+    EXPECT_EQ(shm["bytes"], std::max<size_t>(data.size(), 1) * sizeof(float));
+    EXPECT_GT(shm["register_us"].get<double>(), 0);
+    EXPECT_GT(shm["client_register_us"].get<double>(), 0);
+    ExpectNothingLeft(run);
   }
-
-  static SharedServer shared_;
-  ServerProcess* server_ = nullptr;
 };
-
-SharedServer CliSharedMemoryTest::shared_;
 
 class CliSharedMemoryOpsTest : public CliSharedMemoryTest,
                                public ::testing::WithParamInterface<size_t> {};
@@ -167,27 +137,24 @@ TEST_P(CliSharedMemoryOpsTest, NearOneInputAllEightOpsInOneListMatchTheReference
 
 INSTANTIATE_TEST_SUITE_P(AwkwardSizes, CliSharedMemoryOpsTest, ::testing::Values(1, 31, 1000003));
 
-TEST_F(CliSharedMemoryTest, TextReportsRegistrationOnceAndEachOpByReference) {
+TEST_F(CliSharedMemoryTest, TextReportsRegistrationOnceAndEveryOpInOneRequest) {
   const CliRun run = Cli("reduce --shared-memory --random 100003 --seed 5 --op sum,max --verify");
   ASSERT_EQ(run.exit_code, 0) << run.err;
   EXPECT_THAT(run.out, HasSubstr(absl::StrCat("shared memory: /gpureduce-", run.pid, "-")));
   EXPECT_THAT(run.out, HasSubstr(", 400012 bytes, registered as gpureduce-"));
   EXPECT_THAT(run.out, HasSubstr("ms to map and pin); input loaded in"));
   EXPECT_THAT(run.out, HasSubstr("sum = "));
-  EXPECT_THAT(run.out, HasSubstr("max = "));
   EXPECT_THAT(run.out, HasSubstr("(100003 floats, random"));
   EXPECT_THAT(run.out, HasSubstr("GB/s end to end (by reference to shared memory region "));
   EXPECT_THAT(run.out, Not(HasSubstr("MISMATCH")));
   EXPECT_EQ(std::vector<std::string>(absl::StrSplit(run.out, ": OK")).size(), 3u) << run.out;
-  // The registration line, then per op: the answer, its typed result, kernel, server, client,
-  // verify.
-  EXPECT_EQ(std::count(run.out.begin(), run.out.end(), '\n'), 1 + 2 * 6) << run.out;
+  // The registration line, then the one request's answer, its two typed results, kernel,
+  // server, client and a verify line per op.
+  EXPECT_EQ(std::count(run.out.begin(), run.out.end(), '\n'), 1 + 1 + 2 + 3 + 2) << run.out;
+  EXPECT_THAT(run.out, HasSubstr("result: sum = "));
   EXPECT_THAT(run.out, HasSubstr("result: max = "));
   // Unregistered and removed on the way out.
-  EXPECT_THAT(ShmObjectsOf(run.pid), IsEmpty());
-  absl::StatusOr<v1::ListSharedMemoryResponse> list = server_->Connect()->ListSharedMemory();
-  ASSERT_TRUE(list.ok()) << list.status();
-  EXPECT_EQ(list->regions_size(), 0) << list->DebugString();
+  ExpectNothingLeft(run);
 }
 
 TEST_F(CliSharedMemoryTest, StdinOfUnknownLengthAndAnEmptyInput) {
@@ -196,19 +163,19 @@ TEST_F(CliSharedMemoryTest, StdinOfUnknownLengthAndAnEmptyInput) {
   const CliRun text = Cli("reduce --shared-memory --op mean,sum,argmax --json - < " + path);
   std::remove(path.c_str());
   ASSERT_EQ(text.exit_code, 0) << text.err;
-  const std::vector<nlohmann::json> lines = JsonLines(text.out);
-  ASSERT_EQ(lines.size(), 3u) << text.out;
-  EXPECT_EQ(lines[0]["value"], 1);
-  EXPECT_EQ(lines[1]["value"], 3);
-  EXPECT_EQ(lines[2]["index"], 2);
+  const nlohmann::json answer = nlohmann::json::parse(text.out);
+  ASSERT_EQ(answer["results"].size(), 3u) << text.out;
+  EXPECT_EQ(answer["results"][0]["value"], 1);
+  EXPECT_EQ(answer["results"][1]["value"], 3);
+  EXPECT_EQ(answer["results"][2]["index"], 2);
 
   const CliRun empty = Cli("reduce --shared-memory --random 0 --op sum,prod --json");
   ASSERT_EQ(empty.exit_code, 0) << empty.err;
-  const std::vector<nlohmann::json> sums = JsonLines(empty.out);
-  ASSERT_EQ(sums.size(), 2u) << empty.out;
-  EXPECT_EQ(sums[0]["value"], 0);
-  EXPECT_EQ(sums[1]["value"], 1);
-  EXPECT_EQ(sums[0]["count"], 0);
+  const nlohmann::json sums = nlohmann::json::parse(empty.out);
+  ASSERT_EQ(sums["results"].size(), 2u) << empty.out;
+  EXPECT_EQ(sums["results"][0]["value"], 0);
+  EXPECT_EQ(sums["results"][1]["value"], 1);
+  EXPECT_EQ(sums["count"], 0);
 }
 
 TEST_F(CliSharedMemoryTest, ListAndUnregisterCommands) {

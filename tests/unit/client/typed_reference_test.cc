@@ -120,6 +120,18 @@ TEST(TypedReferenceTest, FloatProductKeepsItsExponentApart) {
       std::isnan(AnswerOf(v1::PROD, DType::kFloat64, std::vector<double>{0, INFINITY, 2}).value));
 }
 
+// The sign is counted apart from the mantissa, once: an odd number of negative elements gives a
+// negative product (an even number hid a sign applied twice).
+TEST(TypedReferenceTest, FloatProductOfAnOddNumberOfNegativesIsNegative) {
+  EXPECT_EQ(AnswerOf(v1::PROD, DType::kFloat64, std::vector<double>{-2.5}).value, -2.5);
+  EXPECT_EQ(AnswerOf(v1::PROD, DType::kFloat64, std::vector<double>{3, -7, 5}).value, -105);
+  EXPECT_EQ(AnswerOf(v1::PROD, DType::kFloat32, std::vector<float>{-1, -2, -3, 0.5f}).value, -3);
+  EXPECT_EQ(AnswerOf(v1::PROD, DType::kFloat64, std::vector<double>{-1, -2}).value, 2);
+  EXPECT_EQ(AnswerOf(v1::PROD, DType::kFloat64, std::vector<double>{-0.0, 4}).value, 0.0);
+  EXPECT_TRUE(
+      std::signbit(AnswerOf(v1::PROD, DType::kFloat64, std::vector<double>{-0.0, 4}).value));
+}
+
 TEST(TypedReferenceTest, Float16And16BitBFloatElementsAreDecoded) {
   const std::vector<uint16_t> half = {DoubleToHalf(1.5), DoubleToHalf(-0.25), DoubleToHalf(65504)};
   const TypedReference::Answer sum = AnswerOf(v1::SUM, DType::kFloat16, half);

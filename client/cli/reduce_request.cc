@@ -1,0 +1,98 @@
+#include "client/cli/reduce_request.h"
+
+#include <utility>
+
+#include "absl/strings/str_cat.h"
+#include "absl/strings/string_view.h"
+#include "common/reduction/op.h"
+#include "common/reduction/op_name.h"
+#include "wire/op_mapping.h"
+
+namespace gpureduce::cli {
+namespace {
+
+// --verify's relative error allowed in float results (against sum|x|, and so on), as the float32
+// ops' check allows.
+constexpr double kVerifyTolerance = 1e-6;
+
+}  // namespace
+
+absl::StatusOr<size_t> ElementsPerChunk(uint64_t chunk_bytes, DType dtype) {
+  const size_t element_size = DTypeSize(dtype);
+  if (chunk_bytes < element_size) {
+    return absl::InvalidArgumentError(absl::StrCat("--chunk-size must be at least one ",
+                                                   DTypeName(dtype), " element (", element_size,
+                                                   " bytes)"));
+  }
+  return chunk_bytes / element_size;
+}
+
+bool IsTyped(DType dtype, const std::vector<v1::Op>& ops, double ddof) {
+  if (dtype != DType::kFloat32 || ops.size() != 1 || ddof != 0) return true;
+  const std::optional<Op> op = wire::FromProto(ops.front());
+  return !op.has_value() || !IsClassicOp(*op);
+}
+
+v1::ReduceSpec MakeReduceSpec(const RequestSettings& settings,
+                              std::optional<uint64_t> expected_count) {
+  v1::ReduceSpec spec;
+  if (settings.ops.size() == 1) {
+    spec.set_op(settings.ops.front());
+  } else {
+    for (const v1::Op op : settings.ops) spec.add_ops(op);
+  }
+  // Float32 stays unset: the same bytes as every earlier client sent.
+  if (settings.dtype != DType::kFloat32) {
+    spec.set_dtype(static_cast<v1::DType>(static_cast<int>(settings.dtype)));
+  }
+  if (settings.ddof != 0) spec.set_ddof(settings.ddof);
+  spec.set_kernel(settings.kernel);
+  spec.set_block_size(settings.block_size);
+  if (settings.device >= 0) spec.set_device(static_cast<int32_t>(settings.device));
+  if (expected_count.has_value()) spec.set_expected_count(*expected_count);
+  return spec;
+}
+
+References::References(bool verify, const RequestSettings& settings) {
+  if (!verify) return;
+  if (IsTyped(settings.dtype, settings.ops, settings.ddof)) {
+    typed.emplace(settings.ops.front(), settings.dtype, settings.ddof);
+  } else {
+    classic.emplace(settings.ops.front());
+  }
+}
+
+void References::Add(absl::Span<const char> bytes) {
+  if (classic.has_value()) {
+    classic->Add(absl::MakeConstSpan(reinterpret_cast<const float*>(bytes.data()),
+                                     bytes.size() / sizeof(float)));
+  }
+  if (typed.has_value()) typed->AddBytes(absl::string_view(bytes.data(), bytes.size()));
+}
+
+std::optional<Verification> References::ClassicVerification() const {
+  if (!classic.has_value()) return std::nullopt;
+  return Verification{classic->value(), classic->index(), classic->scale()};
+}
+
+std::vector<ResultCheck> References::Checks(const std::vector<v1::Op>& ops,
+                                            const v1::ReduceResponse& response) const {
+  std::vector<ResultCheck> checks;
+  for (size_t i = 0; typed.has_value() && i < ops.size(); ++i) {
+    const client::TypedReference::Answer answer = typed->answer(ops[i]);
+    ResultCheck check;
+    check.op = ops[i];
+    check.reference = answer.index >= 0 ? absl::StrCat(answer.index)
+                                        : FormatTypedValue(answer.dtype, answer.value,
+                                                           answer.int_value, answer.integer);
+    if (answer.overflow) absl::StrAppend(&check.reference, " (overflow)");
+    check.problem = static_cast<int>(i) < response.results_size()
+                        ? client::CheckOpResult(response.results(static_cast<int>(i)), ops[i],
+                                                answer, kVerifyTolerance)
+                        : "the server sent no typed result for it (a server older than dtypes?)";
+    checks.push_back(std::move(check));
+  }
+  return checks;
+}
+
+}  // namespace gpureduce::cli
