@@ -4,6 +4,7 @@
 
 #include "absl/strings/str_cat.h"
 #include "absl/strings/string_view.h"
+#include "client/typed_spec.h"
 #include "common/reduction/op.h"
 #include "common/reduction/op_name.h"
 #include "wire/op_mapping.h"
@@ -36,16 +37,7 @@ bool IsTyped(DType dtype, const std::vector<v1::Op>& ops, double ddof) {
 v1::ReduceSpec MakeReduceSpec(const RequestSettings& settings,
                               std::optional<uint64_t> expected_count) {
   v1::ReduceSpec spec;
-  if (settings.ops.size() == 1) {
-    spec.set_op(settings.ops.front());
-  } else {
-    for (const v1::Op op : settings.ops) spec.add_ops(op);
-  }
-  // Float32 stays unset: the same bytes as every earlier client sent.
-  if (settings.dtype != DType::kFloat32) {
-    spec.set_dtype(static_cast<v1::DType>(static_cast<int>(settings.dtype)));
-  }
-  if (settings.ddof != 0) spec.set_ddof(settings.ddof);
+  client::SetOpsAndDType(settings.ops, settings.dtype, settings.ddof, spec);
   spec.set_kernel(settings.kernel);
   spec.set_block_size(settings.block_size);
   if (settings.device >= 0) spec.set_device(static_cast<int32_t>(settings.device));

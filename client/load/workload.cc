@@ -8,6 +8,7 @@
 #include "client/input/random_source.h"
 #include "client/reducer_client.h"
 #include "client/running_reference.h"
+#include "client/typed_spec.h"
 #include "common/reduction/op_name.h"
 
 namespace gpureduce::client {
@@ -165,16 +166,7 @@ absl::StatusOr<Workload> Workload::MakeTyped(Workload workload, v1::ReduceSpec s
                                              const SharedPayloadTarget* shared) {
   const WorkloadOptions& options = workload.options_;
   const std::vector<v1::Op> ops = workload.ops();
-  if (ops.size() > 1) {
-    spec.clear_op();
-    for (const v1::Op op : ops) spec.add_ops(op);
-  } else {
-    spec.set_op(ops.front());
-  }
-  if (options.dtype != DType::kFloat32) {
-    spec.set_dtype(static_cast<v1::DType>(static_cast<int>(options.dtype)));
-  }
-  if (options.ddof != 0) spec.set_ddof(options.ddof);
+  SetOpsAndDType(ops, options.dtype, options.ddof, spec);
   const size_t size = DTypeSize(options.dtype);
   if (options.stream_bytes == 0) {
     if (options.floats == 0) return absl::InvalidArgumentError("--floats must be at least 1");
