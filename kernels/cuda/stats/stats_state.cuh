@@ -6,8 +6,9 @@
 // comparisons only.
 //
 // Floats: NaNs are counted (and the first one's index kept) and skipped by every accumulation.
-// A 16-byte vector whose elements sum to a finite float has no NaN and no infinity: it takes the
-// fast path, with no per-element checks; any other goes element by element.
+// A 16-byte vector with no NaN and no infinity (its elements sum to a finite float; float16 and
+// bfloat16: x * 0 is 0 for each pair) takes the fast path, with no per-element checks; any other
+// goes element by element.
 // Sums: float64 per thread (float64 input: two-sum compensated), compensated across threads;
 // int32 exactly in int64; int64 exactly in 128 bits (a carry word). Moments: shifted sums per
 // thread (shift = its first non-NaN element), then Chan's merge of (n, mean, m2). Products:
