@@ -12,7 +12,6 @@
 namespace gpureduce::client {
 
 // Sets spec's op or ops (at least one op), dtype and ddof; clears an op already set.
-void SetOpsAndDType(const std::vector<v1::Op>& ops, DType dtype, double ddof,
-                    v1::ReduceSpec& spec);
+void SetOpsAndDType(const std::vector<v1::Op>& ops, DType dtype, double ddof, v1::ReduceSpec& spec);
 
 }  // namespace gpureduce::client
