@@ -15,6 +15,7 @@
 #include "kernels/cpu/block_reduce.h"
 #include "kernels/cpu/element_load.h"
 #include "kernels/cpu/int_sums.h"
+#include "kernels/cpu/narrow_keys.h"
 #include "kernels/cpu/sum_lanes.h"
 
 namespace gpureduce::kernels::cpu::GPUREDUCE_CPU_PASSES {
@@ -68,13 +69,13 @@ __attribute__((always_inline)) inline void Accumulate(const ValueT& x, double sh
 
 // Floats: float16/bfloat16/float32 elements sum in float64 lanes exactly to far below the
 // result's precision (2^16 elements of 24 bits); float64 ones compensated. 16-bit elements
-// convert in the loop, one group of kLanes at a time (ReduceBlock passes them in tiles: the
-// lanes and their order are those of the float32 pass over the widened tile, so the same bits).
-// With kExtremes the pass also finds the extremes (a five-op request reads its block once): a
-// float64 group of kLanes elements is compared with the extremes so far, and a run of groups that
-// beats them (rarely, on most data) is scanned in index order with a strict compare, so ties keep
-// the first occurrence; float32 elements (the others) keep each run's least and most lanes, and a
-// run that beats the extremes is settled (the same first occurrences). With kNanFree (not
+// convert in the loop, one group of kLanes at a time, over the whole block (PROD's path reduces
+// them widened, in tiles: block_reduce.cc). With kExtremes the pass also finds the extremes (a
+// five-op request reads its block once): a float64 group of kLanes elements is compared with the
+// extremes so far, and a run of groups that beats them (rarely, on most data) is scanned in index
+// order with a strict compare, so ties keep the first occurrence; float32 elements keep each
+// run's least and most lanes, and a run that beats the extremes is settled (the same first
+// occurrences); 16-bit ones compare a run's keys once (narrow_keys.h). With kNanFree (not
 // float64) the loop leaves the NaN masks out: a NaN stays in the sums it enters, so they tell at
 // the end whether the block held one; if it did, the pass returns false before touching `stats`,
 // and the caller runs it again with the masks (most blocks hold none). Measured (one core,
@@ -85,11 +86,12 @@ bool FloatSums(const typename Element<kDType>::Storage* data, size_t size,
                const ExtremesWanted& wanted, Stats& stats) {
   using E = Element<kDType>;
   constexpr bool kCompensated = kDType == DType::kFloat64;
-  // float16's sum in the lanes is exact (a tile's 8192 elements are multiples of 2^-24 below
-  // 2^16), so the deviations' sum follows from it, exact or rounded once (where the lanes' own
-  // sum of deviations, up to 2^30 in multiples of 2^-24, could round more often): an add a group
-  // fewer for requests of both (the five-op one, in L2, one core of the AMD VM: AVX-512 7.1 -> 8.1
-  // G elements/s, AVX2 4.7 -> 5.2).
+  // float16's sum in the lanes is exact (each of the 16 accumulators of a pair's two groups adds
+  // at most 4096 of a block's 64Ki elements, multiples of 2^-24 below 2^16: below 2^28, 52
+  // bits), so the deviations' sum follows from it, rounded only where the lanes merge (where the
+  // lanes' own sums of deviations could round at every add): an add a group fewer for requests
+  // of both (the five-op one, in L2, one core of the AMD VM: AVX-512 7.1 -> 8.1 G elements/s,
+  // AVX2 4.7 -> 5.2).
   constexpr bool kS1 = !(kSum && kMoments && kDType == DType::kFloat16);
   const size_t start = kMoments || kExtremes ? FirstValid<kDType>(data, size) : size;
   const double shift = kMoments && start < size ? double{E::Load(data[start])} : 0.0;
@@ -111,7 +113,8 @@ bool FloatSums(const typename Element<kDType>::Storage* data, size_t size,
   // float64 compares its lanes with the extremes; the float32 elements of the others keep the
   // run's own extremes (Least/Most, which skip NaN as the compares do), compared once a run.
   constexpr bool kWideExtremes = kExtremes && kDType == DType::kFloat64;
-  constexpr bool kNarrowExtremes = kExtremes && !kWideExtremes;
+  constexpr bool kKeyExtremes = kExtremes && sizeof(typename E::Storage) == 2;
+  constexpr bool kNarrowExtremes = kExtremes && kDType == DType::kFloat32;
   // A run of float32 groups that beat the extremes: its least and most elements (reduced from
   // the run's Least/Most lanes) replace them at their first occurrence, the element that the
   // scan's strict compares would keep (the first equal to the new extreme: a tie of -0 and +0
@@ -151,8 +154,18 @@ bool FloatSums(const typename Element<kDType>::Storage* data, size_t size,
   Lanes least_lanes = Lanes{} + least, most_lanes = Lanes{} + most;
   Floats8 least_floats = Floats8{} + static_cast<float>(least);
   Floats8 most_floats = Floats8{} + static_cast<float>(most);
+  // 16-bit elements run in pairs of groups, each group of a pair with its own accumulators,
+  // merged at the end: two chains of adds where one made the loop wait on each add's latency (the
+  // SUM request of float16 in L2, one core of the AMD VM: 22.6 -> 36 GB/s). Every instruction set
+  // pairs alike, so the same bits.
+  constexpr bool kPaired = sizeof(typename E::Storage) == 2;
   Floats8 run_least = least_floats, run_most = most_floats;
-  Sums<Lanes> vectors[kVectors];
+  // 16-bit elements: a run's keys (narrow_keys.h) compared once a run, from L1.
+  KeyExtremes keyed;
+  if (kKeyExtremes && start < size) {
+    keyed = StartKeys<kDType>(reinterpret_cast<const uint16_t*>(data), start, true, true);
+  }
+  Sums<Lanes> pair[2][kVectors];
   size_t i = 0;
   Lanes x;
   // Without a sum to carry it, a NaN is noted by a compare (with one, it stays in the sum).
@@ -160,13 +173,11 @@ bool FloatSums(const typename Element<kDType>::Storage* data, size_t size,
   decltype(Floats8{} != Floats8{}) nan_seen{};
   Mask passes{};
   size_t run = 0;  // where the groups whose compares `passes` holds begin
-  // float16's exact sum (above) in two accumulators, for even and odd groups, each added by FMA
-  // (x * 1 + y, the same rounding): off the add pipes, which the conversions, the extremes and s2
-  // share, without waiting on the FMA's latency; exact either way, so the same bits (in L2, one
-  // core of the AMD VM, the five-op request: AVX-512 8.2 -> 8.8, AVX2 5.1 -> 5.5 G elements/s;
-  // 256 MiB, AVX-512: 10.8 -> 11.3 GB/s).
-  constexpr bool kSplitSum = !kS1 && kWidth > 2;
-  Sums<Lanes> even[kVectors], odd[kVectors];
+  // float16's exact sum (above) added by FMA (x * 1 + y, the same rounding): off the add pipes,
+  // which the conversions, the extremes and s2 share; exact either way, so the same bits (in L2,
+  // one core of the AMD VM, the five-op request: AVX-512 8.2 -> 8.8, AVX2 5.1 -> 5.5 G
+  // elements/s; 256 MiB, AVX-512: 10.8 -> 11.3 GB/s).
+  constexpr bool kSumByFma = !kS1;
   const auto step = [&]<bool kOdd>(size_t i) __attribute__((always_inline)) {
     Floats8 group{};  // float64 loads none (Clang warns of passing it uninitialized)
     Floats4 halves[2];
@@ -184,13 +195,8 @@ bool FloatSums(const typename Element<kDType>::Storage* data, size_t size,
     }
     for (size_t v = 0; v < kVectors; ++v) {
       LoadLanes<kDType>(data + i, group, halves, v, x);
-      if constexpr (kSplitSum) {
-        Accumulate<false, kSquares, kMoments, kCompensated, kNanFree, kS1>(x, shift, vectors[v]);
-        Accumulate<true, false, false, false, kNanFree, true, true>(x, shift,
-                                                                    (kOdd ? odd : even)[v]);
-      } else {
-        Accumulate<kSum, kSquares, kMoments, kCompensated, kNanFree, kS1>(x, shift, vectors[v]);
-      }
+      Accumulate<kSum, kSquares, kMoments, kCompensated, kNanFree, kS1, kSumByFma>(x, shift,
+                                                                                   pair[kOdd][v]);
       if constexpr (kWideExtremes) passes |= (x < least_lanes) | (x > most_lanes);
     }
     if (kExtremes && i + kLanes - run == kExtremesRun) {
@@ -198,6 +204,10 @@ bool FloatSums(const typename Element<kDType>::Storage* data, size_t size,
         scan(run, i + kLanes);
         least_lanes = Lanes{} + least;
         most_lanes = Lanes{} + most;
+      }
+      if constexpr (kKeyExtremes) {
+        const auto* bits = reinterpret_cast<const uint16_t*>(data);
+        if (RunPasses(bits + run, keyed)) ScanKeys<kDType>(bits, run, i + kLanes, keyed);
       }
       if (kNarrowExtremes && Any((run_least < least_floats) | (run_most > most_floats))) {
         settle(run_least, run_most, run, i + kLanes);
@@ -210,15 +220,23 @@ bool FloatSums(const typename Element<kDType>::Storage* data, size_t size,
       run = i + kLanes;
     }
   };
-  if constexpr (kSplitSum) {
+  if constexpr (kPaired) {
     for (; i + 2 * kLanes <= size; i += 2 * kLanes) {
       step.template operator()<false>(i);
       step.template operator()<true>(i + kLanes);
     }
   }
   for (; i + kLanes <= size; i += kLanes) step.template operator()<false>(i);
-  if constexpr (kSplitSum) {
-    for (size_t v = 0; v < kVectors; ++v) vectors[v].sum = even[v].sum + odd[v].sum;
+  Sums<Lanes>* vectors = pair[0];
+  if constexpr (kPaired) {
+    for (size_t v = 0; v < kVectors; ++v) {
+      const Sums<Lanes>& odd = pair[1][v];
+      vectors[v].nan += odd.nan;
+      vectors[v].sum += odd.sum;
+      vectors[v].squares += odd.squares;
+      vectors[v].s1 += odd.s1;
+      vectors[v].s2 += odd.s2;
+    }
   }
   if constexpr (kNanFree && kCarried) {
     // A NaN element makes its lane's sums NaN (so may +inf and -inf in one lane: the pass then
@@ -233,7 +251,17 @@ bool FloatSums(const typename Element<kDType>::Storage* data, size_t size,
   } else if constexpr (kNanFree) {
     if (Any(nan_seen)) return false;
   }
-  if (kExtremes) scan(run, size);
+  if constexpr (kKeyExtremes) {
+    if (start < size) {
+      ScanKeys<kDType>(reinterpret_cast<const uint16_t*>(data), run, size, keyed);
+      least_at = keyed.least_at;
+      most_at = keyed.most_at;
+      least = E::Load(data[least_at]);
+      most = E::Load(data[most_at]);
+    }
+  } else if (kExtremes) {
+    scan(run, size);
+  }
   double nan[kLanes], sum[kLanes], lo[kLanes], squares[kLanes], s1[kLanes], s2[kLanes];
   for (size_t lane = 0; lane < kLanes; ++lane) {
     const Sums<Lanes>& vector = vectors[lane / kWidth];

@@ -146,6 +146,56 @@ TEST_F(CpuReduceCasesTest, Float16NearItsLimits) {
   for (Op op : kAllOps) EXPECT_EQ(Check(op, limit), "") << static_cast<int>(op);
 }
 
+// float16 and bfloat16 extremes alone are found on their bits (extreme_pass.cc): zeros of both
+// signs tie, NaN of either sign and infinities count, wherever in a run they fall.
+TEST_F(CpuReduceCasesTest, SixteenBitExtremesOnTheirBits) {
+  const Op kExtremeOps[] = {Op::kMin,    Op::kMax,    Op::kArgMin,    Op::kArgMax,
+                            Op::kNanMin, Op::kNanMax, Op::kNanArgMin, Op::kNanArgMax};
+  const uint64_t seed = testing::FreshSeed();
+  SCOPED_TRACE(testing::SeedTrace(seed));
+  for (DType dtype : {DType::kFloat16, DType::kBFloat16}) {
+    SCOPED_TRACE(DTypeName(dtype));
+    for (int layout = 0; layout < 6; ++layout) {
+      SCOPED_TRACE(layout);
+      std::vector<double> values(2 * kElementsPerTask + 1001);
+      uint64_t state = seed + static_cast<uint64_t>(layout);
+      for (double& x : values) {
+        state = state * 6364136223846793005ull + 1442695040888963407ull;
+        x = 1 + static_cast<double>(state >> 61);  // 1 .. 8: no zero, no sign
+      }
+      const size_t a = 300 + (seed % 97), b = kElementsPerTask + 5 + (seed % 89);
+      switch (layout) {
+        case 0:  // the least is zero, -0 first
+          values[a] = -0.0;
+          values[b] = 0.0;
+          break;
+        case 1:  // +0 first
+          values[a] = 0.0;
+          values[b] = -0.0;
+          break;
+        case 2:  // the largest magnitudes as negatives, a tie between two of them
+          values[a] = -8;
+          values[b] = -8;
+          break;
+        case 3:  // NaN of either sign, behind positives (MIN alone must still see them)
+          values[a] = -kNan;
+          values[b] = kNan;
+          break;
+        case 4:  // infinities
+          values[a] = -kInf;
+          values[b] = kInf;
+          break;
+        case 5:  // a NaN among a run that also holds a new extreme
+          values[a] = kNan;
+          values[a + 1] = -kInf;
+          break;
+      }
+      const TypedArray array = FromValues(dtype, values);
+      for (Op op : kExtremeOps) EXPECT_EQ(Check(op, array), "") << OpName(op);
+    }
+  }
+}
+
 // Mean 1e6, standard deviation 1: within 1e-10 of a two-pass float64 reference, before rounding.
 TEST_F(CpuReduceCasesTest, VarianceStaysAccurateFarFromZero) {
   for (DType dtype : {DType::kFloat32, DType::kFloat64}) {
