@@ -12,35 +12,12 @@
 namespace gpureduce::kernels::cpu {
 namespace {
 
-// The first of `size` elements for which is_nan holds, or -1: chunks tested whole first (a loop
-// without an exit vectorizes), then the chunk that holds one element by element.
-template <typename T, typename IsNanT>
-int64_t FirstWhere(const T* elements, size_t size, IsNanT is_nan) {
-  constexpr size_t kChunk = 64;
-  size_t i = 0;
-  for (; i + kChunk <= size; i += kChunk) {
-    bool any = false;
-    for (size_t k = 0; k < kChunk; ++k) any |= is_nan(elements[i + k]);
-    if (any) break;
-  }
-  for (; i < size; ++i) {
-    if (is_nan(elements[i])) return static_cast<int64_t>(i);
-  }
-  return -1;
-}
-
-// The first NaN's offset in a block of floats (called only when it holds one).
+// The first NaN's offset in a block of floats (called only when it holds one and no pass noted
+// where).
 int64_t FirstNan(DType dtype, const std::byte* data, size_t size) {
   return baseline::DispatchLoadDType(dtype, [&]<DType kDType>() -> int64_t {
-    const auto* elements =
-        reinterpret_cast<const typename baseline::Element<kDType>::Storage*>(data);
-    if constexpr (kDType == DType::kFloat16 || kDType == DType::kBFloat16) {
-      // A NaN's exponent is all ones and its mantissa not zero.
-      const uint16_t infinity = kDType == DType::kFloat16 ? 0x7c00 : 0x7f80;
-      return FirstWhere(elements, size, [infinity](uint16_t h) { return (h & 0x7fff) > infinity; });
-    } else {
-      return FirstWhere(elements, size, [](auto x) { return x != x; });
-    }
+    using Storage = typename baseline::Element<kDType>::Storage;
+    return baseline::FirstNanOf<kDType>(reinterpret_cast<const Storage*>(data), size);
   });
 }
 

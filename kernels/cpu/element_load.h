@@ -176,6 +176,30 @@ decltype(auto) DispatchPassDType(DType dtype, FnT&& fn) {
   }
 }
 
+// The offset of the first NaN among `size` float elements, or -1: chunks tested whole first (a
+// loop without an exit vectorizes), then the chunk that holds one element by element; 16-bit
+// floats on their bits (a NaN's magnitude lies above its infinity's).
+template <DType kDType>
+int64_t FirstNanOf(const typename Element<kDType>::Storage* data, size_t size) {
+  const auto is_nan = [](typename Element<kDType>::Storage x) {
+    if constexpr (kDType == DType::kFloat16) return (x & 0x7fff) > 0x7c00;
+    if constexpr (kDType == DType::kBFloat16) return (x & 0x7fff) > 0x7f80;
+    if constexpr (kDType == DType::kFloat32 || kDType == DType::kFloat64) return x != x;
+    return false;
+  };
+  constexpr size_t kChunk = 64;
+  size_t i = 0;
+  for (; i + kChunk <= size; i += kChunk) {
+    bool any = false;
+    for (size_t k = 0; k < kChunk; ++k) any |= is_nan(data[i + k]);
+    if (any) break;
+  }
+  for (; i < size; ++i) {
+    if (is_nan(data[i])) return static_cast<int64_t>(i);
+  }
+  return -1;
+}
+
 // As DispatchPassDType, but float16 and bfloat16 as themselves: the passes that load them
 // (sums, extremes) convert in their loops.
 template <typename FnT>

@@ -75,14 +75,14 @@ __attribute__((always_inline)) inline void Accumulate(const ValueT& x, double sh
 // extremes so far, and a run of groups that beats them (rarely, on most data) is scanned in index
 // order with a strict compare, so ties keep the first occurrence; float32 elements keep each
 // run's least and most lanes, and a run that beats the extremes is settled (the same first
-// occurrences); 16-bit ones compare a run's keys once (narrow_keys.h). With kNanFree (not
-// float64) the loop leaves the NaN masks out: a NaN stays in the sums it enters, so they tell at
-// the end whether the block held one; if it did, the pass returns false before touching `stats`,
-// and the caller runs it again with the masks (most blocks hold none). Measured (one core,
+// occurrences); 16-bit ones compare a run's keys once (narrow_keys.h). Except for float64, the
+// loop leaves the NaN masks out (kNanFree): a NaN stays in the sums it enters, so they tell at
+// the end of a chunk whether it held one; if it did, the chunk runs again with the masks (most
+// chunks hold none). Measured (one core,
 // 256 MiB, AVX2, this 2-core AMD EPYC VM): float32 SUM 19.6 -> 27 GB/s, VAR 12.0 -> 25; the
 // five-op request of float32 10.1 -> 18.8, float16 5.4 -> 6.9, bfloat16 6.5 -> 8.4.
-template <DType kDType, bool kSum, bool kSquares, bool kMoments, bool kExtremes, bool kNanFree>
-bool FloatSums(const typename Element<kDType>::Storage* data, size_t size,
+template <DType kDType, bool kSum, bool kSquares, bool kMoments, bool kExtremes>
+void FloatSums(const typename Element<kDType>::Storage* data, size_t size,
                const ExtremesWanted& wanted, Stats& stats) {
   using E = Element<kDType>;
   constexpr bool kCompensated = kDType == DType::kFloat64;
@@ -167,6 +167,7 @@ bool FloatSums(const typename Element<kDType>::Storage* data, size_t size,
   }
   Sums<Lanes> pair[2][kVectors];
   size_t i = 0;
+  int64_t first_nan = -1;
   Lanes x;
   // Without a sum to carry it, a NaN is noted by a compare (with one, it stays in the sum).
   constexpr bool kCarried = kSum || kSquares || kMoments;
@@ -178,7 +179,7 @@ bool FloatSums(const typename Element<kDType>::Storage* data, size_t size,
   // one core of the AMD VM, the five-op request: AVX-512 8.2 -> 8.8, AVX2 5.1 -> 5.5 G
   // elements/s; 256 MiB, AVX-512: 10.8 -> 11.3 GB/s).
   constexpr bool kSumByFma = !kS1;
-  const auto step = [&]<bool kOdd>(size_t i) __attribute__((always_inline)) {
+  const auto step = [&]<bool kOdd, bool kNanFree>(size_t i) __attribute__((always_inline)) {
     Floats8 group{};  // float64 loads none (Clang warns of passing it uninitialized)
     Floats4 halves[2];
     if constexpr (sizeof(typename E::Storage) == 2 && kWidth == 4) {
@@ -220,13 +221,60 @@ bool FloatSums(const typename Element<kDType>::Storage* data, size_t size,
       run = i + kLanes;
     }
   };
-  if constexpr (kPaired) {
-    for (; i + 2 * kLanes <= size; i += 2 * kLanes) {
-      step.template operator()<false>(i);
-      step.template operator()<true>(i + kLanes);
+  const auto groups = [&]<bool kNanFree>(size_t to) __attribute__((always_inline)) {
+    if constexpr (kPaired) {
+      for (; i + 2 * kLanes <= to; i += 2 * kLanes) {
+        step.template operator()<false, kNanFree>(i);
+        step.template operator()<true, kNanFree>(i + kLanes);
+      }
+    }
+    for (; i + kLanes <= to; i += kLanes) step.template operator()<false, kNanFree>(i);
+  };
+  // A NaN element makes its lane's sums NaN (so may +inf and -inf in one lane: the chunk then
+  // runs again with the masks, which gives the same bits).
+  const auto poisoned = [&] {
+    if constexpr (kCarried) {
+      Mask nan{};
+      for (const auto& vectors : pair) {
+        for (const Sums<Lanes>& a : vectors) {
+          const Lanes& carrier = kSum ? a.sum : kMoments ? a.s1 : a.squares;
+          nan |= carrier != carrier;
+        }
+      }
+      return Any(nan);
+    } else {
+      return Any(nan_seen);
+    }
+  };
+  if constexpr (kCompensated) {
+    groups.template operator()<false>(size);
+  } else {
+    // The NaN-free loop a chunk at a time, each chunk that held a NaN again with the masks from
+    // the accumulations before it (the extremes are the same either way: their compares skip NaN,
+    // and a second look at a chunk moves none). A chunk of a few runs' worth keeps the second
+    // look in L1/L2 and rare: a NaN in 100,000 elements sent half the 64Ki-element blocks of a
+    // float16 VAR request round twice.
+    // The first poisoned chunk also gives the first NaN (ReducePasses would look from the start).
+    constexpr size_t kChunk = 8192;
+    static_assert(kChunk % kExtremesRun == 0);
+    for (size_t chunk = 0; chunk < size; chunk += kChunk) {
+      const size_t to = std::min(size, chunk + kChunk);
+      Sums<Lanes> before[2][kVectors];
+      std::memcpy(before, pair, sizeof(pair));
+      groups.template operator()<true>(to);
+      if (!poisoned()) continue;
+      if (first_nan < 0) {  // (a lane of +inf and -inf is poisoned too, with no NaN)
+        const int64_t at = FirstNanOf<kDType>(data + chunk, to - chunk);
+        if (at >= 0) first_nan = static_cast<int64_t>(chunk) + at;
+      }
+      std::memcpy(pair, before, sizeof(pair));
+      nan_seen = decltype(nan_seen){};
+      i = run = chunk;
+      run_least = least_floats;
+      run_most = most_floats;
+      groups.template operator()<false>(to);
     }
   }
-  for (; i + kLanes <= size; i += kLanes) step.template operator()<false>(i);
   Sums<Lanes>* vectors = pair[0];
   if constexpr (kPaired) {
     for (size_t v = 0; v < kVectors; ++v) {
@@ -237,19 +285,6 @@ bool FloatSums(const typename Element<kDType>::Storage* data, size_t size,
       vectors[v].s1 += odd.s1;
       vectors[v].s2 += odd.s2;
     }
-  }
-  if constexpr (kNanFree && kCarried) {
-    // A NaN element makes its lane's sums NaN (so may +inf and -inf in one lane: the pass then
-    // runs again with the masks, which gives the same bits).
-    Mask nan{};
-    for (size_t v = 0; v < kVectors; ++v) {
-      const Sums<Lanes>& a = vectors[v];
-      const Lanes& carrier = kSum ? a.sum : kMoments ? a.s1 : a.squares;
-      nan |= carrier != carrier;
-    }
-    if (Any(nan)) return false;
-  } else if constexpr (kNanFree) {
-    if (Any(nan_seen)) return false;
   }
   if constexpr (kKeyExtremes) {
     if (start < size) {
@@ -294,6 +329,7 @@ bool FloatSums(const typename Element<kDType>::Storage* data, size_t size,
     s2_total += s2[lane];
   }
   stats.nan_count = static_cast<uint64_t>(nan_total);
+  if (first_nan >= 0) stats.first_nan = static_cast<int64_t>(wanted.base_index) + first_nan;
   if constexpr (kSum) {
     stats.sum = hi;
     stats.sum_lo = std::isfinite(hi) ? lo_total : 0.0;  // an infinite lane's terms are NaN
@@ -314,28 +350,22 @@ bool FloatSums(const typename Element<kDType>::Storage* data, size_t size,
       stats.max_index = static_cast<int64_t>(wanted.base_index + most_at);
     }
   }
-  return true;
 }
 
-// kKey's bits: sum, sum_squares, moments, extremes, and no NaN assumed (not float64; false if
-// the block held one).
+// kKey's bits: sum, sum_squares, moments, extremes.
 template <DType kDType, int kKey>
-bool RunSums(int key, const std::byte* data, size_t size, const ExtremesWanted& wanted,
+void RunSums(int key, const std::byte* data, size_t size, const ExtremesWanted& wanted,
              Stats& stats) {
-  if constexpr (kKey < 32) {
+  if constexpr (kKey < 16) {
     if (key != kKey) return RunSums<kDType, kKey + 1>(key, data, size, wanted, stats);
     const auto* elements = reinterpret_cast<const typename Element<kDType>::Storage*>(data);
     constexpr bool kSum = kKey & 1, kSquares = kKey & 2, kMoments = kKey & 4;
     if constexpr (IsInteger(kDType)) {
-      if constexpr (kKey < 16) {
-        IntSums<kDType, kSum, kSquares, kMoments, (kKey & 8) != 0>(elements, size, wanted, stats);
-      }
-    } else if constexpr (kKey < 16 || kDType != DType::kFloat64) {
-      return FloatSums<kDType, kSum, kSquares, kMoments, (kKey & 8) != 0, (kKey & 16) != 0>(
-          elements, size, wanted, stats);
+      IntSums<kDType, kSum, kSquares, kMoments, (kKey & 8) != 0>(elements, size, wanted, stats);
+    } else {
+      FloatSums<kDType, kSum, kSquares, kMoments, (kKey & 8) != 0>(elements, size, wanted, stats);
     }
   }
-  return true;
 }
 
 }  // namespace
@@ -343,14 +373,11 @@ bool RunSums(int key, const std::byte* data, size_t size, const ExtremesWanted& 
 void AddSums(DType dtype, const StatsNeeds& needs, bool fuse_extremes, const std::byte* data,
              size_t size, uint64_t base_index, Stats& stats) {
   const bool extremes = fuse_extremes && (needs.min || needs.max);
-  const bool nan_free_first = !IsInteger(dtype) && dtype != DType::kFloat64;
   const int key = (needs.sum ? 1 : 0) | (needs.sum_squares ? 2 : 0) | (needs.moments ? 4 : 0) |
                   (extremes ? 8 : 0);
   const ExtremesWanted wanted{needs.min, needs.max, base_index};
-  DispatchLoadDType(dtype, [&]<DType kDType>() {
-    if (nan_free_first && RunSums<kDType, 0>(key | 16, data, size, wanted, stats)) return;
-    RunSums<kDType, 0>(key, data, size, wanted, stats);
-  });
+  DispatchLoadDType(dtype,
+                    [&]<DType kDType>() { RunSums<kDType, 0>(key, data, size, wanted, stats); });
 }
 
 }  // namespace gpureduce::kernels::cpu::GPUREDUCE_CPU_PASSES
