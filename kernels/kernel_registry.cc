@@ -42,6 +42,7 @@ std::vector<KernelInfo> MakeCatalogue() {
       {.id = KernelId::kCpu,
        .name = "cpu",
        .description = "Multi-threaded CPU reduction of every dtype and op: 64Ki-element tasks "
+                      "(128Ki of 16-bit floats) "
                       "accumulated in float64 (compensated for float64, exact for integers) and "
                       "merged in order",
        .lineage = "",

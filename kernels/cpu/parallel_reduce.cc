@@ -40,8 +40,9 @@ struct Job {
 };
 
 absl::StatusOr<Stats> ReduceTask(const Job& job, size_t task) {
-  const uint64_t begin = task * kElementsPerTask;
-  const size_t size = static_cast<size_t>(std::min<uint64_t>(kElementsPerTask, job.count - begin));
+  const size_t elements = TaskElements(job.request.dtype);
+  const uint64_t begin = task * elements;
+  const size_t size = static_cast<size_t>(std::min<uint64_t>(elements, job.count - begin));
   absl::StatusOr<std::span<const std::byte>> block = job.source(begin, size);
   if (!block.ok()) return block.status();
   const size_t expected = size * DTypeSize(job.request.dtype);
@@ -86,7 +87,8 @@ void ReduceAsync(ThreadPool& pool, const StatsRequest& request, uint64_t count, 
   job->source = std::move(source);
   job->base_index = base_index;
   job->done = std::move(done);
-  const size_t tasks = static_cast<size_t>((count + kElementsPerTask - 1) / kElementsPerTask);
+  const size_t elements = TaskElements(request.dtype);
+  const size_t tasks = static_cast<size_t>((count + elements - 1) / elements);
   job->stats.resize(tasks);
   job->remaining.store(tasks, std::memory_order_relaxed);
   job->submitted = Clock::now();
@@ -105,7 +107,7 @@ void ReduceAsync(ThreadPool& pool, const StatsRequest& request, std::span<const 
                  uint64_t base_index, StatsDone done) {
   const size_t element_size = DTypeSize(request.dtype);
   const uint64_t count = data.size() / element_size;
-  if (count <= kElementsPerTask) {
+  if (count <= TaskElements(request.dtype)) {
     // The one-task case of the general path (on this thread), without its allocations: this is
     // every small request's path.
     const Clock::time_point start = Clock::now();

@@ -87,7 +87,7 @@ void FloatSums(const typename Element<kDType>::Storage* data, size_t size,
   using E = Element<kDType>;
   constexpr bool kCompensated = kDType == DType::kFloat64;
   // float16's sum in the lanes is exact (each of the 16 accumulators of a pair's two groups adds
-  // at most 4096 of a block's 64Ki elements, multiples of 2^-24 below 2^16: below 2^28, 52
+  // at most 8192 of a block's 128Ki elements, multiples of 2^-24 below 2^16: below 2^29, 53
   // bits), so the deviations' sum follows from it, rounded only where the lanes merge (where the
   // lanes' own sums of deviations could round at every add): an add a group fewer for requests
   // of both (the five-op one, in L2, one core of the AMD VM: AVX-512 7.1 -> 8.1 G elements/s,

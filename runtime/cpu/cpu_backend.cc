@@ -54,12 +54,12 @@ class CpuSession final : public ReduceSession {
     const uint64_t count = data.count();
     consumed_ += count;
     std::optional<std::span<const std::byte>> bytes = data.AsBytes();
-    if (!bytes.has_value() && count <= kernels::cpu::kElementsPerTask) {
+    if (!bytes.has_value() && count <= kernels::cpu::TaskElements(request_.dtype)) {
       // One task, reduced on this thread: copied out of the pieces into this thread's buffer,
       // without the general path's allocations (a small request's path). 8-byte elements align.
       thread_local std::vector<uint64_t> buffer;  // words: aligned for every element size
-      if (buffer.size() < kernels::cpu::kElementsPerTask) {
-        buffer.resize(kernels::cpu::kElementsPerTask);
+      if (buffer.size() < kernels::cpu::kMostTaskBytes / 8) {
+        buffer.resize(kernels::cpu::kMostTaskBytes / 8);
       }
       data.CopyElements(0, count, reinterpret_cast<std::byte*>(buffer.data()));
       bytes = std::span<const std::byte>(reinterpret_cast<const std::byte*>(buffer.data()),

@@ -31,7 +31,7 @@ kernels::cpu::BlockSource FileBlockSource(int fd, uint64_t file_offset, size_t e
     thread_local std::vector<uint64_t> buffer;  // words: aligned for every element size
     const size_t bytes = size * element_bytes;
     const size_t words = (bytes + sizeof(uint64_t) - 1) / sizeof(uint64_t);
-    if (buffer.size() < words) buffer.resize(std::max(words, kernels::cpu::kElementsPerTask));
+    if (buffer.size() < words) buffer.resize(std::max(words, kernels::cpu::kMostTaskBytes / 8));
     char* out = reinterpret_cast<char*>(buffer.data());
     const uint64_t from = file_offset + begin * element_bytes;
     size_t done = 0;

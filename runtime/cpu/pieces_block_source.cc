@@ -13,7 +13,7 @@ kernels::cpu::BlockSource PiecesBlockSource(PayloadPieces pieces) {
     thread_local std::vector<uint64_t> buffer;  // words: aligned for every element size
     const size_t bytes = size * shared->element_bytes();
     const size_t words = (bytes + sizeof(uint64_t) - 1) / sizeof(uint64_t);
-    if (buffer.size() < words) buffer.resize(std::max(words, kernels::cpu::kElementsPerTask));
+    if (buffer.size() < words) buffer.resize(std::max(words, kernels::cpu::kMostTaskBytes / 8));
     std::byte* out = reinterpret_cast<std::byte*>(buffer.data());
     shared->CopyElements(begin, size, out);
     return std::span<const std::byte>(out, bytes);

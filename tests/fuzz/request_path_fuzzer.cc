@@ -259,7 +259,8 @@ std::string Tiled(const std::string& payload, size_t element_bytes) {
   std::string out;
   if (payload.empty()) return out;
   const size_t elements = payload.size() / element_bytes;
-  const size_t copies = 2 * kernels::cpu::kElementsPerTask / elements + 1;
+  const DType same_tasks = element_bytes == 2 ? DType::kFloat16 : DType::kFloat32;
+  const size_t copies = 2 * kernels::cpu::TaskElements(same_tasks) / elements + 1;
   out.reserve(copies * payload.size());
   for (size_t i = 0; i < copies; ++i) out += payload;
   return out;
