@@ -186,26 +186,28 @@ decltype(auto) DispatchPassDType(DType dtype, FnT&& fn) {
   }
 }
 
-// The offset of the first NaN among `size` float elements, or -1: chunks tested whole first (a
-// loop without an exit vectorizes), then the chunk that holds one element by element; 16-bit
-// floats on their bits (a NaN's magnitude lies above its infinity's).
+// The offset of the first NaN among `size` float elements, or -1. 16-bit floats on their bits (a
+// NaN's magnitude lies above its infinity's), in chunks tested whole first (a loop without an exit
+// vectorizes), then the chunk that holds one element by element; the others element by element
+// (chunked, float64 MIN with a NaN in 100,000 elements ran 12-20% slower on the GPU host's Xeon).
 template <DType kDType>
 int64_t FirstNanOf(const typename Element<kDType>::Storage* data, size_t size) {
-  const auto is_nan = [](typename Element<kDType>::Storage x) {
-    if constexpr (kDType == DType::kFloat16) return (x & 0x7fff) > 0x7c00;
-    if constexpr (kDType == DType::kBFloat16) return (x & 0x7fff) > 0x7f80;
-    if constexpr (kDType == DType::kFloat32 || kDType == DType::kFloat64) return x != x;
-    return false;
-  };
-  constexpr size_t kChunk = 64;
-  size_t i = 0;
-  for (; i + kChunk <= size; i += kChunk) {
-    bool any = false;
-    for (size_t k = 0; k < kChunk; ++k) any |= is_nan(data[i + k]);
-    if (any) break;
-  }
-  for (; i < size; ++i) {
-    if (is_nan(data[i])) return static_cast<int64_t>(i);
+  if constexpr (kDType == DType::kFloat16 || kDType == DType::kBFloat16) {
+    constexpr uint16_t kInfinity = kDType == DType::kFloat16 ? 0x7c00 : 0x7f80;
+    constexpr size_t kChunk = 64;
+    size_t i = 0;
+    for (; i + kChunk <= size; i += kChunk) {
+      bool any = false;
+      for (size_t k = 0; k < kChunk; ++k) any |= (data[i + k] & 0x7fff) > kInfinity;
+      if (any) break;
+    }
+    for (; i < size; ++i) {
+      if ((data[i] & 0x7fff) > kInfinity) return static_cast<int64_t>(i);
+    }
+  } else {
+    for (size_t i = 0; i < size; ++i) {
+      if (!(data[i] == data[i])) return static_cast<int64_t>(i);
+    }
   }
   return -1;
 }
