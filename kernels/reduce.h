@@ -44,6 +44,7 @@ constexpr size_t TaskElements(DType dtype) {
   return DTypeSize(dtype) == 2 ? 2 * kElementsPerTask : kElementsPerTask;
 }
 inline constexpr size_t kMostTaskBytes = 8 * kElementsPerTask;  // any dtype's task
+static_assert(2 * TaskElements(DType::kFloat16) <= kMostTaskBytes);
 
 // What one reduction computes: the accumulations `needs` asks for (NeedsOf the request's ops),
 // over little-endian elements of `dtype`.

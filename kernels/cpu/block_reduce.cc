@@ -56,8 +56,10 @@ Stats ReduceWidened(const Passes& passes, const StatsRequest& request,
 // with the sums pass's NaN-free loop: float16 SUM 7.9 -> 19.6 GB/s, bfloat16 8.0 -> 17.7; VAR
 // 6.3 -> 11.4 and 11.9; the five-op request 4.1 -> 5.9 and 4.4 -> 6.2. In one piece rather than
 // the widened path's tiles, whose extremes each started anew (a scan of a run for each new one):
-// one core of the AMD VM, AVX-512, the five-op request of float16 10.5 -> 14.8 GB/s, bfloat16
-// 11.1 -> 13.1, MIN 15.6 -> 24.9 (with the keys of narrow_keys.h).
+// one core of the AMD VM, the AVX-512 copy (whose extremes pass is the AVX2 one), the five-op
+// request of float16 10.5 -> 14.8 GB/s, bfloat16 11.1 -> 13.1, MIN 15.6 -> 24.9 (with the keys of
+// narrow_keys.h). A request with PROD reads float32 tiles: its sums' last bits may differ from
+// the same request's without PROD (both within the contract's float64 accumulation).
 Stats ReduceNarrow(const Passes& passes, const StatsRequest& request,
                    std::span<const std::byte> bytes, uint64_t base_index) {
   if (request.needs.prod) return ReduceWidened(passes, request, bytes, base_index);
@@ -86,6 +88,19 @@ std::vector<const Passes*> RunnablePasses() {
   }
 #endif
   return runnable;
+}
+
+std::vector<Passes> EveryPassesPath() {
+  std::vector<Passes> paths;
+  for (const Passes* passes : RunnablePasses()) paths.push_back(*passes);
+#if GPUREDUCE_CPU_HAVE_AVX2
+  if (paths.size() == 3) {
+    Passes wide = avx512::kPasses;
+    wide.add_sums = avx512::AddSums;
+    paths.push_back(wide);
+  }
+#endif
+  return paths;
 }
 
 const Passes& ChosenPasses() {

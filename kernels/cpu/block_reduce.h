@@ -56,7 +56,9 @@ void AddExtremes(DType dtype, bool min, bool max, const std::byte* data, size_t 
 }  // namespace avx2
 namespace avx512 {
 extern const Passes kPasses;  // likewise
-}
+void AddSums(DType dtype, const StatsNeeds& needs, bool fuse_extremes, const std::byte* data,
+             size_t size, uint64_t base_index, Stats& stats);  // its own, at 512 bits
+}  // namespace avx512
 
 // This compilation's copy of the passes (kPasses holds them).
 namespace GPUREDUCE_CPU_PASSES {
@@ -72,6 +74,10 @@ const Passes& ChosenPasses();
 
 // Every copy of the passes this CPU runs, the baseline first and ChosenPasses last.
 std::vector<const Passes*> RunnablePasses();
+
+// RunnablePasses, and where the AVX-512 copy runs, that copy with its own 8-byte sums too (which
+// its table gives to the AVX2 copy on AMD's CPUs): every path a CPU may take, for tests.
+std::vector<Passes> EveryPassesPath();
 
 // ReduceBlock with the given passes (tests compare them).
 Stats ReduceBlockWith(const Passes& passes, const StatsRequest& request,

@@ -120,7 +120,8 @@ __attribute__((always_inline)) inline void LoadFloats(const typename Element<kDT
       return;
     }
 #endif
-    // Each element under a zero half: two unpacks (SSE2) where a widening and a shift take four.
+    // Each element under a zero half: two unpacks (SSE2, and the AVX2 copy's halves) where a
+    // widening and a shift take four without SSE4.1.
     const __m128i zero = _mm_setzero_si128();
     if constexpr (kEight) {
       const __m128i halves = _mm_loadu_si128(reinterpret_cast<const __m128i*>(data));

@@ -182,11 +182,12 @@ void NarrowExtremes(const uint16_t* data, size_t size, uint64_t base_index, Stat
 template <DType kDType, bool kMin, bool kMax>
 void RunExtremes(const std::byte* data, size_t size, uint64_t base_index, Stats& stats) {
   if constexpr (kDType == DType::kFloat16 || kDType == DType::kBFloat16) {
-    return NarrowExtremes<kDType, kMin, kMax>(reinterpret_cast<const uint16_t*>(data), size,
-                                              base_index, stats);
+    NarrowExtremes<kDType, kMin, kMax>(reinterpret_cast<const uint16_t*>(data), size, base_index,
+                                       stats);
+  } else {
+    Extremes<kDType, kMin, kMax>(reinterpret_cast<const typename Element<kDType>::Storage*>(data),
+                                 size, base_index, stats);
   }
-  Extremes<kDType, kMin, kMax>(reinterpret_cast<const typename Element<kDType>::Storage*>(data),
-                               size, base_index, stats);
 }
 
 }  // namespace

@@ -3,8 +3,9 @@
 // float16 and bfloat16 ordered on their bits (the extremes pass and the fused sums pass): a
 // sign-magnitude element's key, its magnitude negated where the sign is set, orders as its value
 // does (both zeros key 0, so ties fall as the float compares'), and a NaN's key lies beyond the
-// infinities'. Keys compare 32 elements in one 512-bit instruction, where their float32 values
-// compared 8 (or 16) after a conversion each. Included by the passes only, in their namespace.
+// infinities'. Keys compare 32 elements in one 512-bit instruction (16 at 256 bits, the extremes
+// pass's width), where their float32 values compared 8 after a conversion each. Included by the
+// passes only, in their namespace.
 
 #include <cstddef>
 #include <cstdint>

@@ -110,16 +110,19 @@ void FloatSums(const typename Element<kDType>::Storage* data, size_t size,
       }
     }
   };
-  // float64 compares its lanes with the extremes; the float32 elements of the others keep the
-  // run's own extremes (Least/Most, which skip NaN as the compares do), compared once a run.
+  // float64 compares its lanes with the extremes; float32 elements keep the run's own extremes
+  // (Least/Most, which skip NaN as the compares do), compared once a run; 16-bit ones compare the
+  // run's keys once.
   constexpr bool kWideExtremes = kExtremes && kDType == DType::kFloat64;
   constexpr bool kKeyExtremes = kExtremes && sizeof(typename E::Storage) == 2;
+  static_assert(kKeyRun == kExtremesRun);  // a run's keys compared at once
   constexpr bool kNarrowExtremes = kExtremes && kDType == DType::kFloat32;
   // A run of float32 groups that beat the extremes: its least and most elements (reduced from
   // the run's Least/Most lanes) replace them at their first occurrence, the element that the
   // scan's strict compares would keep (the first equal to the new extreme: a tie of -0 and +0
   // keeps the earlier as there). Scanning the run element by element cost a tile of uniform
-  // float16 (whose extremes change ~log(8192) times) about a third of the five-op request's time.
+  // float16 (whose extremes change ~log(8192) times) about a third of the five-op request's time,
+  // when 16-bit elements took this path.
   const auto settle = [&](const Floats8& low, const Floats8& high, size_t from, size_t to) {
     float lanes_low[kLanes], lanes_high[kLanes];
     std::memcpy(lanes_low, &low, sizeof(lanes_low));
@@ -256,9 +259,14 @@ void FloatSums(const typename Element<kDType>::Storage* data, size_t size,
     // float16 VAR request round twice.
     // The first poisoned chunk also gives the first NaN (ReducePasses would look from the start).
     constexpr size_t kChunk = 8192;
-    static_assert(kChunk % kExtremesRun == 0);
+    static_assert(kChunk % kExtremesRun == 0 && kChunk % (2 * kLanes) == 0);  // runs and pairs
     for (size_t chunk = 0; chunk < size; chunk += kChunk) {
       const size_t to = std::min(size, chunk + kChunk);
+      if (poisoned()) {
+        // A lane NaN from the masked loop itself (+inf and -inf in it): the masks from here on.
+        groups.template operator()<false>(to);
+        continue;
+      }
       Sums<Lanes> before[2][kVectors];
       std::memcpy(before, pair, sizeof(pair));
       groups.template operator()<true>(to);

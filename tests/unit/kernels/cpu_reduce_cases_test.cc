@@ -157,13 +157,13 @@ TEST_F(CpuReduceCasesTest, SixteenBitExtremesOnTheirBits) {
     SCOPED_TRACE(DTypeName(dtype));
     for (int layout = 0; layout < 6; ++layout) {
       SCOPED_TRACE(layout);
-      std::vector<double> values(2 * kElementsPerTask + 1001);
+      std::vector<double> values(2 * TaskElements(dtype) + 1001);
       uint64_t state = seed + static_cast<uint64_t>(layout);
       for (double& x : values) {
         state = state * 6364136223846793005ull + 1442695040888963407ull;
         x = 1 + static_cast<double>(state >> 61);  // 1 .. 8: no zero, no sign
       }
-      const size_t a = 300 + (seed % 97), b = kElementsPerTask + 5 + (seed % 89);
+      const size_t a = 300 + (seed % 97), b = TaskElements(dtype) + 5 + (seed % 89);
       switch (layout) {
         case 0:  // the least is zero, -0 first
           values[a] = -0.0;
@@ -192,6 +192,14 @@ TEST_F(CpuReduceCasesTest, SixteenBitExtremesOnTheirBits) {
       }
       const TypedArray array = FromValues(dtype, values);
       for (Op op : kExtremeOps) EXPECT_EQ(Check(op, array), "") << OpName(op);
+      // The same from the fused sums pass (a request of every op compares keys there).
+      const Stats all = Reduce(pool_, {dtype, NeedsOf(kAllOps)}, array.bytes);
+      for (Op op : kExtremeOps) {
+        EXPECT_EQ(
+            testing::CheckResult(testing::ReferenceOf(op, array, 0), FinalizeOp(op, dtype, 0, all)),
+            "")
+            << OpName(op) << " among all ops";
+      }
     }
   }
 }
