@@ -11,6 +11,7 @@
 #include <cstdint>
 #include <functional>
 #include <span>
+#include <vector>
 
 #include "absl/functional/any_invocable.h"
 #include "absl/status/statusor.h"
@@ -87,6 +88,23 @@ void ReduceAsync(ThreadPool& pool, const StatsRequest& request, std::span<const 
 // Blocking convenience for tests, tools and self-checks; never call it from a pool thread.
 Stats Reduce(ThreadPool& pool, const StatsRequest& request, std::span<const std::byte> data,
              uint64_t base_index = 0);
+
+using SegmentsDone = absl::AnyInvocable<void(std::vector<Stats>, ReduceTiming) &&>;
+
+// Reduces each segment of `data` into its own Stats: segment s holds elements [bounds[s],
+// bounds[s + 1]) (bounds ascending, from 0 to the element count; an empty segment gets the Stats
+// of no elements), its indices counted from the segment's start. The array is cut into
+// ReduceAsync's fixed tasks, each reducing the pieces of the segments it holds; a segment cut
+// across tasks merges its pieces in order, so the result depends only on the input. `data` and
+// `bounds` must stay valid until `done`, which runs as ReduceAsync's does.
+void ReduceSegmentsAsync(ThreadPool& pool, const StatsRequest& request,
+                         std::span<const std::byte> data, std::span<const uint64_t> bounds,
+                         SegmentsDone done);
+
+// Blocking convenience for tests and tools; never call it from a pool thread.
+std::vector<Stats> ReduceSegments(ThreadPool& pool, const StatsRequest& request,
+                                  std::span<const std::byte> data,
+                                  std::span<const uint64_t> bounds);
 
 }  // namespace cpu
 

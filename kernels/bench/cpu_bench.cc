@@ -139,6 +139,7 @@ int main(int argc, char** argv) {
   uint64_t bytes_size = uint64_t{256} << 20;
   uint32_t threads = 1, runs = 7;
   bool check = false, specials = false;
+  uint64_t segment = 0;
   std::string dtypes_text = "float32,float16,bfloat16,float64,int32,int64";
   std::string cases_text = "sum,min,var,five";
   FlagSet flags(
@@ -155,6 +156,9 @@ int main(int argc, char** argv) {
   flags.AddString("ops", &cases_text, "comma-separated cases: sum, min, var, five", "LIST");
   flags.AddBool("check", &check, "also reduce with every copy of the passes; the bits must match");
   flags.AddBool("specials", &specials, "sprinkle NaN into the float inputs");
+  flags.AddUint64("segment", &segment,
+                  "reduce segments of this many elements, each to its own answer "
+                  "(kernels::cpu::ReduceSegments; the digest folds theirs); 0: the whole array");
   if (absl::Status parsed = flags.Parse(argc, argv); !parsed.ok()) {
     std::fprintf(stderr, "gpureduce-cpu-bench: %s\n", std::string(parsed.message()).c_str());
     return 2;
@@ -184,8 +188,19 @@ int main(int argc, char** argv) {
   std::printf("%u thread(s), %.0f MiB per dtype, median of %u runs\n", threads,
               static_cast<double>(bytes.size()) / (1 << 20), runs);
   std::printf("%-9s %-5s %8s %7s  %s\n", "dtype", "op", "GB/s", "of f32", "digest");
+  if (segment > 0 && check) {
+    std::fprintf(stderr, "gpureduce-cpu-bench: --check compares whole-array runs only\n");
+    return 2;
+  }
+  std::vector<uint64_t> bounds;
   for (DType dtype : dtypes) {
     Fill(dtype, specials, bytes);
+    const uint64_t count = bytes.size() / DTypeSize(dtype);
+    bounds.clear();
+    for (uint64_t at = 0; segment > 0; at += segment) {
+      bounds.push_back(std::min(at, count));
+      if (at >= count) break;
+    }
     for (const Case& c : kCases) {
       if (!absl::StrContains(absl::StrCat(",", cases_text, ","), absl::StrCat(",", c.name, ","))) {
         continue;
@@ -195,8 +210,18 @@ int main(int argc, char** argv) {
       Stats stats;
       for (uint32_t run = 0; run <= runs; ++run) {
         const auto start = std::chrono::steady_clock::now();
-        stats = kernels::cpu::Reduce(pool, request, bytes);
+        std::vector<Stats> segments;
+        if (segment > 0) {
+          segments = kernels::cpu::ReduceSegments(pool, request, bytes, bounds);
+        } else {
+          stats = kernels::cpu::Reduce(pool, request, bytes);
+        }
         const std::chrono::duration<double> took = std::chrono::steady_clock::now() - start;
+        if (segment > 0) {  // the digest below folds every segment's
+          stats = segments.back();
+          stats.count = segments.size();
+          for (const Stats& one : segments) stats.first_nan ^= static_cast<int64_t>(Digest(one));
+        }
         if (run > 0) seconds.push_back(took.count());
       }
       std::nth_element(seconds.begin(), seconds.begin() + seconds.size() / 2, seconds.end());

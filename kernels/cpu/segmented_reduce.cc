@@ -1,0 +1,128 @@
+// ReduceSegmentsAsync (kernels/reduce.h): one Stats per segment, on the thread pool in the fixed
+// tasks of ReduceAsync, each task reducing the pieces of the segments that meet it.
+//
+// Groundwork for issue 23's axes and segments: every segment length is correct, but each piece
+// is a ReduceBlock call of its own, whose fixed cost (the passes' set-up and their lanes' merge)
+// dominates segments of a few dozen elements.
+
+#include <algorithm>
+#include <atomic>
+#include <chrono>
+#include <future>
+#include <memory>
+#include <mutex>
+#include <utility>
+#include <vector>
+
+#include "kernels/reduce.h"
+
+namespace gpureduce::kernels::cpu {
+namespace {
+
+using Clock = std::chrono::steady_clock;
+
+// A segment's piece within one task, reduced.
+struct Piece {
+  size_t segment;
+  Stats stats;
+};
+
+struct SegmentsJob {
+  StatsRequest request;
+  std::span<const std::byte> data;
+  std::span<const uint64_t> bounds;
+  uint64_t count = 0;
+  size_t task_elements = 0;
+  std::vector<std::vector<Piece>> pieces;  // per task, in segment order
+  std::atomic<size_t> remaining{0};
+  SegmentsDone done;
+  Clock::time_point submitted;
+  std::once_flag started_once;
+  Clock::time_point started;
+};
+
+Stats NoElements(const StatsRequest& request) {
+  Stats stats;
+  stats.integer = IsInteger(request.dtype);
+  return stats;
+}
+
+// The pieces of task `task`'s elements [begin, end): the segments that meet it, from the one
+// holding `begin` (the last bound at or before it) to the last that starts before `end`.
+std::vector<Piece> ReducePieces(const SegmentsJob& job, size_t task) {
+  const uint64_t begin = task * job.task_elements;
+  const uint64_t end = std::min<uint64_t>(job.count, begin + job.task_elements);
+  const size_t element_bytes = DTypeSize(job.request.dtype);
+  std::vector<Piece> pieces;
+  const auto first = std::upper_bound(job.bounds.begin(), job.bounds.end(), begin);
+  for (size_t s = static_cast<size_t>(first - job.bounds.begin()) - 1;
+       s + 1 < job.bounds.size() && job.bounds[s] < end; ++s) {
+    const uint64_t from = std::max(begin, job.bounds[s]);
+    const uint64_t to = std::min(end, job.bounds[s + 1]);
+    if (from >= to) continue;  // an empty segment
+    const auto bytes = job.data.subspan(from * element_bytes, (to - from) * element_bytes);
+    pieces.push_back({s, ReduceBlock(job.request, bytes, from - job.bounds[s])});
+  }
+  return pieces;
+}
+
+void RunSegmentsTask(const std::shared_ptr<SegmentsJob>& job, size_t task) {
+  std::call_once(job->started_once, [&] { job->started = Clock::now(); });
+  job->pieces[task] = ReducePieces(*job, task);
+  if (job->remaining.fetch_sub(1, std::memory_order_acq_rel) != 1) return;
+  std::vector<Stats> segments(job->bounds.size() - 1, NoElements(job->request));
+  for (const std::vector<Piece>& pieces : job->pieces) {
+    for (const Piece& piece : pieces) {
+      segments[piece.segment] = MergeStats(segments[piece.segment], piece.stats);
+    }
+  }
+  ReduceTiming timing;
+  timing.queue = job->started - job->submitted;
+  timing.compute = Clock::now() - job->started;
+  std::move(job->done)(std::move(segments), timing);
+}
+
+}  // namespace
+
+void ReduceSegmentsAsync(ThreadPool& pool, const StatsRequest& request,
+                         std::span<const std::byte> data, std::span<const uint64_t> bounds,
+                         SegmentsDone done) {
+  auto job = std::make_shared<SegmentsJob>();
+  job->request = request;
+  job->data = data;
+  job->bounds = bounds;
+  job->count = data.size() / DTypeSize(request.dtype);
+  job->task_elements = TaskElements(request.dtype);
+  job->done = std::move(done);
+  job->submitted = Clock::now();
+  const size_t tasks =
+      static_cast<size_t>((job->count + job->task_elements - 1) / job->task_elements);
+  if (tasks == 0 || bounds.size() < 2) {
+    // No elements: every segment (if any) is empty.
+    std::vector<Stats> segments(bounds.empty() ? 0 : bounds.size() - 1, NoElements(request));
+    std::move(job->done)(std::move(segments), ReduceTiming{});
+    return;
+  }
+  job->pieces.resize(tasks);
+  job->remaining.store(tasks, std::memory_order_relaxed);
+  if (tasks == 1) {  // as ReduceAsync: a wake-up would cost more than the task
+    RunSegmentsTask(job, 0);
+    return;
+  }
+  for (size_t task = 0; task < tasks; ++task) {
+    pool.Submit([job, task] { RunSegmentsTask(job, task); });
+  }
+}
+
+std::vector<Stats> ReduceSegments(ThreadPool& pool, const StatsRequest& request,
+                                  std::span<const std::byte> data,
+                                  std::span<const uint64_t> bounds) {
+  std::promise<std::vector<Stats>> result;
+  ReduceSegmentsAsync(pool, request, data, bounds,
+                      [&result](std::vector<Stats> segments, ReduceTiming) {
+                        result.set_value(std::move(segments));
+                      });
+  return result.get_future().get();
+}
+
+}  // namespace gpureduce::kernels::cpu

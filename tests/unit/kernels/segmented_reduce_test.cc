@@ -1,0 +1,159 @@
+// ReduceSegments (kernels/reduce.h): every segment of every dtype against the independent
+// reference, at lengths 0, 1, 2, 31 and across the fixed tasks, NaN and ties placed per segment.
+
+#include <cmath>
+#include <cstdint>
+#include <cstring>
+#include <limits>
+#include <span>
+#include <string>
+#include <vector>
+
+#include "common/reduction/op_name.h"
+#include "common/reduction/op_result.h"
+#include "gtest/gtest.h"
+#include "kernels/reduce.h"
+#include "tests/support/random_data.h"
+#include "tests/unit/kernels/stats_reference.h"
+#include "tests/unit/kernels/typed_array.h"
+
+namespace gpureduce::kernels::cpu {
+namespace {
+
+using testing::TypedArray;
+
+// Elements [from, to) of `array` as an array of their own.
+TypedArray Slice(const TypedArray& array, size_t from, size_t to) {
+  if (IsInteger(array.dtype)) {
+    return testing::FromInts(array.dtype,
+                             std::span<const int64_t>(array.ints).subspan(from, to - from));
+  }
+  return testing::FromValues(array.dtype,
+                             std::span<const double>(array.values).subspan(from, to - from));
+}
+
+// Every op of every segment against the reference of that segment alone; the failures, one a
+// line (at most 20).
+std::string CheckSegments(ThreadPool& pool, const TypedArray& array,
+                          const std::vector<uint64_t>& bounds) {
+  const std::vector<Stats> segments =
+      ReduceSegments(pool, {array.dtype, NeedsOf(kAllOps)}, array.bytes, bounds);
+  if (segments.size() + 1 != bounds.size()) return "wrong segment count\n";
+  std::string failures;
+  int shown = 0;
+  for (size_t s = 0; s < segments.size() && shown < 20; ++s) {
+    const TypedArray own = Slice(array, bounds[s], bounds[s + 1]);
+    for (Op op : kAllOps) {
+      const std::string error = testing::CheckResult(testing::ReferenceOf(op, own, 1),
+                                                     FinalizeOp(op, array.dtype, 1, segments[s]));
+      if (error.empty()) continue;
+      failures += "segment " + std::to_string(s) + " [" + std::to_string(bounds[s]) + ", " +
+                  std::to_string(bounds[s + 1]) + ") " + std::string(OpName(op)) + ": " + error +
+                  "\n";
+      ++shown;
+    }
+  }
+  return failures;
+}
+
+// Segment lengths of every kind: empty, 1, 2, 31, a few hundred, and some longer than a task,
+// drawn from `seed`, until they cover n elements.
+std::vector<uint64_t> MixedBounds(size_t n, size_t task, uint64_t seed) {
+  const size_t lengths[] = {0, 1, 2, 31, 300, 1000, task + 3, 2 * task + 1};
+  std::vector<uint64_t> bounds = {0};
+  uint64_t state = seed | 1;
+  while (bounds.back() < n) {
+    state = state * 6364136223846793005ull + 1442695040888963407ull;
+    const size_t pick = (state >> 33) % 64;
+    const size_t length = pick < 56 ? lengths[pick % 6] : lengths[6 + pick % 2];
+    bounds.push_back(std::min<uint64_t>(n, bounds.back() + length));
+  }
+  return bounds;
+}
+
+class SegmentedReduceTest : public ::testing::TestWithParam<DType> {
+ protected:
+  ThreadPool pool_{4};
+};
+
+TEST_P(SegmentedReduceTest, EverySegmentMatchesItsReference) {
+  const DType dtype = GetParam();
+  const size_t n = 3 * TaskElements(dtype) + 777;
+  const uint64_t seed = testing::FreshSeed();
+  SCOPED_TRACE(testing::SeedTrace(seed));
+  TypedArray array = testing::RandomArray(dtype, n, seed);
+  const std::vector<uint64_t> bounds = MixedBounds(n, TaskElements(dtype), seed);
+  if (!IsInteger(dtype)) {
+    // NaN at some segments' first, middle and last element; ties elsewhere.
+    for (size_t s = 0; s + 1 < bounds.size(); s += 7) {
+      const uint64_t from = bounds[s], to = bounds[s + 1];
+      if (from == to) continue;
+      const uint64_t at[] = {from, from + (to - from) / 2, to - 1};
+      array.Set(at[s % 3], std::numeric_limits<double>::quiet_NaN());
+    }
+  }
+  for (size_t s = 3; s + 1 < bounds.size(); s += 11) {
+    if (bounds[s + 1] - bounds[s] < 4) continue;
+    const size_t last = bounds[s + 1] - 1;
+    if (IsInteger(dtype)) {
+      array.SetInt(last, array.ints[bounds[s] + 1]);
+    } else if (!std::isnan(array.values[bounds[s] + 1]) && !std::isnan(array.values[last])) {
+      array.Set(last, array.values[bounds[s] + 1]);
+    }
+  }
+  EXPECT_EQ(CheckSegments(pool_, array, bounds), "");
+}
+
+TEST_P(SegmentedReduceTest, OneSegmentIsTheWholeReduction) {
+  const DType dtype = GetParam();
+  const size_t n = 2 * TaskElements(dtype) + 5;
+  const TypedArray array = testing::RandomArray(dtype, n, testing::FreshSeed());
+  const std::vector<uint64_t> bounds = {0, n};
+  const StatsRequest request{dtype, NeedsOf(kAllOps)};
+  const std::vector<Stats> segments = ReduceSegments(pool_, request, array.bytes, bounds);
+  ASSERT_EQ(segments.size(), 1u);
+  const Stats whole = Reduce(pool_, request, array.bytes);
+  for (Op op : kAllOps) {
+    const absl::StatusOr<OpResult> a = FinalizeOp(op, dtype, 0, segments[0]);
+    const absl::StatusOr<OpResult> b = FinalizeOp(op, dtype, 0, whole);
+    ASSERT_EQ(a.ok(), b.ok()) << OpName(op);
+    if (!a.ok()) continue;
+    // The same tasks and the same order of merges: the same bits.
+    EXPECT_TRUE(std::memcmp(&a->value, &b->value, sizeof(double)) == 0 ||
+                (std::isnan(a->value) && std::isnan(b->value)))
+        << OpName(op) << " " << a->value << " " << b->value;
+    EXPECT_EQ(a->index, b->index) << OpName(op);
+    EXPECT_EQ(a->int_value, b->int_value) << OpName(op);
+  }
+}
+
+TEST_P(SegmentedReduceTest, EmptyInputsAndEmptySegments) {
+  const DType dtype = GetParam();
+  const StatsRequest request{dtype, NeedsOf(kAllOps)};
+  EXPECT_TRUE(ReduceSegments(pool_, request, {}, std::vector<uint64_t>{0}).empty());
+  const std::vector<Stats> empty =
+      ReduceSegments(pool_, request, {}, std::vector<uint64_t>{0, 0, 0});
+  ASSERT_EQ(empty.size(), 2u);
+  for (const Stats& stats : empty) EXPECT_EQ(stats.count, 0u);
+  const TypedArray array = testing::RandomArray(dtype, 5, testing::FreshSeed());
+  const std::vector<uint64_t> bounds = {0, 0, 2, 2, 5, 5};
+  const std::vector<Stats> segments = ReduceSegments(pool_, request, array.bytes, bounds);
+  ASSERT_EQ(segments.size(), 5u);
+  EXPECT_EQ(segments[0].count, 0u);
+  EXPECT_EQ(segments[1].count, 2u);
+  EXPECT_EQ(segments[2].count, 0u);
+  EXPECT_EQ(segments[3].count, 3u);
+  EXPECT_EQ(segments[4].count, 0u);
+  // An empty segment answers as NumPy does for an empty array: SUM 0, MIN refused.
+  EXPECT_EQ(FinalizeOp(Op::kSum, dtype, 0, segments[0])->value, 0);
+  EXPECT_FALSE(FinalizeOp(Op::kMin, dtype, 0, segments[0]).ok());
+  EXPECT_EQ(CheckSegments(pool_, array, bounds), "");
+}
+
+INSTANTIATE_TEST_SUITE_P(EveryDType, SegmentedReduceTest, ::testing::ValuesIn(kAllDTypes),
+                         [](const ::testing::TestParamInfo<DType>& info) {
+                           return std::string(DTypeName(info.param));
+                         });
+
+}  // namespace
+}  // namespace gpureduce::kernels::cpu
