@@ -1,9 +1,11 @@
 // ReduceSegmentsAsync (kernels/reduce.h): one Stats per segment, on the thread pool in the fixed
 // tasks of ReduceAsync, each task reducing the pieces of the segments that meet it.
 //
-// Groundwork for issue 23's axes and segments: every segment length is correct, but each piece
-// is a ReduceBlock call of its own, whose fixed cost (the passes' set-up and their lanes' merge)
-// dominates segments of a few dozen elements.
+// Each task writes the Stats of the segments that start in it into their places, in parallel; a
+// segment that began in an earlier task leaves its piece aside (at most one a task), merged in
+// task order at the end. Groundwork for issue 23's axes and segments: every segment length is
+// correct, but each piece is a ReduceBlock call and a Stats of its own, whose fixed cost rules
+// segments of a few dozen elements.
 
 #include <algorithm>
 #include <atomic>
@@ -11,6 +13,7 @@
 #include <future>
 #include <memory>
 #include <mutex>
+#include <optional>
 #include <utility>
 #include <vector>
 
@@ -21,7 +24,7 @@ namespace {
 
 using Clock = std::chrono::steady_clock;
 
-// A segment's piece within one task, reduced.
+// The piece of a segment that began in an earlier task, reduced.
 struct Piece {
   size_t segment;
   Stats stats;
@@ -33,7 +36,8 @@ struct SegmentsJob {
   std::span<const uint64_t> bounds;
   uint64_t count = 0;
   size_t task_elements = 0;
-  std::vector<std::vector<Piece>> pieces;  // per task, in segment order
+  std::vector<Stats> segments;                // each written by the task it starts in
+  std::vector<std::optional<Piece>> carried;  // per task
   std::atomic<size_t> remaining{0};
   SegmentsDone done;
   Clock::time_point submitted;
@@ -47,13 +51,12 @@ Stats NoElements(const StatsRequest& request) {
   return stats;
 }
 
-// The pieces of task `task`'s elements [begin, end): the segments that meet it, from the one
-// holding `begin` (the last bound at or before it) to the last that starts before `end`.
-std::vector<Piece> ReducePieces(const SegmentsJob& job, size_t task) {
+// Task `task`'s elements [begin, end): the segments that meet it, from the one holding `begin`
+// (the last bound at or before it) to the last that starts before `end`.
+void ReducePieces(SegmentsJob& job, size_t task) {
   const uint64_t begin = task * job.task_elements;
   const uint64_t end = std::min<uint64_t>(job.count, begin + job.task_elements);
   const size_t element_bytes = DTypeSize(job.request.dtype);
-  std::vector<Piece> pieces;
   const auto first = std::upper_bound(job.bounds.begin(), job.bounds.end(), begin);
   for (size_t s = static_cast<size_t>(first - job.bounds.begin()) - 1;
        s + 1 < job.bounds.size() && job.bounds[s] < end; ++s) {
@@ -61,20 +64,22 @@ std::vector<Piece> ReducePieces(const SegmentsJob& job, size_t task) {
     const uint64_t to = std::min(end, job.bounds[s + 1]);
     if (from >= to) continue;  // an empty segment
     const auto bytes = job.data.subspan(from * element_bytes, (to - from) * element_bytes);
-    pieces.push_back({s, ReduceBlock(job.request, bytes, from - job.bounds[s])});
+    Stats stats = ReduceBlock(job.request, bytes, from - job.bounds[s]);
+    if (job.bounds[s] >= begin) {
+      job.segments[s] = std::move(stats);
+    } else {
+      job.carried[task] = Piece{s, std::move(stats)};
+    }
   }
-  return pieces;
 }
 
 void RunSegmentsTask(const std::shared_ptr<SegmentsJob>& job, size_t task) {
   std::call_once(job->started_once, [&] { job->started = Clock::now(); });
-  job->pieces[task] = ReducePieces(*job, task);
+  ReducePieces(*job, task);
   if (job->remaining.fetch_sub(1, std::memory_order_acq_rel) != 1) return;
-  std::vector<Stats> segments(job->bounds.size() - 1, NoElements(job->request));
-  for (const std::vector<Piece>& pieces : job->pieces) {
-    for (const Piece& piece : pieces) {
-      segments[piece.segment] = MergeStats(segments[piece.segment], piece.stats);
-    }
+  std::vector<Stats>& segments = job->segments;
+  for (const std::optional<Piece>& piece : job->carried) {
+    if (piece) segments[piece->segment] = MergeStats(segments[piece->segment], piece->stats);
   }
   ReduceTiming timing;
   timing.queue = job->started - job->submitted;
@@ -103,7 +108,8 @@ void ReduceSegmentsAsync(ThreadPool& pool, const StatsRequest& request,
     std::move(job->done)(std::move(segments), ReduceTiming{});
     return;
   }
-  job->pieces.resize(tasks);
+  job->segments.assign(bounds.size() - 1, NoElements(request));
+  job->carried.resize(tasks);
   job->remaining.store(tasks, std::memory_order_relaxed);
   if (tasks == 1) {  // as ReduceAsync: a wake-up would cost more than the task
     RunSegmentsTask(job, 0);
