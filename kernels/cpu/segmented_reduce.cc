@@ -57,9 +57,11 @@ void ReducePieces(SegmentsJob& job, size_t task) {
   const uint64_t begin = task * job.task_elements;
   const uint64_t end = std::min<uint64_t>(job.count, begin + job.task_elements);
   const size_t element_bytes = DTypeSize(job.request.dtype);
-  const auto first = std::upper_bound(job.bounds.begin(), job.bounds.end(), begin);
-  for (size_t s = static_cast<size_t>(first - job.bounds.begin()) - 1;
-       s + 1 < job.bounds.size() && job.bounds[s] < end; ++s) {
+  // (bounds[0] is 0; were it not, the elements before it would be skipped, not misread.)
+  const auto after = static_cast<size_t>(
+      std::upper_bound(job.bounds.begin(), job.bounds.end(), begin) - job.bounds.begin());
+  for (size_t s = after == 0 ? 0 : after - 1; s + 1 < job.bounds.size() && job.bounds[s] < end;
+       ++s) {
     const uint64_t from = std::max(begin, job.bounds[s]);
     const uint64_t to = std::min(end, job.bounds[s + 1]);
     if (from >= to) continue;  // an empty segment
