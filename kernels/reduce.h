@@ -54,6 +54,9 @@ struct StatsRequest {
   StatsNeeds needs;
 };
 
+// The Stats of no elements of `dtype`: what MergeStats starts from, and an empty input's answer.
+Stats EmptyStats(DType dtype);
+
 struct ReduceTiming {
   std::chrono::nanoseconds queue{0};    // submit to first task start
   std::chrono::nanoseconds compute{0};  // first task start to last task end

@@ -119,8 +119,7 @@ uint64_t Digest(const Stats& s) {
 Stats ReduceWith(const kernels::cpu::Passes& passes, const kernels::cpu::StatsRequest& request,
                  std::span<const std::byte> bytes) {
   const size_t element = DTypeSize(request.dtype);
-  Stats total;
-  total.integer = IsInteger(request.dtype);
+  Stats total = kernels::cpu::EmptyStats(request.dtype);
   const size_t task = kernels::cpu::TaskElements(request.dtype) * element;
   for (size_t begin = 0; begin < bytes.size(); begin += task) {
     const size_t size = std::min(task, bytes.size() - begin);

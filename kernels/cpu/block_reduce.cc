@@ -22,7 +22,7 @@ int64_t FirstNan(DType dtype, const std::byte* data, size_t size) {
 }
 
 // Widened 16-bit floats, reduced as float32 (every value exact), in tiles small enough that the
-// float32 copy stays in L1/L2: PROD's path (ReduceNarrow reduces the others in place). Widening a
+// float32 copy stays in L1/L2: PROD's path (the passes read the others in place). Widening a
 // tile only reads memory and reducing it only computes, so the next tile's elements are prefetched
 // before the current one is reduced: the two then overlap as they do in one pass over float32
 // (measured on the dev machine, one core, 256 MiB of float16: 5.5 GB/s with 64Ki-element tiles and
@@ -51,22 +51,23 @@ Stats ReduceWidened(const Passes& passes, const StatsRequest& request,
   return stats;
 }
 
-// 16-bit floats reduced in place, each pass converting as it loads, over the whole block,
-// except PROD, whose pass reads float32. Measured on the dev machine (one core, 256 MiB, AVX2),
-// with the sums pass's NaN-free loop: float16 SUM 7.9 -> 19.6 GB/s, bfloat16 8.0 -> 17.7; VAR
-// 6.3 -> 11.4 and 11.9; the five-op request 4.1 -> 5.9 and 4.4 -> 6.2. In one piece rather than
-// the widened path's tiles, whose extremes each started anew (a scan of a run for each new one):
-// one core of the AMD VM, the AVX-512 copy (whose extremes pass is the AVX2 one), the five-op
-// request of float16 10.5 -> 14.8 GB/s, bfloat16 11.1 -> 13.1, MIN 15.6 -> 24.9 (with the keys of
-// narrow_keys.h). A request with PROD reads float32 tiles: its sums' last bits may differ from
-// the same request's without PROD (both within the contract's float64 accumulation).
-Stats ReduceNarrow(const Passes& passes, const StatsRequest& request,
-                   std::span<const std::byte> bytes, uint64_t base_index) {
-  if (request.needs.prod) return ReduceWidened(passes, request, bytes, base_index);
+}  // namespace
+
+// 16-bit floats are reduced in place, each pass converting as it loads, over the whole block,
+// except for PROD, whose pass reads float32 (ReduceWidened). Measured on the dev machine (one core,
+// 256 MiB, AVX2), with the sums pass's NaN-free loop: float16 SUM 7.9 -> 19.6 GB/s, bfloat16 8.0
+// -> 17.7; VAR 6.3 -> 11.4 and 11.9; the five-op request 4.1 -> 5.9 and 4.4 -> 6.2. In one piece
+// rather than the widened path's tiles, whose extremes each started anew (a scan of a run for each
+// new one): one core of the AMD VM, the AVX-512 copy (whose extremes pass is the AVX2 one), the
+// five-op request of float16 10.5 -> 14.8 GB/s, bfloat16 11.1 -> 13.1, MIN 15.6 -> 24.9 (with the
+// keys of narrow_keys.h). A request with PROD reads float32 tiles: its sums' last bits may differ
+// from the same request's without PROD (both within the contract's float64 accumulation).
+Stats ReduceBlockWith(const Passes& passes, const StatsRequest& request,
+                      std::span<const std::byte> bytes, uint64_t base_index) {
+  const bool narrow = request.dtype == DType::kFloat16 || request.dtype == DType::kBFloat16;
+  if (narrow && request.needs.prod) return ReduceWidened(passes, request, bytes, base_index);
   return ReducePasses(passes, request, bytes, base_index);
 }
-
-}  // namespace
 
 std::vector<const Passes*> RunnablePasses() {
   std::vector<const Passes*> runnable = {&baseline::kPasses};
@@ -106,14 +107,6 @@ std::vector<Passes> EveryPassesPath() {
 const Passes& ChosenPasses() {
   static const Passes* const passes = RunnablePasses().back();
   return *passes;
-}
-
-Stats ReduceBlockWith(const Passes& passes, const StatsRequest& request,
-                      std::span<const std::byte> bytes, uint64_t base_index) {
-  if (request.dtype == DType::kFloat16 || request.dtype == DType::kBFloat16) {
-    return ReduceNarrow(passes, request, bytes, base_index);
-  }
-  return ReducePasses(passes, request, bytes, base_index);
 }
 
 namespace {

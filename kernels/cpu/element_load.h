@@ -187,6 +187,29 @@ decltype(auto) DispatchPassDType(DType dtype, FnT&& fn) {
   }
 }
 
+// Whether any lane of a vector compare's mask (16, 32 or 64 bytes) is set: one test instruction
+// where the instruction set has one for that width.
+template <typename MaskT>
+__attribute__((always_inline)) inline bool AnyLane(const MaskT& mask) {
+#if defined(__AVX512F__)
+  if constexpr (sizeof(MaskT) == 64) {
+    const auto bits = reinterpret_cast<__m512i>(mask);
+    return _mm512_test_epi64_mask(bits, bits) != 0;
+  }
+#endif
+#if defined(__AVX__)
+  if constexpr (sizeof(MaskT) == 32) {
+    const auto bits = reinterpret_cast<__m256i>(mask);
+    return !_mm256_testz_si256(bits, bits);
+  }
+#endif
+  uint64_t words[sizeof(MaskT) / 8];
+  std::memcpy(words, &mask, sizeof(words));
+  uint64_t any = 0;
+  for (uint64_t word : words) any |= word;
+  return any != 0;
+}
+
 // The offset of the first NaN among `size` float elements, or -1. 16-bit floats on their bits (a
 // NaN's magnitude lies above its infinity's), in chunks tested whole first (a loop without an exit
 // vectorizes), then the chunk that holds one element by element; the others element by element

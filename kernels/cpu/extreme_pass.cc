@@ -31,22 +31,6 @@ constexpr size_t kVectorBytes = 32;
 constexpr size_t kVectorBytes = 16;
 #endif
 
-// Whether any lane of a vector compare's mask is set.
-template <typename MaskT>
-__attribute__((always_inline)) inline bool AnyLane(const MaskT& mask) {
-  static_assert(sizeof(MaskT) == kVectorBytes);
-#if defined(__AVX2__)
-  const __m256i bits = reinterpret_cast<const __m256i&>(mask);
-  return !_mm256_testz_si256(bits, bits);
-#else
-  uint64_t words[kVectorBytes / 8];
-  std::memcpy(words, &mask, kVectorBytes);
-  uint64_t any = 0;
-  for (uint64_t word : words) any |= word;
-  return any != 0;
-#endif
-}
-
 template <DType kDType, bool kMin, bool kMax>
 void Extremes(const typename Element<kDType>::Storage* data, size_t size, uint64_t base_index,
               Stats& stats) {
@@ -93,11 +77,7 @@ void Extremes(const typename Element<kDType>::Storage* data, size_t size, uint64
   for (; i + kRun <= size; i += kRun) {
     decltype(x < x) passes{};
     for (size_t v = 0; v < kRun / kWidth; ++v) {
-      if constexpr (sizeof(typename E::Storage) == sizeof(V)) {
-        std::memcpy(&x, data + i + v * kWidth, kBytes);
-      } else {
-        LoadFloats<kDType>(data + i + v * kWidth, x);
-      }
+      std::memcpy(&x, data + i + v * kWidth, kBytes);  // 16-bit floats: NarrowExtremes
       if constexpr (kFloat) nan_lanes += x != x;
       if constexpr (kMin) passes |= x < lo_vector;
       if constexpr (kMax) passes |= x > hi_vector;
@@ -156,9 +136,9 @@ void NarrowExtremes(const uint16_t* data, size_t size, uint64_t base_index, Stat
       any_nan |= nan[v];
       beats |= ((keys < extremes.least_keys) | (keys > extremes.most_keys)) & ~nan[v];
     }
-    if (AnyKey(beats)) {
+    if (AnyLane(beats)) {
       ScanKeys<kDType>(data, i, i + kKeyRun, extremes);  // counts the run's NaNs too
-    } else if (AnyKey(any_nan)) {
+    } else if (AnyLane(any_nan)) {
       for (size_t k = 0; k < kKeyRun; ++k) {
         if (nan[k / kKeyLanes][k % kKeyLanes] == 0) continue;
         if (extremes.nans++ == 0) extremes.first_nan = i + k;

@@ -79,7 +79,7 @@ __attribute__((always_inline)) inline void IntSums(const typename Element<kDType
       }
     }
     if (kExtremes && i + kLanes - run == kExtremesRun) {
-      if (Any(passes)) {
+      if (AnyLane(passes)) {
         scan(run, i + kLanes);
         least_lanes = Mask{} + least;
         most_lanes = Mask{} + most;

@@ -17,6 +17,7 @@
 
 #include "common/reduction/dtype.h"
 #include "kernels/cpu/block_reduce.h"
+#include "kernels/cpu/element_load.h"
 
 namespace gpureduce::kernels::cpu::GPUREDUCE_CPU_PASSES {
 
@@ -49,23 +50,6 @@ __attribute__((always_inline)) inline void LoadKeys(const uint16_t* data, Keys& 
   std::memcpy(&bits, data, sizeof(Keys));
   const Keys sign = bits >> 15;  // -1 where the sign is set
   keys = ((bits & 0x7fff) ^ sign) - sign;
-}
-
-// Whether any lane of a key compare's mask is set.
-__attribute__((always_inline)) inline bool AnyKey(const KeyMask& mask) {
-#if defined(__AVX512BW__)
-  const __m512i bits = reinterpret_cast<__m512i>(mask);
-  return _mm512_test_epi64_mask(bits, bits) != 0;
-#elif defined(__AVX2__)
-  const __m256i bits = reinterpret_cast<__m256i>(mask);
-  return !_mm256_testz_si256(bits, bits);
-#else
-  uint64_t words[sizeof(KeyMask) / 8];
-  std::memcpy(words, &mask, sizeof(KeyMask));
-  uint64_t any = 0;
-  for (uint64_t word : words) any |= word;
-  return any != 0;
-#endif
 }
 
 // The extremes so far as keys, with their first indices; the NaNs scans met, and the first's
@@ -112,7 +96,7 @@ __attribute__((always_inline)) inline bool RunPasses(const uint16_t* data,
     LoadKeys(data + v * kKeyLanes, bits, keys);
     passes |= (keys < extremes.least_keys) | (keys > extremes.most_keys);
   }
-  return AnyKey(passes);
+  return AnyLane(passes);
 #endif
 }
 

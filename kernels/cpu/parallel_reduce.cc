@@ -18,13 +18,6 @@ namespace {
 
 using Clock = std::chrono::steady_clock;
 
-// An empty input's stats: what MergeStats starts from.
-Stats EmptyStats(const StatsRequest& request) {
-  Stats stats;
-  stats.integer = IsInteger(request.dtype);
-  return stats;
-}
-
 // Shared by the tasks of one ReduceAsync call; the last task to finish owns the combine.
 struct Job {
   StatsRequest request;
@@ -59,7 +52,7 @@ void RunTask(const std::shared_ptr<Job>& job, size_t task) {
   job->stats[task] = ReduceTask(*job, task);
   if (job->remaining.fetch_sub(1, std::memory_order_acq_rel) != 1) return;
 
-  absl::StatusOr<Stats> total = EmptyStats(job->request);
+  absl::StatusOr<Stats> total = EmptyStats(job->request.dtype);
   for (const absl::StatusOr<Stats>& stats : job->stats) {
     if (!stats.ok()) {
       total = stats.status();
@@ -75,10 +68,16 @@ void RunTask(const std::shared_ptr<Job>& job, size_t task) {
 
 }  // namespace
 
+Stats EmptyStats(DType dtype) {
+  Stats stats;
+  stats.integer = IsInteger(dtype);
+  return stats;
+}
+
 void ReduceAsync(ThreadPool& pool, const StatsRequest& request, uint64_t count, BlockSource source,
                  uint64_t base_index, StatsDone done) {
   if (count == 0) {
-    std::move(done)(EmptyStats(request), ReduceTiming{});
+    std::move(done)(EmptyStats(request.dtype), ReduceTiming{});
     return;
   }
   auto job = std::make_shared<Job>();

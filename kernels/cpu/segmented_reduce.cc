@@ -45,12 +45,6 @@ struct SegmentsJob {
   Clock::time_point started;
 };
 
-Stats NoElements(const StatsRequest& request) {
-  Stats stats;
-  stats.integer = IsInteger(request.dtype);
-  return stats;
-}
-
 // Task `task`'s elements [begin, end): the segments that meet it, from the one holding `begin`
 // (the last bound at or before it) to the last that starts before `end`.
 void ReducePieces(SegmentsJob& job, size_t task) {
@@ -106,11 +100,11 @@ void ReduceSegmentsAsync(ThreadPool& pool, const StatsRequest& request,
       static_cast<size_t>((job->count + job->task_elements - 1) / job->task_elements);
   if (tasks == 0 || bounds.size() < 2) {
     // No elements: every segment (if any) is empty.
-    std::vector<Stats> segments(bounds.empty() ? 0 : bounds.size() - 1, NoElements(request));
+    std::vector<Stats> segments(bounds.empty() ? 0 : bounds.size() - 1, EmptyStats(request.dtype));
     std::move(job->done)(std::move(segments), ReduceTiming{});
     return;
   }
-  job->segments.assign(bounds.size() - 1, NoElements(request));
+  job->segments.assign(bounds.size() - 1, EmptyStats(request.dtype));
   job->carried.resize(tasks);
   job->remaining.store(tasks, std::memory_order_relaxed);
   if (tasks == 1) {  // as ReduceAsync: a wake-up would cost more than the task

@@ -50,30 +50,6 @@ size_t FirstValid(const typename Element<kDType>::Storage* data, size_t size) {
   return i;
 }
 
-// Whether any lane of a compare's mask is set.
-__attribute__((always_inline)) inline bool Any(const Mask& mask) {
-#if defined(__AVX512F__)
-  return _mm512_test_epi64_mask(reinterpret_cast<__m512i>(mask), reinterpret_cast<__m512i>(mask));
-#elif defined(__AVX__)
-  return !_mm256_testz_si256(reinterpret_cast<__m256i>(mask), reinterpret_cast<__m256i>(mask));
-#endif
-  uint64_t words[kWidth];
-  std::memcpy(words, &mask, sizeof(words));
-  uint64_t any = 0;
-  for (uint64_t word : words) any |= word;
-  return any != 0;
-}
-
-// Whether any lane of a float32 compare's mask is set.
-__attribute__((always_inline)) inline bool Any(const decltype(Floats8{} < Floats8{}) & mask) {
-#if defined(__AVX__)
-  return !_mm256_testz_si256(reinterpret_cast<__m256i>(mask), reinterpret_cast<__m256i>(mask));
-#endif
-  uint64_t words[4];
-  std::memcpy(words, &mask, sizeof(words));
-  return (words[0] | words[1] | words[2] | words[3]) != 0;
-}
-
 // run = the lesser (greater) of a and run lane by lane, run where either is NaN (minps's rule,
 // so a NaN in a is skipped): the extremes of a run of groups in one instruction a group. (Out
 // parameters: a 32-byte vector returned without AVX changes the ABI, which GCC warns of.)

@@ -204,7 +204,7 @@ void FloatSums(const typename Element<kDType>::Storage* data, size_t size,
       if constexpr (kWideExtremes) passes |= (x < least_lanes) | (x > most_lanes);
     }
     if (kExtremes && i + kLanes - run == kExtremesRun) {
-      if (kWideExtremes && Any(passes)) {
+      if (kWideExtremes && AnyLane(passes)) {
         scan(run, i + kLanes);
         least_lanes = Lanes{} + least;
         most_lanes = Lanes{} + most;
@@ -213,7 +213,7 @@ void FloatSums(const typename Element<kDType>::Storage* data, size_t size,
         const auto* bits = reinterpret_cast<const uint16_t*>(data);
         if (RunPasses(bits + run, keyed)) ScanKeys<kDType>(bits, run, i + kLanes, keyed);
       }
-      if (kNarrowExtremes && Any((run_least < least_floats) | (run_most > most_floats))) {
+      if (kNarrowExtremes && AnyLane((run_least < least_floats) | (run_most > most_floats))) {
         settle(run_least, run_most, run, i + kLanes);
         least_floats = Floats8{} + static_cast<float>(least);
         most_floats = Floats8{} + static_cast<float>(most);
@@ -244,9 +244,9 @@ void FloatSums(const typename Element<kDType>::Storage* data, size_t size,
           nan |= carrier != carrier;
         }
       }
-      return Any(nan);
+      return AnyLane(nan);
     } else {
-      return Any(nan_seen);
+      return AnyLane(nan_seen);
     }
   };
   if constexpr (kCompensated) {
