@@ -109,6 +109,21 @@ std::vector<Stats> ReduceSegments(ThreadPool& pool, const StatsRequest& request,
                                   std::span<const std::byte> data,
                                   std::span<const uint64_t> bounds);
 
+using ColumnsDone = absl::AnyInvocable<void(ReduceTiming) &&>;
+
+// Reduces a row-major table down its columns (NumPy's axis=0): `data` holds `rows` rows of
+// columns.size() elements, row r's indices are base_row + r, and column c's elements merge into
+// columns[c] after what it holds (a stream's earlier rows). Tasks take tiles of columns (a narrow
+// table's blocks of rows too), so the result depends only on the input. `data` and `columns` must
+// stay valid until `done`, which runs as ReduceAsync's does.
+void ReduceColumnsAsync(ThreadPool& pool, const StatsRequest& request,
+                        std::span<const std::byte> data, uint64_t rows, std::span<Stats> columns,
+                        uint64_t base_row, ColumnsDone done);
+
+// Blocking convenience for tests and tools; never call it from a pool thread.
+void ReduceColumns(ThreadPool& pool, const StatsRequest& request, std::span<const std::byte> data,
+                   uint64_t rows, std::span<Stats> columns, uint64_t base_row = 0);
+
 }  // namespace cpu
 
 #if GPUREDUCE_HAVE_CUDA

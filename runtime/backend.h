@@ -8,6 +8,7 @@
 #include <cstdint>
 #include <functional>
 #include <memory>
+#include <optional>
 #include <span>
 #include <string>
 #include <vector>
@@ -15,6 +16,7 @@
 #include "absl/functional/any_invocable.h"
 #include "absl/status/status.h"
 #include "absl/status/statusor.h"
+#include "common/reduction/reduce_layout.h"
 #include "kernels/reduce.h"
 #include "runtime/payload_pieces.h"
 #include "runtime/shared_memory.h"
@@ -38,6 +40,9 @@ struct RequestSpec {
   std::vector<gpureduce::Op> op_list;
   gpureduce::DType dtype = gpureduce::DType::kFloat32;  // the payload's element type
   double ddof = 0;                                      // VAR and STD divide by count - ddof
+  // An array request's axes or segments (issue 23): one result per output, FinishArrays hands
+  // them over. Null: a full reduction (Finish).
+  std::shared_ptr<const gpureduce::ReduceLayout> layout;
 
   std::span<const gpureduce::Op> ops() const {
     return op_list.empty() ? std::span<const gpureduce::Op>(&op, 1) : op_list;
@@ -88,6 +93,17 @@ struct DeviceUsage {
 using ConsumeDone = absl::AnyInvocable<void(absl::Status) &&>;
 using FinishDone = absl::AnyInvocable<void(absl::StatusOr<gpureduce::Stats>) &&>;
 
+// One op's answer to an array request: an element of `dtype` per output of the layout, in C
+// order of its result shape.
+struct ArrayResult {
+  gpureduce::Op op = gpureduce::Op::kSum;
+  gpureduce::DType dtype = gpureduce::DType::kFloat32;  // ResultDType(op, the payload's)
+  std::string data;                                     // little-endian elements
+  uint64_t overflow_count = 0;                          // integer results that wrapped
+  std::optional<gpureduce::OpResult> only;              // the answer, where there is one output
+};
+using ArraysDone = absl::AnyInvocable<void(absl::StatusOr<std::vector<ArrayResult>>) &&>;
+
 // One request's running reduction. Chunks arrive in order; at most one Consume is in flight.
 class ReduceSession {
  public:
@@ -108,6 +124,11 @@ class ReduceSession {
   // Call after the last Consume's `done` (or ConsumeShared's), also when the request failed: the
   // backend may not release the session's resources before its work is over.
   virtual void Finish(FinishDone done) = 0;
+  // Finish for an array request (RequestSpec::layout): one ArrayResult per op of the request.
+  // FAILED_PRECONDITION from a session that reduces no layout.
+  virtual void FinishArrays(ArraysDone done) {
+    std::move(done)(absl::FailedPreconditionError("this backend reduces no axes or segments"));
+  }
 
   // Reads `source` where it is, as the elements following everything consumed so far; `done`
   // runs once the work is queued (the GPU) or done (the CPU), as for Consume. A kDevice source

@@ -35,6 +35,9 @@ int main(int argc, char** argv) {
                     "largest payload of a unary Reduce; larger arrays must use ReduceStream");
   flags.AddByteSize("max-chunk-bytes", &config.limits.max_chunk_bytes,
                     "largest payload of one ReduceStream message");
+  flags.AddByteSize("max-result-bytes", &config.limits.max_result_bytes,
+                    "largest answer of a request with axes or segments (its results, and the "
+                    "accumulators it keeps open); larger are refused up front");
   flags.AddUint32("max-concurrent-requests", &config.limits.max_concurrent_requests,
                   "requests in progress at once; beyond it RESOURCE_EXHAUSTED");
   flags.AddUint32("max-requests-per-client", &config.limits.max_requests_per_client,

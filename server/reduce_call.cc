@@ -8,10 +8,12 @@
 #include "common/reduction/op_name.h"
 #include "common/reduction/op_result.h"
 #include "kernels/work_bound.h"
+#include "server/array_spec.h"
 #include "server/grpc_status.h"
 #include "server/request_spec.h"
 #include "spdlog/spdlog.h"
 #include "wire/dtype_mapping.h"
+#include "wire/op_mapping.h"
 #include "wire/result_mapping.h"
 
 namespace gpureduce::server {
@@ -81,8 +83,14 @@ absl::Status ReduceCall::Admit() {
 absl::Status ReduceCall::Open(const v1::ReduceSpec& spec, uint64_t payload_bytes, int device) {
   absl::StatusOr<runtime::RequestSpec> resolved = ResolveSpec(spec, state_.backend);
   if (!resolved.ok()) return resolved.status();
+  if (absl::Status status = ResolveLayout(spec, state_.limits.max_result_bytes, &*resolved);
+      !status.ok()) {
+    return status;
+  }
   const uint64_t size_hint = payload_bytes / DTypeSize(resolved->dtype);
-  resolved->size_hint = size_hint != 0 ? size_hint : resolved->expected_count;
+  const uint64_t declared =
+      resolved->layout != nullptr ? resolved->layout->count() : resolved->expected_count;
+  resolved->size_hint = size_hint != 0 ? size_hint : declared;
   resolved->one_message = size_hint != 0;  // unary: the payload's size is known
   if (device >= 0) {                       // the data is on that GPU
     if (resolved->device >= 0 && resolved->device != device) {
@@ -112,6 +120,11 @@ absl::Status ReduceCall::Count(size_t elements) {
     return absl::InvalidArgumentError(absl::StrCat(
         "the request carries more elements than expected_count=", spec_->expected_count, " (",
         elements_, " so far); send exactly expected_count elements or leave it 0"));
+  }
+  if (spec_->layout != nullptr && elements_ > spec_->layout->count()) {
+    return absl::InvalidArgumentError(
+        absl::StrCat("the request carries more elements than its ", spec_->layout->Describe(),
+                     " holds (", spec_->layout->count(), "; ", elements_, " so far)"));
   }
   // A unary payload, or a stream that declared no size, meets the kernel's bound here, before its
   // data runs (a declared expected_count met it in ResolveSpec). The bound is read once, in Open.
@@ -164,12 +177,32 @@ void ReduceCall::ConsumeShared(const runtime::SharedSource& source, runtime::Con
 void ReduceCall::Complete(absl::Status status, v1::ReduceResponse* response,
                           absl::AnyInvocable<void(grpc::Status) &&> finish) {
   if (session_ == nullptr) {
-    std::move(finish)(Conclude(std::move(status), absl::StatusOr<gpureduce::Stats>(), response));
+    std::move(finish)(Conclude(
+        std::move(status), [] { return absl::InternalError("no session"); }, response));
+    return;
+  }
+  if (spec_->layout != nullptr) {
+    session_->FinishArrays([this, status = std::move(status), response, finish = std::move(finish)](
+                               absl::StatusOr<std::vector<runtime::ArrayResult>> arrays) mutable {
+      std::move(finish)(Conclude(
+          std::move(status),
+          [&]() -> absl::Status {
+            if (!arrays.ok()) return arrays.status();
+            return FillArrays(*arrays, response);
+          },
+          response));
+    });
     return;
   }
   session_->Finish([this, status = std::move(status), response,
                     finish = std::move(finish)](absl::StatusOr<gpureduce::Stats> stats) mutable {
-    std::move(finish)(Conclude(std::move(status), std::move(stats), response));
+    std::move(finish)(Conclude(
+        std::move(status),
+        [&]() -> absl::Status {
+          if (!stats.ok()) return stats.status();
+          return FillResults(*stats, response);
+        },
+        response));
   });
 }
 
@@ -179,7 +212,8 @@ void ReduceCall::Cancel() {
   if (session_ != nullptr) session_->Cancel();
 }
 
-grpc::Status ReduceCall::Conclude(absl::Status status, absl::StatusOr<gpureduce::Stats> stats,
+grpc::Status ReduceCall::Conclude(absl::Status status,
+                                  absl::FunctionRef<absl::Status()> fill_results,
                                   v1::ReduceResponse* response) {
   if (status.ok() && !spec_.has_value()) {
     status = absl::InvalidArgumentError("the request ended before it carried a spec");
@@ -195,8 +229,12 @@ grpc::Status ReduceCall::Conclude(absl::Status status, absl::StatusOr<gpureduce:
                      " bytes are not a whole ", DTypeName(spec_->dtype), " (",
                      DTypeSize(spec_->dtype), " bytes); no result is given for a partial array"));
   }
-  if (status.ok() && !stats.ok()) status = stats.status();
-  if (status.ok()) status = FillResults(*stats, response);
+  if (status.ok() && spec_->layout != nullptr && elements_ != spec_->layout->count()) {
+    status = absl::InvalidArgumentError(absl::StrCat(
+        "the request ended after ", elements_, " elements but its ", spec_->layout->Describe(),
+        " holds ", spec_->layout->count(), "; no result is given for a partial array"));
+  }
+  if (status.ok()) status = fill_results();
   if (status.ok()) FillResponse(response);
   if (status.ok()) {
     spdlog::debug("{} op={} kernel={} count={} chunks={} server_us={:.1f} peer={}",
@@ -256,6 +294,34 @@ absl::Status ReduceCall::FillResults(const gpureduce::Stats& stats,
     wire::ToProto(*result, response->add_results());
   }
   response->set_count(stats.count);
+  response->set_dtype(wire::ToProto(spec_->dtype));
+  return absl::OkStatus();
+}
+
+absl::Status ReduceCall::FillArrays(std::vector<runtime::ArrayResult>& arrays,
+                                    v1::ReduceResponse* response) const {
+  const ReduceLayout& layout = *spec_->layout;
+  for (size_t i = 0; i < arrays.size(); ++i) {
+    runtime::ArrayResult& array = arrays[i];
+    v1::OpResult* result = response->add_results();
+    if (array.only.has_value()) {  // one output: the scalar fields answer too
+      wire::ToProto(*array.only, result);
+      if (i == 0) {
+        response->set_value(array.only->unrounded);
+        response->set_index(array.only->index);
+      }
+    } else {
+      result->set_op(wire::ToProto(array.op));
+      result->set_dtype(wire::ToProto(array.dtype));
+      result->set_index(-1);
+      if (i == 0) response->set_index(-1);
+    }
+    for (uint64_t extent : layout.result_shape()) result->add_shape(extent);
+    result->set_overflow_count(array.overflow_count);
+    result->set_overflow(array.overflow_count != 0);
+    *result->mutable_data() = std::move(array.data);
+  }
+  response->set_count(elements_);
   response->set_dtype(wire::ToProto(spec_->dtype));
   return absl::OkStatus();
 }

@@ -9,8 +9,10 @@
 #include <mutex>
 #include <optional>
 #include <string>
+#include <vector>
 
 #include "absl/functional/any_invocable.h"
+#include "absl/functional/function_ref.h"
 #include "absl/status/status.h"
 #include "absl/status/statusor.h"
 #include "gpureduce/v1/reduce.pb.h"
@@ -88,10 +90,15 @@ class ReduceCall {
 
  private:
   absl::Status Count(size_t elements);
-  grpc::Status Conclude(absl::Status status, absl::StatusOr<gpureduce::Stats> stats,
+  // The call's outcome: `status`, then the checks of its end, then `fill_results` (which fills
+  // `response`'s results) where all passed.
+  grpc::Status Conclude(absl::Status status, absl::FunctionRef<absl::Status()> fill_results,
                         v1::ReduceResponse* response);
   // Each op's answer out of the request's stats, typed (FinalizeOp), into `response`.
   absl::Status FillResults(const gpureduce::Stats& stats, v1::ReduceResponse* response) const;
+  // An array request's answers (moved out of `arrays`), one OpResult each.
+  absl::Status FillArrays(std::vector<runtime::ArrayResult>& arrays,
+                          v1::ReduceResponse* response) const;
   void FillResponse(v1::ReduceResponse* response) const;
 
   // Gives back the admission slot and what it let the connection hold.

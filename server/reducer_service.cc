@@ -102,6 +102,7 @@ grpc::ServerUnaryReactor* ReducerService::GetServerInfo(grpc::CallbackServerCont
   }
   response->set_max_request_bytes(state_.limits.max_request_bytes);
   response->set_max_chunk_bytes(state_.limits.max_chunk_bytes);
+  response->set_max_result_bytes(state_.limits.max_result_bytes);
   response->set_max_concurrent_requests(state_.limits.max_concurrent_requests);
   response->set_worker_threads(state_.backend.workers());
   response->set_serving(state_.ready.load(std::memory_order_acquire));

@@ -25,6 +25,9 @@ struct ServiceLimits {
   uint64_t max_request_bytes = uint64_t{4} << 20;  // unary payload
   uint64_t max_chunk_bytes = uint64_t{4} << 20;    // payload of one stream message
   uint32_t max_concurrent_requests = 32;
+  // An array request's results (and its open accumulators) may take at most this; larger are
+  // refused before any data is read.
+  uint64_t max_result_bytes = uint64_t{64} << 20;
   // 0: three quarters of max_concurrent_requests, so one client always leaves room for others.
   uint32_t max_requests_per_client = 0;
   // A call whose next message does not arrive within this long is ended (CANCELLED); 0: never.

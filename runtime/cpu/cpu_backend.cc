@@ -16,6 +16,7 @@
 #include "kernels/reduce.h"
 #include "runtime/cpu/file_block_source.h"
 #include "runtime/cpu/pieces_block_source.h"
+#include "runtime/shaped/shaped_session.h"
 
 namespace gpureduce::runtime {
 namespace {
@@ -176,6 +177,7 @@ absl::StatusOr<std::unique_ptr<ReduceSession>> CpuBackend::Open(const RequestSpe
     return absl::FailedPreconditionError(
         absl::StrCat("the CPU backend has one device, 0; the request pins device ", spec.device));
   }
+  if (spec.layout != nullptr) return std::make_unique<ShapedSession>(pool_, spec, DeviceName());
   return std::make_unique<CpuSession>(pool_, spec, DeviceName());
 }
 

@@ -33,20 +33,27 @@ kernels::cpu::BlockSource FileBlockSource(int fd, uint64_t file_offset, size_t e
     const size_t words = (bytes + sizeof(uint64_t) - 1) / sizeof(uint64_t);
     if (buffer.size() < words) buffer.resize(std::max(words, kernels::cpu::kMostTaskBytes / 8));
     char* out = reinterpret_cast<char*>(buffer.data());
-    const uint64_t from = file_offset + begin * element_bytes;
-    size_t done = 0;
-    while (done < bytes) {
-      const ssize_t got = pread(fd, out + done, bytes - done, static_cast<off_t>(from + done));
-      if (got < 0 && errno == EINTR) continue;
-      if (got < 0) {
-        return absl::InternalError(absl::StrCat("reading the shared-memory object at byte ",
-                                                from + done, ": ", std::strerror(errno)));
-      }
-      if (got == 0) return ShortRead(fd, from, from + bytes);
-      done += static_cast<size_t>(got);
+    if (absl::Status status = ReadFileBytes(fd, file_offset + begin * element_bytes, bytes, out);
+        !status.ok()) {
+      return status;
     }
     return std::span<const std::byte>(reinterpret_cast<const std::byte*>(out), bytes);
   };
+}
+
+absl::Status ReadFileBytes(int fd, uint64_t from, size_t bytes, char* out) {
+  size_t done = 0;
+  while (done < bytes) {
+    const ssize_t got = pread(fd, out + done, bytes - done, static_cast<off_t>(from + done));
+    if (got < 0 && errno == EINTR) continue;
+    if (got < 0) {
+      return absl::InternalError(absl::StrCat("reading the shared-memory object at byte ",
+                                              from + done, ": ", std::strerror(errno)));
+    }
+    if (got == 0) return ShortRead(fd, from, from + bytes);
+    done += static_cast<size_t>(got);
+  }
+  return absl::OkStatus();
 }
 
 }  // namespace gpureduce::runtime

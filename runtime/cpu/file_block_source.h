@@ -6,6 +6,7 @@
 
 #include <cstdint>
 
+#include "absl/status/status.h"
 #include "kernels/reduce.h"
 
 namespace gpureduce::runtime {
@@ -13,5 +14,9 @@ namespace gpureduce::runtime {
 // Elements of `element_bytes` each from byte `file_offset` of `fd` on; each calling thread reads
 // into a buffer of its own.
 kernels::cpu::BlockSource FileBlockSource(int fd, uint64_t file_offset, size_t element_bytes);
+
+// Reads bytes [from, from + bytes) of `fd` into `out`; FAILED_PRECONDITION where the object ends
+// before (its owner truncated it).
+absl::Status ReadFileBytes(int fd, uint64_t from, size_t bytes, char* out);
 
 }  // namespace gpureduce::runtime

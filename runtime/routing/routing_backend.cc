@@ -28,6 +28,7 @@ bool RoutingBackend::RunsOnCpu(const RequestSpec& spec) const {
 }
 
 absl::StatusOr<std::unique_ptr<ReduceSession>> RoutingBackend::Open(const RequestSpec& spec) {
+  if (spec.layout != nullptr) return OpenArray(spec);
   if (spec.device >= 0) {  // the data is on that GPU: neither the CPU nor another GPU can read it
     if (RunsOnCpu(spec)) {
       return absl::FailedPreconditionError(
@@ -55,6 +56,26 @@ absl::StatusOr<std::unique_ptr<ReduceSession>> RoutingBackend::Open(const Reques
     if (std::unique_ptr<ReduceSession> split = OpenSplit(spec); split != nullptr) return split;
   }
   return OpenOnLeastLoaded(spec);
+}
+
+// Axes and segments run on the CPU's kernel until the GPUs have theirs (issue 23); the response
+// says so (backend "cpu").
+absl::StatusOr<std::unique_ptr<ReduceSession>> RoutingBackend::OpenArray(const RequestSpec& spec) {
+  if (!spec.auto_kernel && !RunsOnCpu(spec)) {
+    return absl::FailedPreconditionError(
+        absl::StrCat("kernel '", kernels::GetKernel(spec.kernel).name,
+                     "' reduces whole arrays; a request with axes or segments runs on the '",
+                     kernels::GetKernel(cpu_->default_kernel()).name, "' kernel (auto picks it)"));
+  }
+  if (spec.device >= 0) {
+    return absl::FailedPreconditionError(absl::StrCat(
+        "a request with axes or segments runs on the CPU, but its data is on GPU ", spec.device,
+        " (a CUDA IPC region) or the spec pins that GPU; send the array by message or system "
+        "shared memory, or leave the device unset"));
+  }
+  RequestSpec on_cpu = spec;
+  on_cpu.kernel = cpu_->default_kernel();
+  return cpu_->Open(on_cpu);
 }
 
 absl::StatusOr<std::unique_ptr<ReduceSession>> RoutingBackend::OpenOnLeastLoaded(

@@ -54,6 +54,7 @@ class RoutingBackend final : public Backend {
 
  private:
   bool RunsOnCpu(const RequestSpec& spec) const;
+  absl::StatusOr<std::unique_ptr<ReduceSession>> OpenArray(const RequestSpec& spec);
   // A session on every usable GPU that can take one, or null where fewer than two can.
   std::unique_ptr<ReduceSession> OpenSplit(const RequestSpec& spec);
   absl::StatusOr<std::unique_ptr<ReduceSession>> OpenOnLeastLoaded(const RequestSpec& spec);

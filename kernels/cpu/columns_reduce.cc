@@ -1,0 +1,147 @@
+// ReduceColumnsAsync (kernels/reduce.h): a row-major table reduced down its columns, the layout of
+// NumPy's `axis=0` (issue 23).
+//
+// A task takes a tile of kTileColumns columns and copies kBlockRows rows of it at a time into a
+// buffer of its thread's, transposed, so that each column's piece is contiguous for ReduceBlock
+// (the passes of the full reduction, with their NaN and first-occurrence rules); the piece's
+// Stats then merge into the column's. A narrow table (few tiles) is also cut into blocks of rows
+// whose partial Stats merge in row order at the end. The cut depends only on the table's shape,
+// so the result does too. First version: correct for every op and dtype; each piece pays a
+// ReduceBlock and a MergeStats, which rules tables of few rows.
+
+#include <algorithm>
+#include <atomic>
+#include <chrono>
+#include <cstring>
+#include <future>
+#include <memory>
+#include <mutex>
+#include <utility>
+#include <vector>
+
+#include "kernels/reduce.h"
+
+namespace gpureduce::kernels::cpu {
+namespace {
+
+using Clock = std::chrono::steady_clock;
+
+constexpr uint64_t kTileColumns = 64;
+constexpr uint64_t kBlockRows = 256;
+// Enough tiles to keep a pool busy without cutting the rows; below it, rows are cut into at most
+// kMostRowBlocks blocks (their partial Stats: at most that many per column).
+constexpr uint64_t kEnoughTiles = 16;
+constexpr uint64_t kMostRowBlocks = 32;
+
+struct ColumnsJob {
+  StatsRequest request;
+  std::span<const std::byte> data;
+  uint64_t rows = 0;
+  uint64_t cols = 0;
+  uint64_t base_row = 0;
+  std::span<Stats> columns;
+  uint64_t tiles = 0;
+  uint64_t row_blocks = 1;
+  uint64_t rows_per_block = 0;
+  std::vector<Stats> partials;  // [row block][column], for row blocks after the first
+  std::atomic<size_t> remaining{0};
+  ColumnsDone done;
+  Clock::time_point submitted;
+  std::once_flag started_once;
+  Clock::time_point started;
+};
+
+// Columns [c0, c0 + width) of rows [r0, r0 + count) into out[0, width), in row order.
+void ReduceTile(const ColumnsJob& job, uint64_t c0, uint64_t width, uint64_t r0, uint64_t count,
+                Stats* out) {
+  const size_t element = DTypeSize(job.request.dtype);
+  thread_local std::vector<uint64_t> buffer;  // words: aligned for every element size
+  buffer.resize(kTileColumns * kBlockRows * 8 / sizeof(uint64_t));
+  auto* transposed = reinterpret_cast<std::byte*>(buffer.data());
+  for (uint64_t first = 0; first < count; first += kBlockRows) {
+    const uint64_t block = std::min(kBlockRows, count - first);
+    for (uint64_t r = 0; r < block; ++r) {
+      const std::byte* row = job.data.data() + ((r0 + first + r) * job.cols + c0) * element;
+      for (uint64_t c = 0; c < width; ++c) {
+        std::memcpy(transposed + (c * block + r) * element, row + c * element, element);
+      }
+    }
+    for (uint64_t c = 0; c < width; ++c) {
+      const std::span<const std::byte> piece(transposed + c * block * element, block * element);
+      out[c] = MergeStats(out[c], ReduceBlock(job.request, piece, job.base_row + r0 + first));
+    }
+  }
+}
+
+void RunColumnsTask(const std::shared_ptr<ColumnsJob>& job, uint64_t task) {
+  std::call_once(job->started_once, [&] { job->started = Clock::now(); });
+  const uint64_t tile = task % job->tiles;
+  const uint64_t row_block = task / job->tiles;
+  const uint64_t c0 = tile * kTileColumns;
+  const uint64_t width = std::min(kTileColumns, job->cols - c0);
+  const uint64_t r0 = row_block * job->rows_per_block;
+  const uint64_t count = std::min(job->rows_per_block, job->rows - r0);
+  Stats* out = row_block == 0 ? job->columns.data() + c0
+                              : job->partials.data() + (row_block - 1) * job->cols + c0;
+  ReduceTile(*job, c0, width, r0, count, out);
+  if (job->remaining.fetch_sub(1, std::memory_order_acq_rel) != 1) return;
+  for (uint64_t block = 1; block < job->row_blocks; ++block) {
+    for (uint64_t c = 0; c < job->cols; ++c) {
+      job->columns[c] = MergeStats(job->columns[c], job->partials[(block - 1) * job->cols + c]);
+    }
+  }
+  ReduceTiming timing;
+  timing.queue = job->started - job->submitted;
+  timing.compute = Clock::now() - job->started;
+  std::move(job->done)(timing);
+}
+
+}  // namespace
+
+void ReduceColumnsAsync(ThreadPool& pool, const StatsRequest& request,
+                        std::span<const std::byte> data, uint64_t rows, std::span<Stats> columns,
+                        uint64_t base_row, ColumnsDone done) {
+  auto job = std::make_shared<ColumnsJob>();
+  job->request = request;
+  job->data = data;
+  job->rows = rows;
+  job->cols = columns.size();
+  job->base_row = base_row;
+  job->columns = columns;
+  job->done = std::move(done);
+  job->submitted = Clock::now();
+  if (rows == 0 || columns.empty()) {
+    std::move(job->done)(ReduceTiming{});
+    return;
+  }
+  job->tiles = (job->cols + kTileColumns - 1) / kTileColumns;
+  job->rows_per_block = rows;
+  if (job->tiles < kEnoughTiles) {
+    // Blocks of whole kBlockRows, at least a task's elements each, at most kMostRowBlocks.
+    const uint64_t least = std::max<uint64_t>(kBlockRows, TaskElements(request.dtype) / job->cols);
+    const uint64_t by_count = (rows + kMostRowBlocks - 1) / kMostRowBlocks;
+    const uint64_t per_block = std::max(least, by_count);
+    job->rows_per_block = (per_block + kBlockRows - 1) / kBlockRows * kBlockRows;
+  }
+  job->row_blocks = (rows + job->rows_per_block - 1) / job->rows_per_block;
+  job->partials.assign((job->row_blocks - 1) * job->cols, EmptyStats(request.dtype));
+  const uint64_t tasks = job->tiles * job->row_blocks;
+  job->remaining.store(tasks, std::memory_order_relaxed);
+  if (tasks == 1 || rows * job->cols <= TaskElements(request.dtype)) {
+    for (uint64_t task = 0; task < tasks; ++task) RunColumnsTask(job, task);
+    return;
+  }
+  for (uint64_t task = 0; task < tasks; ++task) {
+    pool.Submit([job, task] { RunColumnsTask(job, task); });
+  }
+}
+
+void ReduceColumns(ThreadPool& pool, const StatsRequest& request, std::span<const std::byte> data,
+                   uint64_t rows, std::span<Stats> columns, uint64_t base_row) {
+  std::promise<void> finished;
+  ReduceColumnsAsync(pool, request, data, rows, columns, base_row,
+                     [&finished](ReduceTiming) { finished.set_value(); });
+  finished.get_future().get();
+}
+
+}  // namespace gpureduce::kernels::cpu

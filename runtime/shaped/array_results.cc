@@ -1,0 +1,52 @@
+#include "runtime/shaped/array_results.h"
+
+#include <utility>
+
+#include "absl/strings/str_cat.h"
+#include "absl/strings/str_join.h"
+#include "common/reduction/result_encoding.h"
+
+namespace gpureduce::runtime {
+
+ArrayResults::ArrayResults(const ReduceLayout& layout, std::span<const gpureduce::Op> ops,
+                           gpureduce::DType dtype, double ddof)
+    : layout_(layout), dtype_(dtype), ddof_(ddof) {
+  for (gpureduce::Op op : ops) {
+    ArrayResult& array = arrays_.emplace_back();
+    array.op = op;
+    array.dtype = gpureduce::ResultDType(op, dtype);
+    array.data.resize(layout.outputs() * gpureduce::DTypeSize(array.dtype));
+  }
+}
+
+void ArrayResults::Write(uint64_t output, const gpureduce::Stats& stats) {
+  if (!status_.ok()) return;
+  for (ArrayResult& array : arrays_) {
+    absl::StatusOr<gpureduce::OpResult> result =
+        gpureduce::FinalizeOp(array.op, dtype_, ddof_, stats);
+    if (!result.ok()) {
+      status_ = absl::Status(result.status().code(),
+                             absl::StrCat(OutputName(output), ": ", result.status().message()));
+      return;
+    }
+    if (result->overflow) ++array.overflow_count;
+    const size_t size = gpureduce::DTypeSize(array.dtype);
+    gpureduce::EncodeResult(*result,
+                            reinterpret_cast<std::byte*>(array.data.data()) + output * size);
+    if (layout_.outputs() == 1) array.only = *result;
+  }
+}
+
+// "segment 17", or the output's place in NumPy's result: "result[3, 0, 7]".
+std::string ArrayResults::OutputName(uint64_t output) const {
+  if (layout_.segmented()) return absl::StrCat("segment ", output);
+  const std::vector<uint64_t>& shape = layout_.result_shape();
+  std::vector<uint64_t> index(shape.size());
+  for (size_t i = shape.size(); i-- > 0;) {
+    index[i] = output % shape[i];
+    output /= shape[i];
+  }
+  return absl::StrCat("result[", absl::StrJoin(index, ", "), "]");
+}
+
+}  // namespace gpureduce::runtime

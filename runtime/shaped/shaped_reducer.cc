@@ -1,0 +1,186 @@
+#include "runtime/shaped/shaped_reducer.h"
+
+#include <algorithm>
+#include <atomic>
+#include <memory>
+#include <utility>
+
+#include "absl/strings/str_cat.h"
+
+namespace gpureduce::runtime {
+namespace {
+
+// Segments handed to the kernel at once: their Stats (168 bytes each) stay a few MiB however
+// many segments a piece holds.
+constexpr uint64_t kBatchSegments = 16384;
+
+// `stats` of elements counted from `offset` on, as the kernel counted them from 0.
+void ShiftIndices(uint64_t offset, gpureduce::Stats& stats) {
+  const auto shift = static_cast<int64_t>(offset);
+  if (stats.first_nan >= 0) stats.first_nan += shift;
+  if (stats.min_index >= 0) stats.min_index += shift;
+  if (stats.max_index >= 0) stats.max_index += shift;
+}
+
+}  // namespace
+
+ShapedReducer::ShapedReducer(ThreadPool& pool, const RequestSpec& spec)
+    : pool_(pool),
+      layout_(*spec.layout),
+      request_{spec.dtype, gpureduce::NeedsOf(spec.ops())},
+      element_bytes_(gpureduce::DTypeSize(spec.dtype)),
+      results_(layout_, spec.ops(), spec.dtype, spec.ddof),
+      open_(kernels::cpu::EmptyStats(spec.dtype)) {
+  const std::vector<gpureduce::AxisGroup>& groups = layout_.groups();
+  std::span<const gpureduce::AxisGroup> outer;
+  uint64_t block_outputs = 1;
+  if (layout_.segmented()) {
+    segmented_ = true;
+    segments_ = layout_.outputs();
+  } else if (groups.size() >= 2 && !groups.back().reduced) {
+    // ..., reduce R, keep K: tables of R rows of K, reduced down their columns.
+    rows_ = false;
+    block_columns_ = groups.back().extent;
+    block_rows_ = groups[groups.size() - 2].extent;
+    block_.assign(block_columns_, kernels::cpu::EmptyStats(spec.dtype));
+    outer = std::span(groups).first(groups.size() - 2);
+    block_outputs = block_columns_;
+  } else if (!groups.empty() && groups.back().reduced) {
+    row_length_ = groups.back().extent;  // ..., reduce L: rows of L
+    segments_ = row_length_ == 0 ? 0 : layout_.count() / row_length_;
+    outer = std::span(groups).first(groups.size() - 1);
+  } else {
+    segments_ = layout_.count();  // nothing reduced: each element is its own output
+  }
+  map_.emplace(outer, block_outputs, spec.dtype, results_);
+}
+
+void ShapedReducer::Reduce(std::span<const std::byte> data, Done done) {
+  piece_ = data;
+  piece_base_ = position_;
+  done_ = std::move(done);
+  piece_timing_ = {};
+  piece_started_ = false;
+  Continue();
+}
+
+void ShapedReducer::Continue() {
+  while (!PieceDone()) {
+    // Whichever of this loop and the step's callback comes second goes on: the loop when the
+    // step finished inline, the callback (on a pool thread) when it did not.
+    auto second = std::make_shared<std::atomic<bool>>(false);
+    auto next = [this, second]() {
+      if (second->exchange(true)) Continue();
+    };
+    if (rows_) {
+      LaunchRows(std::move(next));
+    } else {
+      LaunchColumns(std::move(next));
+    }
+    if (!second->exchange(true)) return;
+  }
+  Done done = std::move(done_);
+  std::move(done)(piece_timing_);
+}
+
+bool ShapedReducer::PieceDone() const {
+  const uint64_t end = piece_base_ + piece_.size() / element_bytes_;
+  if (position_ < end) return false;
+  // Empty segments where the piece ends are answered with it.
+  return !rows_ || next_segment_ >= segments_ || SegmentEnd(next_segment_) != end;
+}
+
+void ShapedReducer::StepFinished(const kernels::cpu::ReduceTiming& timing, uint64_t elements) {
+  position_ += elements;
+  if (!piece_started_) piece_timing_.queue = timing.queue;
+  piece_started_ = true;
+  piece_timing_.compute += timing.compute;
+}
+
+void ShapedReducer::LaunchRows(absl::AnyInvocable<void() &&> next) {
+  const uint64_t lo = position_;
+  const uint64_t end = piece_base_ + piece_.size() / element_bytes_;
+  const uint64_t first = next_segment_;
+  uint64_t last = first;  // one past the batch's last segment
+  while (last < segments_ && last - first < kBatchSegments &&
+         (SegmentStart(last) < end || SegmentEnd(last) <= end)) {
+    ++last;
+  }
+  const uint64_t hi = std::min(SegmentEnd(last - 1), end);
+  auto bounds = std::make_shared<std::vector<uint64_t>>();
+  bounds->reserve(last - first + 1);
+  for (uint64_t s = first; s < last; ++s) bounds->push_back(std::max(SegmentStart(s), lo) - lo);
+  bounds->push_back(hi - lo);
+  const auto data = piece_.subspan((lo - piece_base_) * element_bytes_, (hi - lo) * element_bytes_);
+  kernels::cpu::ReduceSegmentsAsync(
+      pool_, request_, data, *bounds,
+      [this, bounds, first, lo, hi, end, next = std::move(next)](
+          std::vector<gpureduce::Stats> pieces, kernels::cpu::ReduceTiming timing) mutable {
+        for (uint64_t i = 0; i < pieces.size(); ++i) {
+          const uint64_t s = first + i;
+          gpureduce::Stats stats = std::move(pieces[i]);
+          if (SegmentStart(s) < lo) {  // its first elements came in earlier pieces
+            ShiftIndices(lo - SegmentStart(s), stats);
+            stats = gpureduce::MergeStats(open_, stats);
+          }
+          if (SegmentEnd(s) > end) {
+            open_ = std::move(stats);  // it goes on in the next piece
+            continue;
+          }
+          map_->Deliver(s, std::span(&stats, 1));
+          open_ = kernels::cpu::EmptyStats(request_.dtype);
+          next_segment_ = s + 1;
+        }
+        StepFinished(timing, hi - lo);
+        std::move(next)();
+      });
+}
+
+void ShapedReducer::LaunchColumns(absl::AnyInvocable<void() &&> next) {
+  const uint64_t block_size = block_rows_ * block_columns_;
+  const uint64_t at = position_;
+  const uint64_t left = piece_base_ + piece_.size() / element_bytes_ - at;
+  const uint64_t block = at / block_size;
+  const uint64_t row = at % block_size / block_columns_;
+  const uint64_t column = at % block_columns_;
+  // A row cut by a piece's end goes alone; whole rows go together, up to the block's end.
+  uint64_t rows = 1;
+  uint64_t width = std::min(block_columns_ - column, left);
+  if (column == 0 && left >= block_columns_) {
+    rows = std::min(left / block_columns_, block_rows_ - row);
+    width = block_columns_;
+  }
+  const uint64_t elements = rows * width;
+  const auto data = piece_.subspan((at - piece_base_) * element_bytes_, elements * element_bytes_);
+  kernels::cpu::ReduceColumnsAsync(
+      pool_, request_, data, rows, std::span(block_).subspan(column, width), row,
+      [this, block, block_size, elements,
+       next = std::move(next)](kernels::cpu::ReduceTiming timing) mutable {
+        StepFinished(timing, elements);
+        if (position_ % block_size == 0) {
+          map_->Deliver(block, block_);
+          std::fill(block_.begin(), block_.end(), kernels::cpu::EmptyStats(request_.dtype));
+        }
+        std::move(next)();
+      });
+}
+
+absl::StatusOr<std::vector<ArrayResult>> ShapedReducer::Finish() {
+  if (position_ != layout_.count()) {
+    return absl::FailedPreconditionError(absl::StrCat(
+        "the request ended after ", position_, " of the ", layout_.count(), " elements its ",
+        layout_.Describe(), " holds; no result is given for a partial array"));
+  }
+  const gpureduce::Stats empty = kernels::cpu::EmptyStats(request_.dtype);
+  if (layout_.count() == 0) {
+    for (uint64_t output = 0; output < layout_.outputs(); ++output) results_.Write(output, empty);
+  } else {
+    for (; rows_ && next_segment_ < segments_; ++next_segment_) {
+      map_->Deliver(next_segment_, std::span(&empty, 1));  // empty segments at the end
+    }
+  }
+  if (!results_.status().ok()) return results_.status();
+  return results_.Take();
+}
+
+}  // namespace gpureduce::runtime
