@@ -25,6 +25,13 @@ std::string Tuple(std::span<const uint64_t> values) {
   return absl::StrCat("(", absl::StrJoin(values, ", "), values.size() == 1 ? ",)" : ")");
 }
 
+// MIN, MAX and the arg ops, which NumPy refuses over no elements.
+bool ExtremeOp(Op op) {
+  const Op base = NanFormOf(op);
+  return base == Op::kMin || base == Op::kMax || base == Op::kArgMin || base == Op::kArgMax ||
+         base == Op::kNanArgMin || base == Op::kNanArgMax;
+}
+
 }  // namespace
 
 absl::StatusOr<ReduceLayout> ReduceLayout::ForAxes(std::span<const uint64_t> shape,
@@ -140,10 +147,11 @@ absl::Status CheckEmptyOutputs(const ReduceLayout& layout, std::span<const Op> o
     } else {
       where = absl::StrCat("the ", layout.Describe(), " reduces 0 elements into each output");
     }
+    const bool numpy_raises = ExtremeOp(op);
     return absl::InvalidArgumentError(absl::StrCat(
-        where, " and ", OpName(op),
-        " has no identity (NumPy raises); sum, prod, their nan forms, nanmean, var, std and "
-        "their nan forms answer an empty reduction"));
+        where, " and ", OpName(op), " answers no empty reduction (",
+        numpy_raises ? "NumPy raises" : "as a full reduction of no elements is refused",
+        "); sum, prod, their nan forms, nanmean, var, std and their nan forms answer one"));
   }
   return absl::OkStatus();
 }

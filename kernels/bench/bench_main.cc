@@ -32,6 +32,7 @@
 #include "kernels/bench/dtypes_suite.h"
 #include "kernels/bench/measure.h"
 #include "kernels/bench/report.h"
+#include "kernels/bench/segmented_suite.h"
 #include "kernels/bench/single_pass_variants.h"
 #include "kernels/cuda/ladder/ladder.h"
 #include "kernels/cuda/single_pass/single_pass.h"
@@ -377,7 +378,8 @@ int main(int argc, char** argv) {
       "time (launch, result on the host, synchronized). Every run's answer is checked against "
       "the exact result; the 'wrong' column counts failures. --suite ladder reproduces the seed "
       "documents' tables; --suite production compares single_pass with CUB per op.");
-  flags.AddChoice("suite", &options.suite, {"ladder", "production", "dtypes"}, "what to measure");
+  flags.AddChoice("suite", &options.suite, {"ladder", "production", "dtypes", "segmented"},
+                  "what to measure");
   flags.AddString("sizes", &options.sizes,
                   "comma-separated element counts (default: ladder 3x2^22,2^24; production "
                   "2^10,2^20,2^24,2^28); dtypes: payload bytes (default 2^24,2^30)",
@@ -451,8 +453,13 @@ int main(int argc, char** argv) {
     if (!options.sizes.empty()) payloads = Sizes(options);
     RunDtypesSuite(context, payloads, int(options.warmup), int(options.runs), stream, text, &all);
   }
-  if (csv && options.suite != "dtypes") std::fputs(CsvHeader().c_str(), text);
-  for (size_t n : options.suite == "dtypes" ? std::vector<size_t>{} : Sizes(options)) {
+  if (options.suite == "segmented") {  // one payload: 1 GiB unless --sizes names its bytes
+    const size_t bytes = options.sizes.empty() ? size_t{1} << 30 : Sizes(options).front();
+    RunSegmentedSuite(context, bytes, int(options.warmup), int(options.runs), stream, text, &all);
+  }
+  const bool own_sizes = options.suite == "dtypes" || options.suite == "segmented";
+  if (csv && !own_sizes) std::fputs(CsvHeader().c_str(), text);
+  for (size_t n : own_sizes ? std::vector<size_t>{} : Sizes(options)) {
     const std::vector<Row> rows = bench.RunSize(n);
     std::fputs((csv ? CsvRows(context, rows) : MarkdownTable(context, rows)).c_str(), text);
     std::fflush(text);

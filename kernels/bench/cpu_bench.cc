@@ -139,6 +139,7 @@ int main(int argc, char** argv) {
   uint32_t threads = 1, runs = 7;
   bool check = false, specials = false;
   uint64_t segment = 0;
+  uint64_t columns = 0;
   std::string dtypes_text = "float32,float16,bfloat16,float64,int32,int64";
   std::string cases_text = "sum,min,var,five";
   FlagSet flags(
@@ -158,6 +159,9 @@ int main(int argc, char** argv) {
   flags.AddUint64("segment", &segment,
                   "reduce segments of this many elements, each to its own answer "
                   "(kernels::cpu::ReduceSegments; the digest folds theirs); 0: the whole array");
+  flags.AddUint64("columns", &columns,
+                  "reduce the array as a row-major table of this many columns down each column "
+                  "(kernels::cpu::ReduceColumns, NumPy's axis=0; the digest folds theirs)");
   if (absl::Status parsed = flags.Parse(argc, argv); !parsed.ok()) {
     std::fprintf(stderr, "gpureduce-cpu-bench: %s\n", std::string(parsed.message()).c_str());
     return 2;
@@ -187,7 +191,7 @@ int main(int argc, char** argv) {
   std::printf("%u thread(s), %.0f MiB per dtype, median of %u runs\n", threads,
               static_cast<double>(bytes.size()) / (1 << 20), runs);
   std::printf("%-9s %-5s %8s %7s  %s\n", "dtype", "op", "GB/s", "of f32", "digest");
-  if (segment > 0 && check) {
+  if ((segment > 0 || columns > 0) && check) {
     std::fprintf(stderr, "gpureduce-cpu-bench: --check compares whole-array runs only\n");
     return 2;
   }
@@ -212,11 +216,16 @@ int main(int argc, char** argv) {
         std::vector<Stats> segments;
         if (segment > 0) {
           segments = kernels::cpu::ReduceSegments(pool, request, bytes, bounds);
+        } else if (columns > 0) {
+          segments.assign(columns, kernels::cpu::EmptyStats(dtype));
+          kernels::cpu::ReduceColumns(
+              pool, request, std::span(bytes).first(count / columns * columns * DTypeSize(dtype)),
+              count / columns, segments);
         } else {
           stats = kernels::cpu::Reduce(pool, request, bytes);
         }
         const std::chrono::duration<double> took = std::chrono::steady_clock::now() - start;
-        if (segment > 0) {  // the digest below folds every segment's
+        if (!segments.empty()) {  // the digest below folds every segment's
           stats = segments.back();
           stats.count = segments.size();
           for (const Stats& one : segments) stats.first_nan ^= static_cast<int64_t>(Digest(one));

@@ -27,7 +27,7 @@ namespace {
 using Clock = std::chrono::steady_clock;
 
 constexpr uint64_t kTileColumns = 64;
-constexpr uint64_t kBlockRows = 256;
+constexpr uint64_t kBlockRows = 512;
 // Enough tiles to keep a pool busy without cutting the rows; below it, rows are cut into at most
 // kMostRowBlocks blocks (their partial Stats: at most that many per column).
 constexpr uint64_t kEnoughTiles = 16;
@@ -51,23 +51,51 @@ struct ColumnsJob {
   Clock::time_point started;
 };
 
+// A transposed column's rows are followed by this many unused elements: without them the
+// columns' starts would be a power of two apart and share a handful of cache sets.
+constexpr uint64_t kColumnPad = 24;
+
+// Rows [0, rows) of columns [0, width) of a table of `stride` elements a row, transposed into
+// `out` (column c's rows contiguous from out + c * (rows + kColumnPad) elements), elements of
+// `Size` bytes.
+template <size_t Size>
+void Transpose(const std::byte* in, uint64_t stride, uint64_t rows, uint64_t width,
+               std::byte* out) {
+  struct Element {
+    std::byte bytes[Size];
+  };
+  const auto* from = reinterpret_cast<const Element*>(in);
+  auto* to = reinterpret_cast<Element*>(out);
+  for (uint64_t r = 0; r < rows; ++r) {
+    const Element* row = from + r * stride;
+    for (uint64_t c = 0; c < width; ++c) to[c * (rows + kColumnPad) + r] = row[c];
+  }
+}
+
 // Columns [c0, c0 + width) of rows [r0, r0 + count) into out[0, width), in row order.
 void ReduceTile(const ColumnsJob& job, uint64_t c0, uint64_t width, uint64_t r0, uint64_t count,
                 Stats* out) {
   const size_t element = DTypeSize(job.request.dtype);
   thread_local std::vector<uint64_t> buffer;  // words: aligned for every element size
-  buffer.resize(kTileColumns * kBlockRows * 8 / sizeof(uint64_t));
+  buffer.resize(kTileColumns * (kBlockRows + kColumnPad) * 8 / sizeof(uint64_t));
   auto* transposed = reinterpret_cast<std::byte*>(buffer.data());
   for (uint64_t first = 0; first < count; first += kBlockRows) {
     const uint64_t block = std::min(kBlockRows, count - first);
-    for (uint64_t r = 0; r < block; ++r) {
-      const std::byte* row = job.data.data() + ((r0 + first + r) * job.cols + c0) * element;
-      for (uint64_t c = 0; c < width; ++c) {
-        std::memcpy(transposed + (c * block + r) * element, row + c * element, element);
-      }
+    const std::byte* in = job.data.data() + ((r0 + first) * job.cols + c0) * element;
+    switch (element) {
+      case 2:
+        Transpose<2>(in, job.cols, block, width, transposed);
+        break;
+      case 4:
+        Transpose<4>(in, job.cols, block, width, transposed);
+        break;
+      default:
+        Transpose<8>(in, job.cols, block, width, transposed);
+        break;
     }
     for (uint64_t c = 0; c < width; ++c) {
-      const std::span<const std::byte> piece(transposed + c * block * element, block * element);
+      const std::span<const std::byte> piece(transposed + c * (block + kColumnPad) * element,
+                                             block * element);
       out[c] = MergeStats(out[c], ReduceBlock(job.request, piece, job.base_row + r0 + first));
     }
   }
