@@ -7,6 +7,8 @@ float64, int32 and int64 arrays (NumPy arrays, PyTorch tensors, CUDA arrays by I
     x = numpy.arange(10, dtype=numpy.int32)
     client.reduce(x, "sum")                            # numpy.int64(45), as numpy.sum answers
     total, spread = client.reduce(x, ops=["sum", "std"], ddof=1)   # one read of the data
+    client.reduce(x.reshape(2, 5), "sum", axis=1)     # array([10, 35]), as numpy.sum answers
+    client.reduce_many([x, x[:3]], "max")             # [numpy.int32(9), numpy.int32(2)]
     result = client.reduce_result(x, "mean")           # the whole answer: kernel, timing, ...
     print(result.scalar, result.kernel, result.timing["server_us"])
 

@@ -48,11 +48,13 @@ def _unsupported(what: str) -> TypeError:
 
 class Payload(NamedTuple):
     """An array ready to send: its dtype's name and its bytes (a flat, C-contiguous NumPy array
-    of `DTYPES[name][2]`, or for a CUDA array the object itself)."""
+    of `DTYPES[name][2]`, or for a CUDA array the object itself), and the caller's array's
+    shape (None: 1-D)."""
 
     dtype: str
     array: Any
     cuda: bool = False
+    shape: Optional[Tuple[int, ...]] = None
 
     @property
     def itemsize(self) -> int:
@@ -120,7 +122,8 @@ def payload(array, input_dtype: Optional[str] = None) -> Payload:
         array, input_dtype = _from_torch(array, input_dtype)
     if not isinstance(array, numpy.ndarray) and hasattr(array, "__cuda_array_interface__"):
         from gpureduce import _cuda  # pylint: disable=import-outside-toplevel
-        return Payload(_cuda.array_dtype(array, input_dtype), array, cuda=True)
+        return Payload(_cuda.array_dtype(array, input_dtype), array, cuda=True,
+                       shape=tuple(int(n) for n in array.__cuda_array_interface__["shape"]))
     if not isinstance(array, numpy.ndarray):
         array = numpy.asarray(array)
         if array.dtype.kind == "f" and input_dtype is None:
@@ -148,7 +151,7 @@ def payload(array, input_dtype: Optional[str] = None) -> Payload:
         array = array.astype(wanted.newbyteorder("<"))  # the wire is little-endian
     # Any shape is reduced as the flat array in C order; only a non-contiguous one is copied.
     flat = numpy.ascontiguousarray(array).reshape(-1)
-    return Payload(name, flat)
+    return Payload(name, flat, shape=tuple(array.shape))
 
 
 # -- answers ----------------------------------------------------------------------------------

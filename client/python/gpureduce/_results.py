@@ -34,7 +34,10 @@ class OpResult:
     """One op's typed answer. `value` is a NumPy scalar of NumPy's result dtype (or of `dtype=`'s;
     bfloat16 results are float32 scalars holding the bfloat16 value, NumPy having no bfloat16);
     for the arg ops it is the index (int64) and `element` the element there. `dtype` names the
-    server's result type; `overflow` says an integer result wrapped around."""
+    server's result type; `overflow` says an integer result wrapped around. An array request's
+    (axis=, keepdims=, reduce_many) `value` is a NumPy array of NumPy's result shape (a NumPy
+    scalar where that shape is ()), an arg op's its int64 indices; `overflow_count` says how
+    many of its elements wrapped."""
 
     op: str
     dtype: str
@@ -42,6 +45,7 @@ class OpResult:
     index: int = -1
     overflow: bool = False
     element: Optional[float] = None  # arg ops: the element at `index` (as a float64)
+    overflow_count: int = 0  # an array's answer (axis=, reduce_many): the elements that wrapped
 
 
 @dataclasses.dataclass
@@ -79,13 +83,7 @@ def typed_result(response, names, input_dtype: str, cast: Optional[str], again) 
     """The Result of `response`, its ops' answers as NumPy scalars. `again(op)` asks for one
     op alone: where `dtype=` asks for a float result of another precision than the server's,
     each op after the first needs its unrounded value, which only a response's `value` has."""
-    t = response.timing
-    timing = {field.name: getattr(t, field.name) for field in t.DESCRIPTOR.fields}
-    answered = _dtypes.dtype_name(response.dtype)
-    if answered != input_dtype:
-        raise Error(grpc.StatusCode.UNIMPLEMENTED,
-                    f"the server reduced the payload as {answered}, not {input_dtype}: it "
-                    "predates dtypes (gpureduce 0.1 reduces float32 only); upgrade it")
+    answered = checked_dtype(response, input_dtype)
     messages = list(response.results)
     if not messages:  # a server that predates typed results: float32, one classic op
         op = names[0]
@@ -110,14 +108,35 @@ def typed_result(response, names, input_dtype: str, cast: Optional[str], again) 
             op=op, dtype=result_dtype, value=value, index=message.index,
             overflow=message.overflow,
             element=message.value if op in _dtypes.ARG_OPS else None))
+    return make_result(response, answered, results)
+
+
+def checked_dtype(response, input_dtype: str) -> str:
+    """The payload type the server says it reduced, which must be the one sent."""
+    answered = _dtypes.dtype_name(response.dtype)
+    if answered != input_dtype:
+        raise Error(grpc.StatusCode.UNIMPLEMENTED,
+                    f"the server reduced the payload as {answered}, not {input_dtype}: it "
+                    "predates dtypes (gpureduce 0.1 reduces float32 only); upgrade it")
+    return answered
+
+
+def make_result(response, dtype: str, results: List[OpResult]) -> Result:
+    t = response.timing
+    timing = {field.name: getattr(t, field.name) for field in t.DESCRIPTOR.fields}
     return Result(value=response.value, index=response.index, count=response.count,
                   kernel=response.kernel, backend=response.backend, device=response.device,
-                  timing=timing, dtype=answered, results=results)
+                  timing=timing, dtype=dtype, results=results)
 
 
 def warn_overflow(result: Result, stacklevel: int) -> None:
     for r in result.results:
-        if r.overflow:
-            warnings.warn(f"gpureduce: the {r.op} of {result.dtype} overflowed int64 and wrapped "
-                          f"around, as NumPy's does (the answer is {r.value})", OverflowWarning,
-                          stacklevel=stacklevel + 1)
+        if not r.overflow:
+            continue
+        if isinstance(r.value, numpy.ndarray):  # an array's answer: how many of it wrapped
+            what = (f"in {r.overflow_count} of its {r.value.size} results and wrapped around, "
+                    "as NumPy's does")
+        else:
+            what = f"and wrapped around, as NumPy's does (the answer is {r.value})"
+        warnings.warn(f"gpureduce: the {r.op} of {result.dtype} overflowed int64 {what}",
+                      OverflowWarning, stacklevel=stacklevel + 1)

@@ -12,7 +12,7 @@ from typing import Iterator, Optional, Sequence
 import grpc
 import numpy
 
-from gpureduce import _cuda, _dtypes, _requests, _results
+from gpureduce import _arrays, _cuda, _dtypes, _requests, _results
 # OpResult, OverflowWarning: re-exported, as `from gpureduce.client import ...` finds them.
 from gpureduce._results import Error, OpResult, OverflowWarning, Result  # noqa: F401
 from gpureduce.shared_memory import SharedRegion
@@ -137,7 +137,8 @@ class Client:
 
     def reduce(self, array, op: Optional[str] = None, ddof: float = 0, dtype=None, *,
                ops: Optional[Sequence[str]] = None, input_dtype: Optional[str] = None,
-               kernel: str = "auto", timeout: Optional[float] = None):
+               kernel: str = "auto", timeout: Optional[float] = None, axis=None,
+               keepdims: bool = False):
         """Reduces `array` as NumPy's function `op` would (`"sum"` when neither `op` nor `ops` is
         given) and returns a NumPy scalar of NumPy's result dtype: `numpy.sum` of int32 is int64,
         `mean` of integers float64, an arg op's answer its int64 index, a float16 sum float16.
@@ -146,11 +147,11 @@ class Client:
         answer (every op's, the kernel, the timing).
 
         `array`: a NumPy array of float32, float16, float64, int32 or int64 (any shape, reduced
-        flat in C order; sent as it is, a non-contiguous one made contiguous once); bfloat16 as
-        a uint16 array of its bits with `input_dtype="bfloat16"` (or an ml_dtypes bfloat16
-        array); a PyTorch tensor of those dtypes (CPU tensors are read without a copy); a CUDA
-        array (`__cuda_array_interface__`, C-contiguous; a CUDA tensor) is reduced in place by
-        CUDA IPC (the server must run on this host on the CUDA backend, with
+        flat in C order unless `axis` says otherwise; sent as it is, a non-contiguous one made
+        contiguous once); bfloat16 as a uint16 array of its bits with `input_dtype="bfloat16"`
+        (or an ml_dtypes bfloat16 array); a PyTorch tensor of those dtypes (CPU tensors are read
+        without a copy); a CUDA array (`__cuda_array_interface__`, C-contiguous; a CUDA tensor)
+        is reduced in place by CUDA IPC (the server must run on this host on the CUDA backend, with
         --allow-shared-memory). Other dtypes raise TypeError naming these.
 
         `ddof`: var and std (and their nan forms) divide by `count - ddof`, as NumPy's (past
@@ -160,18 +161,27 @@ class Client:
         integer dtype is a TypeError: NumPy would truncate each element first). The arg ops
         ignore it.
 
+        `axis` and `keepdims` as NumPy's: None, an int or a tuple of ints (negative ones count
+        from the end; arg ops take an int or None). Unless `axis` is None and `keepdims` False,
+        the answer is a NumPy array of NumPy's result shape and dtype (a NumPy scalar where that
+        shape is ()), one per op with `ops`; the server is sent the array's shape and axes.
+        `axis=()` reduces nothing (each element its own result, as NumPy's). NumPy's refusals
+        are raised before anything is sent: AxisError (a ValueError) for an axis out of range,
+        ValueError for a repeated one, TypeError for a tuple given to an arg op.
+
         An integer result that wrapped around (as NumPy's does) warns with OverflowWarning.
         Raises Error for the server's refusals (code and message say what was wrong; an empty
         array for an op without identity is INVALID_ARGUMENT), ValueError for an unknown op.
         """
         result = self.reduce_result(array, op, ddof, dtype, ops=ops, input_dtype=input_dtype,
-                                    kernel=kernel, timeout=timeout, _stacklevel=3)
+                                    kernel=kernel, timeout=timeout, axis=axis,
+                                    keepdims=keepdims, _stacklevel=3)
         return result.scalar if ops is None else result.values
 
     def reduce_result(self, array, op: Optional[str] = None, ddof: float = 0, dtype=None, *,
                       ops: Optional[Sequence[str]] = None, input_dtype: Optional[str] = None,
-                      kernel: str = "auto", timeout: Optional[float] = None,
-                      _stacklevel: int = 2) -> Result:
+                      kernel: str = "auto", timeout: Optional[float] = None, axis=None,
+                      keepdims: bool = False, _stacklevel: int = 2) -> Result:
         """`reduce`'s request, answered in full: a Result (its `scalar` or `values` are what
         `reduce` returns; `results` every op's OpResult; the kernel, backend and timing).
 
@@ -179,13 +189,19 @@ class Client:
         input cut short is refused rather than reduced."""
         names, cast, ddof = _requests.request_args(op, ops, ddof, dtype)
         data = _dtypes.payload(array, input_dtype)
+        layout = _arrays.for_axes(data.shape, axis, keepdims, names)  # NumPy's refusals here
         if data.cuda:
             if _cuda.array_view(data.array).count == 0:  # nothing to share: an empty request
-                data = _dtypes.Payload(data.dtype, numpy.zeros(0, _dtypes.DTYPES[data.dtype][2]))
+                data = _dtypes.Payload(data.dtype, numpy.zeros(0, _dtypes.DTYPES[data.dtype][2]),
+                                       shape=data.shape)
             else:
                 with self.shared_memory(array, input_dtype=input_dtype) as region:
                     return region.reduce_result(ops=names, ddof=ddof, dtype=cast, kernel=kernel,
-                                                timeout=timeout, _stacklevel=_stacklevel + 1)
+                                                timeout=timeout, axis=axis, keepdims=keepdims,
+                                                _stacklevel=_stacklevel + 1)
+        if layout is not None:
+            return self._reduce_array(data, layout, names, cast, ddof, kernel, timeout,
+                                      _stacklevel + 1)
         spec = _requests.make_spec(names, data.dtype, ddof, kernel, data.count)
         response = self._send(spec, data, timeout)
         result = _results.typed_result(
@@ -193,6 +209,44 @@ class Client:
             lambda op: self._send(_requests.make_spec((op,), data.dtype, ddof, kernel, data.count),
                                   data, timeout))
         _results.warn_overflow(result, _stacklevel)
+        return result
+
+    def reduce_many(self, arrays, op: Optional[str] = None, ddof: float = 0, dtype=None, *,
+                    ops: Optional[Sequence[str]] = None, input_dtype: Optional[str] = None,
+                    kernel: str = "auto", timeout: Optional[float] = None) -> list:
+        """Reduces each of many arrays of one dtype (each flat) in one request, as segments of
+        their concatenation: a list of what `reduce(array, op)` answers for each (with `ops`, a
+        tuple per array); [] for none. An empty array answers the op's identity (sum 0, prod 1,
+        var NaN); an op without one (min) is refused (Error, INVALID_ARGUMENT). The arguments
+        are `reduce`'s; `reduce_many_result` answers in full (arrays of one result per array)."""
+        arrays = list(arrays)
+        _requests.request_args(op, ops, ddof, dtype)  # checked where nothing is sent too
+        if not arrays:
+            return []
+        result = self.reduce_many_result(arrays, op, ddof, dtype, ops=ops,
+                                         input_dtype=input_dtype, kernel=kernel,
+                                         timeout=timeout, _stacklevel=3)
+        return list(result.scalar) if ops is None else list(zip(*result.values))
+
+    def reduce_many_result(self, arrays, op: Optional[str] = None, ddof: float = 0,
+                           dtype=None, *, ops: Optional[Sequence[str]] = None,
+                           input_dtype: Optional[str] = None, kernel: str = "auto",
+                           timeout: Optional[float] = None, _stacklevel: int = 2) -> Result:
+        """`reduce_many`, answered in full: each op's `value` an array of one result per array."""
+        names, cast, ddof = _requests.request_args(op, ops, ddof, dtype)
+        data, lengths = _arrays.concatenate(arrays, input_dtype)
+        return self._reduce_array(data, _arrays.for_segments(lengths), names, cast, ddof,
+                                  kernel, timeout, _stacklevel + 1)
+
+    def _reduce_array(self, data, layout, names, cast, ddof, kernel, timeout,
+                      stacklevel: int) -> Result:
+        """An array request (shape and axes, or segments), answered with NumPy arrays."""
+        sent = _arrays.as_float64(data) if _arrays.widens(data.dtype, names, cast) else data
+        spec = _requests.make_spec(names, sent.dtype, ddof, kernel, sent.count)
+        layout.apply(spec)
+        result = _arrays.typed_arrays(self._send(spec, sent, timeout), names, sent.dtype,
+                                      data.dtype, cast, layout)
+        _results.warn_overflow(result, stacklevel)
         return result
 
     def _send(self, spec, data: "_dtypes.Payload", timeout: Optional[float]):
@@ -293,11 +347,12 @@ class Client:
                       op: Optional[str] = None, kernel: str = "auto", *,
                       ops: Optional[Sequence[str]] = None, ddof: float = 0, dtype=None,
                       input_dtype: str = "float32", timeout: Optional[float] = None,
+                      shape: Optional[Sequence[int]] = None, axis=None, keepdims: bool = False,
                       _stacklevel: int = 2) -> Result:
         """Reduces `byte_size` bytes from `offset` of registered region `region` (its name, or a
         Region, whose size is then the default) in place on the server, its elements of
-        `input_dtype` (float32 unless named); the other arguments are `reduce`'s. Returns the
-        whole Result."""
+        `input_dtype` (float32 unless named), as an array of `shape` (default: 1-D) for `axis`
+        and `keepdims`; the other arguments are `reduce`'s. Returns the whole Result."""
         names, cast, ddof = _requests.request_args(op, ops, ddof, dtype)
         name = _dtypes.input_type(input_dtype) or "float32"
         if isinstance(region, Region):
@@ -311,14 +366,25 @@ class Client:
         itemsize = _dtypes.DTYPES[name][1]
         count = byte_size // itemsize if byte_size % itemsize == 0 else 0
 
+        layout = _arrays.for_axes((count,) if shape is None else shape, axis, keepdims, names)
+        if layout is not None and _arrays.widens(name, names, cast):
+            raise TypeError(f"dtype={cast} with axis= of a {name} region: its results would be "
+                            f"rounded twice; reduce a float64 copy, or pass no dtype")
+
         def send(op_names):
+            spec = _requests.make_spec(op_names, name, ddof, kernel, count)
+            if layout is not None:
+                layout.apply(spec)
             request = reduce_pb2.ReduceRequest(
-                spec=_requests.make_spec(op_names, name, ddof, kernel, count),
-                shared_memory=reduce_pb2.SharedMemoryRef(region=region, offset=offset,
-                                                         byte_size=byte_size))
+                spec=spec, shared_memory=reduce_pb2.SharedMemoryRef(
+                    region=region, offset=offset, byte_size=byte_size))
             return self._call(self._stub.Reduce, request, timeout)
 
-        result = _results.typed_result(send(names), names, name, cast, lambda op: send((op,)))
+        if layout is not None:
+            result = _arrays.typed_arrays(send(names), names, name, name, cast, layout)
+        else:
+            result = _results.typed_result(send(names), names, name, cast,
+                                           lambda op: send((op,)))
         _results.warn_overflow(result, _stacklevel)
         return result
 

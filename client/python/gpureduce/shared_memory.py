@@ -106,12 +106,14 @@ class SharedRegion:
                  name: Optional[str] = None, device_id: Optional[int] = None,
                  input_dtype: Optional[str] = None):
         self._client = client
+        # The array's shape, which axis= refers to (a SharedMemory's elements: 1-D)
+        self.shape: Optional[tuple] = None
         if isinstance(source, _shm.SharedMemory):
             self.dtype = _dtypes.input_type(input_dtype) or "float32"
             cuda = False
         else:
             data = _dtypes.payload(source, input_dtype)  # TypeError for an unsupported dtype
-            source, self.dtype, cuda = data.array, data.dtype, data.cuda
+            source, self.dtype, cuda, self.shape = data.array, data.dtype, data.cuda, data.shape
         self._source = source
         self._offset = int(offset)
         self._byte_size = byte_size
@@ -188,26 +190,33 @@ class SharedRegion:
 
     def reduce(self, op: Optional[str] = None, ddof: float = 0, dtype=None, *, ops=None,
                kernel: str = "auto", offset: int = 0, byte_size: Optional[int] = None,
-               timeout: Optional[float] = None):
+               timeout: Optional[float] = None, axis=None, keepdims: bool = False):
         """Reduces the region (or `byte_size` bytes of it from `offset`) in place on the server;
-        answers as `Client.reduce` does (a NumPy scalar, or a tuple of them for `ops`)."""
+        answers as `Client.reduce` does (a NumPy scalar, or a tuple of them for `ops`; arrays
+        for `axis` and `keepdims`, of the array's shape where the region is a whole array,
+        else of the elements as a 1-D array)."""
         result = self.reduce_result(op, ddof, dtype, ops=ops, kernel=kernel, offset=offset,
-                                    byte_size=byte_size, timeout=timeout, _stacklevel=3)
+                                    byte_size=byte_size, timeout=timeout, axis=axis,
+                                    keepdims=keepdims, _stacklevel=3)
         return result.scalar if ops is None else result.values
 
     def reduce_result(self, op: Optional[str] = None, ddof: float = 0, dtype=None, *, ops=None,
                       kernel: str = "auto", offset: int = 0, byte_size: Optional[int] = None,
-                      timeout: Optional[float] = None, _stacklevel: int = 2):
+                      timeout: Optional[float] = None, axis=None, keepdims: bool = False,
+                      _stacklevel: int = 2):
         """`reduce`, answered in full: a gpureduce.Result with the timing."""
         if self._state != "open":
             raise ValueError(f"shared-memory region {self.name} is not open (use it inside its "
                              "`with` block)")
+        whole = offset == 0 and byte_size in (None, self.nbytes)
         if byte_size is None:
             byte_size = self.nbytes - offset
         return self._client.reduce_shared(self.name, self._array_offset + offset, byte_size, op,
                                           kernel, ops=ops,
                                           ddof=ddof, dtype=dtype, input_dtype=self.dtype,
-                                          timeout=timeout, _stacklevel=_stacklevel + 1)
+                                          timeout=timeout, shape=self.shape if whole else None,
+                                          axis=axis, keepdims=keepdims,
+                                          _stacklevel=_stacklevel + 1)
 
     @property
     def array(self):
