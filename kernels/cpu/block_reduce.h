@@ -28,6 +28,8 @@ namespace gpureduce::kernels::cpu {
 
 // Independent accumulators per loop: hides add latency and fills the vector registers.
 inline constexpr size_t kLanes = 8;
+// The columns pass takes at most this many columns at once (its accumulators stay in L1).
+inline constexpr size_t kColumnsWidth = 256;
 
 struct Passes {
   // The sums: nan_count always (floats), and sum/sum_lo or int_sum/int_sum_wraps, sum_squares,
@@ -44,7 +46,18 @@ struct Passes {
   void (*add_product)(DType dtype, const std::byte* data, size_t size, Stats& stats);
   // float16 (else bfloat16) elements to float32, exactly (PROD's pass reads float32).
   void (*widen)(bool half, const uint16_t* in, size_t size, float* out);
+  // A block of `rows` rows of a row-major table, `width` (at most kColumnsWidth) columns from
+  // `data`, rows `stride` elements apart: each column's Stats of the block (the accumulations
+  // `needs` asks for but PROD; row r's index base_row + r) merged after out[c]. Floats and
+  // int32 only (ColumnsPassTakes).
+  void (*add_columns)(DType dtype, const StatsNeeds& needs, const std::byte* data, size_t stride,
+                      size_t rows, size_t width, uint64_t base_row, Stats* out);
 };
+
+// Whether the columns pass reduces `request` (else columns go through ReduceBlock, transposed).
+constexpr bool ColumnsPassTakes(const StatsRequest& request) {
+  return !request.needs.prod && request.dtype != DType::kInt64;
+}
 
 namespace baseline {
 extern const Passes kPasses;
@@ -67,6 +80,8 @@ void AddSums(DType dtype, const StatsNeeds& needs, bool fuse_extremes, const std
 void AddExtremes(DType dtype, bool min, bool max, const std::byte* data, size_t size,
                  uint64_t base_index, Stats& stats);
 void AddProduct(DType dtype, const std::byte* data, size_t size, Stats& stats);
+void AddColumns(DType dtype, const StatsNeeds& needs, const std::byte* data, size_t stride,
+                size_t rows, size_t width, uint64_t base_row, Stats* out);
 }  // namespace GPUREDUCE_CPU_PASSES
 
 // The fastest passes this CPU runs.

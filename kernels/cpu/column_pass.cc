@@ -1,0 +1,189 @@
+// The columns pass (block_reduce.h): a block of a row-major table's rows reduced down each of its
+// columns, row by row, every column's accumulations side by side in arrays of the tile's width,
+// so that each row is read once, in order, and each loop over a row's elements vectorizes (the
+// issue 23 layout NumPy calls axis=0). A column's block then becomes a Stats merged after the
+// column's (MergeStats: compensated sums, first occurrences, Chan's moments). Floats and int32;
+// the caller sends PROD and int64 elsewhere (ColumnsPassTakes).
+
+#include <algorithm>
+#include <bit>
+#include <cmath>
+#include <cstddef>
+#include <cstdint>
+#include <type_traits>
+
+#include "kernels/cpu/block_reduce.h"
+#include "kernels/cpu/element_load.h"
+
+namespace gpureduce::kernels::cpu::GPUREDUCE_CPU_PASSES {
+namespace {
+
+// cond ? a : b by masks: GCC turns a select of floats into a branch, which stops the vectorizer.
+template <typename T>
+__attribute__((always_inline)) inline T Select(bool cond, T a, T b) {
+  if constexpr (std::is_floating_point_v<T>) {
+    using Bits = std::conditional_t<sizeof(T) == 8, uint64_t, uint32_t>;
+    const Bits mask = Bits{0} - static_cast<Bits>(cond);
+    return std::bit_cast<T>((std::bit_cast<Bits>(a) & mask) | (std::bit_cast<Bits>(b) & ~mask));
+  } else {
+    using Bits = std::make_unsigned_t<T>;
+    const Bits mask = Bits{0} - static_cast<Bits>(cond);
+    return static_cast<T>((static_cast<Bits>(a) & mask) | (static_cast<Bits>(b) & ~mask));
+  }
+}
+
+// What one column of the tile has gathered over the block.
+template <typename ValueT, typename SumT>
+struct Tile {
+  SumT sum[kColumnsWidth];
+  double squares[kColumnsWidth];
+  double m2[kColumnsWidth];
+  uint32_t nans[kColumnsWidth];
+  int32_t first_nan[kColumnsWidth];
+  ValueT least[kColumnsWidth];
+  ValueT most[kColumnsWidth];
+  int32_t least_at[kColumnsWidth];
+  int32_t most_at[kColumnsWidth];
+};
+
+// The row's elements as ValueT: 16-bit floats widened (F16C where the copy has it) and int32
+// ones copied into `out`; float32 and float64 read where they are.
+template <DType kDType, typename ValueT>
+const ValueT* Values(const typename Element<kDType>::Storage* row, size_t width, ValueT* out) {
+  if constexpr (std::is_same_v<ValueT, typename Element<kDType>::Storage>) {
+    return row;
+  } else if constexpr (kDType == DType::kInt32) {
+    for (size_t c = 0; c < width; ++c) out[c] = row[c];
+    return out;
+  } else {
+    kPasses.widen(kDType == DType::kFloat16, row, width, out);
+    return out;
+  }
+}
+
+template <DType kDType, bool kExtremes, bool kMoments>
+void AddColumnsOf(const std::byte* bytes, size_t stride, size_t rows, size_t width,
+                  uint64_t base_row, Stats* out) {
+  using E = Element<kDType>;
+  using Storage = typename E::Storage;
+  constexpr bool kInteger = kDType == DType::kInt32;
+  using Value = std::conditional_t<kInteger, int64_t, typename E::Value>;
+  using Sum = std::conditional_t<kInteger, int64_t, double>;
+  const auto* data = reinterpret_cast<const Storage*>(bytes);
+  Tile<Value, Sum> t;
+  Value widened[kColumnsWidth];
+  for (size_t c = 0; c < width; ++c) {
+    t.sum[c] = 0;
+    t.squares[c] = 0;
+    t.m2[c] = 0;
+    t.nans[c] = 0;
+    t.first_nan[c] = -1;
+    t.least[c] = t.most[c] = 0;
+    t.least_at[c] = t.most_at[c] = -1;
+  }
+  for (size_t r = 0; r < rows; ++r) {
+    const Value* x = Values<kDType, Value>(data + r * stride, width, widened);
+    const auto row = static_cast<int32_t>(r);
+    for (size_t c = 0; c < width; ++c) {
+      const Value v = x[c];
+      const bool nan = !kInteger && v != v;
+      const Value kept = Select(nan, Value{}, v);
+      t.nans[c] += static_cast<uint32_t>(nan);
+      // Bitwise, not short-circuit, operators and Select throughout: no branch in the loop.
+      t.first_nan[c] = Select(nan & (t.first_nan[c] < 0), row, t.first_nan[c]);
+      t.sum[c] += static_cast<Sum>(kept);
+      t.squares[c] += static_cast<double>(kept) * static_cast<double>(kept);
+      if constexpr (kExtremes) {  // strict compares in row order: the first occurrence stays
+        const bool least = (!nan) & ((t.least_at[c] < 0) | (v < t.least[c]));
+        const bool most = (!nan) & ((t.most_at[c] < 0) | (v > t.most[c]));
+        t.least[c] = Select(least, v, t.least[c]);
+        t.least_at[c] = Select(least, row, t.least_at[c]);
+        t.most[c] = Select(most, v, t.most[c]);
+        t.most_at[c] = Select(most, row, t.most_at[c]);
+      }
+    }
+  }
+  if constexpr (kMoments) {  // a second pass over the block (in cache) about each column's mean
+    double mean[kColumnsWidth];
+    for (size_t c = 0; c < width; ++c) {
+      const double valid = static_cast<double>(rows - t.nans[c]);
+      mean[c] = valid > 0 ? static_cast<double>(t.sum[c]) / valid : 0.0;
+    }
+    for (size_t r = 0; r < rows; ++r) {
+      const Value* x = Values<kDType, Value>(data + r * stride, width, widened);
+      for (size_t c = 0; c < width; ++c) {
+        const double d = static_cast<double>(x[c]) - mean[c];
+        t.m2[c] += Select((!kInteger) & (x[c] != x[c]), 0.0, d * d);
+      }
+    }
+    for (size_t c = 0; c < width; ++c) t.m2[c] = std::isfinite(mean[c]) ? t.m2[c] : 0.0;
+  }
+  for (size_t c = 0; c < width; ++c) {
+    Stats block;
+    block.integer = kInteger;
+    block.count = rows;
+    block.nan_count = t.nans[c];
+    block.first_nan = t.first_nan[c] < 0 ? -1 : static_cast<int64_t>(base_row + t.first_nan[c]);
+    if constexpr (kInteger) {
+      block.int_sum = t.sum[c];
+    } else {
+      block.sum = t.sum[c];
+    }
+    block.sum_squares = t.squares[c];
+    if constexpr (kExtremes) {
+      const auto at = [&](int32_t r) { return r < 0 ? int64_t{-1} : int64_t(base_row + r); };
+      block.min_index = at(t.least_at[c]);
+      block.max_index = at(t.most_at[c]);
+      if constexpr (kInteger) {
+        block.int_min = t.least[c];
+        block.int_max = t.most[c];
+      } else {
+        block.min = t.least[c];
+        block.max = t.most[c];
+      }
+    }
+    if constexpr (kMoments) {
+      const uint64_t valid = block.valid();
+      block.mean = valid > 0 ? static_cast<double>(t.sum[c]) / static_cast<double>(valid) : 0.0;
+      block.m2 = t.m2[c];
+    }
+    out[c] = MergeStats(out[c], block);
+  }
+}
+
+template <DType kDType>
+void AddColumnsFor(const StatsNeeds& needs, const std::byte* data, size_t stride, size_t rows,
+                   size_t width, uint64_t base_row, Stats* out) {
+  const bool extremes = needs.min || needs.max;
+  if (extremes && needs.moments) {
+    AddColumnsOf<kDType, true, true>(data, stride, rows, width, base_row, out);
+  } else if (extremes) {
+    AddColumnsOf<kDType, true, false>(data, stride, rows, width, base_row, out);
+  } else if (needs.moments) {
+    AddColumnsOf<kDType, false, true>(data, stride, rows, width, base_row, out);
+  } else {
+    AddColumnsOf<kDType, false, false>(data, stride, rows, width, base_row, out);
+  }
+}
+
+}  // namespace
+
+void AddColumns(DType dtype, const StatsNeeds& needs, const std::byte* data, size_t stride,
+                size_t rows, size_t width, uint64_t base_row, Stats* out) {
+  switch (dtype) {
+    case DType::kFloat32:
+      return AddColumnsFor<DType::kFloat32>(needs, data, stride, rows, width, base_row, out);
+    case DType::kFloat16:
+      return AddColumnsFor<DType::kFloat16>(needs, data, stride, rows, width, base_row, out);
+    case DType::kBFloat16:
+      return AddColumnsFor<DType::kBFloat16>(needs, data, stride, rows, width, base_row, out);
+    case DType::kFloat64:
+      return AddColumnsFor<DType::kFloat64>(needs, data, stride, rows, width, base_row, out);
+    case DType::kInt32:
+      return AddColumnsFor<DType::kInt32>(needs, data, stride, rows, width, base_row, out);
+    case DType::kInt64:
+      return;  // ColumnsPassTakes refuses it
+  }
+}
+
+}  // namespace gpureduce::kernels::cpu::GPUREDUCE_CPU_PASSES

@@ -1,0 +1,146 @@
+// The columns pass (kernels/cpu/column_pass.cc) through every copy this CPU runs: each column of a
+// block against the independent reference over that column alone, for every op the pass serves
+// (all but the products) and every dtype it takes, with NaN, infinities and ties placed in
+// columns; then ReduceColumns over tables narrow (transposed) and wide (the pass), cut in two
+// calls, the second merging after the first. Every copy gives the same bits.
+
+#include <cmath>
+#include <cstring>
+#include <random>
+#include <string>
+#include <vector>
+
+#include "absl/strings/str_cat.h"
+#include "common/reduction/op_name.h"
+#include "gtest/gtest.h"
+#include "kernels/cpu/block_reduce.h"
+#include "kernels/reduce.h"
+#include "tests/support/random_data.h"
+#include "tests/unit/kernels/stats_reference.h"
+#include "tests/unit/kernels/typed_array.h"
+
+namespace gpureduce::kernels::cpu {
+namespace {
+
+using testing::TypedArray;
+
+std::vector<Op> OpsWithoutProducts() {
+  std::vector<Op> ops;
+  for (Op op : kAllOps) {
+    if (NanFormOf(op) != Op::kProd) ops.push_back(op);
+  }
+  return ops;
+}
+
+TypedArray Column(const TypedArray& table, size_t cols, size_t c) {
+  if (IsInteger(table.dtype)) {
+    std::vector<int64_t> ints;
+    for (size_t i = c; i < table.size(); i += cols) ints.push_back(table.ints[i]);
+    return testing::FromInts(table.dtype, ints);
+  }
+  std::vector<double> values;
+  for (size_t i = c; i < table.size(); i += cols) values.push_back(table.values[i]);
+  return testing::FromValues(table.dtype, values);
+}
+
+// Every op of every column against the reference; the failures, one a line (at most 12).
+std::string CheckColumns(const TypedArray& table, size_t cols, const std::vector<Stats>& columns,
+                         const std::vector<Op>& ops) {
+  std::string failures;
+  int shown = 0;
+  for (size_t c = 0; c < cols && shown < 12; ++c) {
+    const TypedArray own = Column(table, cols, c);
+    for (Op op : ops) {
+      const std::string error = testing::CheckResult(testing::ReferenceOf(op, own, 1),
+                                                     FinalizeOp(op, table.dtype, 1, columns[c]));
+      if (error.empty()) continue;
+      failures += absl::StrCat("column ", c, " ", OpName(op), ": ", error, "\n");
+      ++shown;
+    }
+  }
+  return failures;
+}
+
+TypedArray Table(DType dtype, size_t rows, size_t cols, std::mt19937_64& random) {
+  TypedArray table = testing::RandomArray(dtype, rows * cols, random());
+  if (IsInteger(dtype)) {
+    for (size_t r = 1; r < rows; r += 3) table.SetInt(r * cols + 2, table.ints[2]);  // ties
+    return table;
+  }
+  for (size_t r = 0; r < rows; r += 5) table.Set(r * cols + 1, NAN);  // a column of some NaN
+  for (size_t r = 0; r < rows; ++r) table.Set(r * cols + 3, NAN);     // one all NaN
+  table.Set(4 * cols + 5, INFINITY);
+  table.Set(6 * cols + 5, -INFINITY);
+  table.Set(2 * cols + 6, INFINITY);
+  for (size_t r = 1; r < rows; r += 3) table.Set(r * cols + 7, table.values[7]);  // ties
+  return table;
+}
+
+class ColumnPassTest : public ::testing::TestWithParam<DType> {};
+
+TEST_P(ColumnPassTest, EveryCopyMatchesTheReferenceWithTheSameBits) {
+  const DType dtype = GetParam();
+  if (!ColumnsPassTakes({dtype, NeedsOf(OpsWithoutProducts())})) {
+    GTEST_SKIP() << DTypeName(dtype) << " columns go transposed (the next test)";
+  }
+  const uint64_t seed = testing::FreshSeed();
+  SCOPED_TRACE(absl::StrCat("seed ", seed));
+  std::mt19937_64 random(seed);
+  constexpr size_t kRows = 37, kCols = 300;
+  const TypedArray table = Table(dtype, kRows, kCols, random);
+  const std::vector<Op> ops = OpsWithoutProducts();
+  const StatsNeeds needs = NeedsOf(ops);
+  const size_t element = DTypeSize(dtype);
+  std::vector<Stats> first;
+  for (const Passes* passes : RunnablePasses()) {
+    std::vector<Stats> columns(kCols, EmptyStats(dtype));
+    // Rows 0..19 then 20..36 (merged after), columns in two calls of at most kColumnsWidth.
+    for (size_t r0 : {size_t{0}, size_t{20}}) {
+      const size_t rows = r0 == 0 ? 20 : kRows - 20;
+      for (size_t c0 = 0; c0 < kCols; c0 += kColumnsWidth) {
+        const size_t width = std::min(kColumnsWidth, kCols - c0);
+        passes->add_columns(dtype, needs, table.bytes.data() + (r0 * kCols + c0) * element, kCols,
+                            rows, width, r0, columns.data() + c0);
+      }
+    }
+    EXPECT_EQ(CheckColumns(table, kCols, columns, ops), "");
+    if (first.empty()) {
+      first = columns;
+      continue;
+    }
+    for (size_t c = 0; c < kCols; ++c) {
+      EXPECT_EQ(std::memcmp(&first[c], &columns[c], sizeof(Stats)), 0) << "column " << c;
+    }
+  }
+}
+
+TEST_P(ColumnPassTest, ReduceColumnsNarrowAndWideInTwoCalls) {
+  const DType dtype = GetParam();
+  const uint64_t seed = testing::FreshSeed();
+  SCOPED_TRACE(absl::StrCat("seed ", seed));
+  std::mt19937_64 random(seed);
+  ThreadPool pool(3);
+  std::vector<Op> ops(std::begin(kAllOps), std::end(kAllOps));  // PROD too: transposed
+  for (const auto& [rows, cols] : {std::pair<size_t, size_t>{1000, 3}, {53, 1100}, {3000, 70}}) {
+    SCOPED_TRACE(absl::StrCat("(", rows, ", ", cols, ")"));
+    const TypedArray table = Table(dtype, rows, std::max<size_t>(cols, 8), random);
+    const size_t width = std::max<size_t>(cols, 8);
+    for (const std::vector<Op>& set : {ops, OpsWithoutProducts()}) {
+      const StatsRequest request{dtype, NeedsOf(set)};
+      std::vector<Stats> columns(width, EmptyStats(dtype));
+      const size_t split = rows / 3;
+      const size_t element = DTypeSize(dtype);
+      ReduceColumns(pool, request, std::span(table.bytes).first(split * width * element), split,
+                    columns, 0);
+      ReduceColumns(pool, request, std::span(table.bytes).subspan(split * width * element),
+                    rows - split, columns, split);
+      EXPECT_EQ(CheckColumns(table, width, columns, set), "");
+    }
+  }
+}
+
+INSTANTIATE_TEST_SUITE_P(EveryDType, ColumnPassTest, ::testing::ValuesIn(kAllDTypes),
+                         [](const auto& info) { return std::string(DTypeName(info.param)); });
+
+}  // namespace
+}  // namespace gpureduce::kernels::cpu
