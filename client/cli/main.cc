@@ -32,7 +32,8 @@ constexpr char kUsage[] =
     "Exit codes: 0 ok, 1 the server refused (its gRPC code and message are printed), 2 usage.\n"
     "\n"
     "Example: gpureduce reduce --random 100000000 --op sum --verify\n"
-    "         gpureduce reduce --shared-memory --op sum,min,max data.npy   # server on this host\n";
+    "         gpureduce reduce --shared-memory --op sum,min,max data.npy   # server on this host\n"
+    "         gpureduce reduce --axis 1 --op sum,max --output out.npy x.npy  # NumPy's axis=1\n";
 
 }  // namespace
 

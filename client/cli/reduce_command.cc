@@ -9,6 +9,8 @@
 
 #include "absl/strings/match.h"
 #include "absl/strings/str_cat.h"
+#include "client/array_layout.h"
+#include "client/cli/array_request.h"
 #include "client/cli/command.h"
 #include "client/cli/op_list.h"
 #include "client/cli/progress_bar.h"
@@ -31,8 +33,8 @@ constexpr char kCommand[] = "reduce";
 
 // The ops over the input `source` (freshly opened) in one request, printed as one result.
 int ReduceOnce(ReduceFlags& f, const client::SourceOptions& source_options,
-               const std::vector<v1::Op>& ops, std::unique_ptr<client::FloatSource> source,
-               client::ReducerClient& reducer) {
+               const std::vector<v1::Op>& ops, const ArrayRequest& array,
+               std::unique_ptr<client::FloatSource> source, client::ReducerClient& reducer) {
   const DType dtype = source->dtype();
   const size_t element_size = DTypeSize(dtype);
   absl::StatusOr<size_t> elements = ElementsPerChunk(f.chunk_bytes, dtype);
@@ -44,7 +46,13 @@ int ReduceOnce(ReduceFlags& f, const client::SourceOptions& source_options,
         kCommand, absl::StrCat("--values sends float32 only; ", source->Describe(), " holds ",
                                DTypeName(dtype), ": leave --values out"));
   }
-  RequestSettings settings{ops, dtype, f.ddof, f.kernel, f.block_size, f.device};
+  absl::StatusOr<client::ArrayLayout> layout = ResolveArrayLayout(array, *source, ops);
+  if (!layout.ok()) return ReportUsageError(kCommand, std::string(layout.status().message()));
+  if (absl::Status fits = CheckArrayVerify(f.verify, *layout, source->total_count(), dtype);
+      !fits.ok()) {
+    return ReportUsageError(kCommand, std::string(fits.message()));
+  }
+  RequestSettings settings{ops, dtype, f.ddof, f.kernel, f.block_size, f.device, *layout};
   const v1::ReduceSpec spec = MakeReduceSpec(settings, source->total_count());
   References references(f.verify, settings);
   References* refs = f.verify ? &references : nullptr;
@@ -143,12 +151,11 @@ int ReduceOnce(ReduceFlags& f, const client::SourceOptions& source_options,
   }
 
   ClientSide client_side{wall, streamed, source->Describe()};
+  client_side.array = client::DescribeLayout(settings.layout);
   const std::optional<Verification> verification = references.ClassicVerification();
   const std::vector<ResultCheck> checks = references.Checks(ops, *response);
-  const int exit =
-      PrintAnswer(kCommand, f.connection,
-                  FormatReduceText(ops.front(), *response, client_side, verification, checks),
-                  FormatReduceJson(ops.front(), *response, client_side, verification, checks));
+  const int exit = PrintReduceAnswer(kCommand, f.connection, f.array.output, ops.front(), *response,
+                                     client_side, verification, checks);
   std::fflush(stdout);
   return exit;
 }
@@ -167,7 +174,10 @@ int RunReduce(int argc, char** argv) {
       "text file of numbers; '-' reads stdin. Inputs larger than one chunk are streamed, so any "
       "size runs in fixed memory on both sides. With --shared-memory a server on this "
       "host (started with --allow-shared-memory) reads the input where it lies instead: "
-      "registered once and reduced by reference, every --op in one request.");
+      "registered once and reduced by reference, every --op in one request. With --axis "
+      "(and --shape, or a .npy file's own shape) or --segments the answer is an array per op, "
+      "NumPy's reduction along those axes: printed with its dtype and shape, and written as "
+      ".npy with --output.");
   RegisterReduceFlags(flags, &f);
   if (int exit = ParseFlags(flags, argc, argv, 1); exit >= 0) return exit;
   if (f.device < -1 || f.device > std::numeric_limits<int32_t>::max()) {
@@ -204,6 +214,15 @@ int RunReduce(int argc, char** argv) {
     source_options.path = flags.positional().front();
   }
   if (f.streams == 0) return ReportUsageError(kCommand, "--streams must be at least 1");
+  absl::StatusOr<ArrayRequest> array = ParseArrayFlags(f.array);
+  if (!array.ok()) return ReportUsageError(kCommand, std::string(array.status().message()));
+  if (array->wanted() && f.streams > 1) {
+    return ReportUsageError(
+        kCommand, absl::StrCat("--streams ", f.streams,
+                               " combines full reductions of the parts on the client; an array "
+                               "request (--shape, --axis, --keepdims, --segments) goes in one "
+                               "stream: leave --streams out"));
+  }
 
   if (f.shared_memory == kSharedMemoryCuda) {
     return ReportUsageError(kCommand,
@@ -228,13 +247,15 @@ int RunReduce(int argc, char** argv) {
         RequestSettings{*std::move(ops), DType::kFloat32, f.ddof, f.kernel, f.block_size, f.device};
     shared.piece_bytes = f.chunk_bytes;
     shared.verify = f.verify;
+    shared.array = *std::move(array);
+    shared.output = f.array.output;
     return RunSharedMemoryReduce(shared);
   }
   absl::StatusOr<std::unique_ptr<client::FloatSource>> source = client::OpenSource(source_options);
   if (!source.ok()) return ReportUsageError(kCommand, std::string(source.status().message()));
   absl::StatusOr<std::unique_ptr<client::ReducerClient>> connected = Connect(f.connection);
   if (!connected.ok()) return ReportUsageError(kCommand, std::string(connected.status().message()));
-  const int exit = ReduceOnce(f, source_options, *ops, std::move(*source), **connected);
+  const int exit = ReduceOnce(f, source_options, *ops, *array, std::move(*source), **connected);
   if (exit != kExitOk) return exit;
   return kExitOk;
 }

@@ -1,6 +1,7 @@
 #include "client/cli/reduce_flags.h"
 
 #include "absl/strings/str_cat.h"
+#include "client/cli/array_request.h"
 #include "client/cli/command.h"
 #include "client/cli/op_list.h"
 #include "common/flags.h"
@@ -30,6 +31,7 @@ void RegisterReduceFlags(FlagSet& flags, ReduceFlags* f) {
                   "var and std (and nanvar, nanstd) divide by count - DDOF, as NumPy's ddof "
                   "(0: the population's; 1: the sample's)",
                   "X");
+  RegisterArrayFlags(flags, &f->array);
   flags.AddString("kernel", &f->kernel, "kernel variant ('gpureduce kernels' lists them)", "NAME");
   flags.AddUint32("block-size", &f->block_size, "threads per block; 0 is the kernel's default");
   flags.AddInt64("device", &f->device,
@@ -50,7 +52,9 @@ void RegisterReduceFlags(FlagSet& flags, ReduceFlags* f) {
   flags.AddBool("values", &f->values,
                 "send `repeated float values` instead of bytes (float32 input only)");
   flags.AddBool("verify", &f->verify,
-                "also compute a float64 reference on the client and report the difference");
+                "also compute a float64 reference on the client and report the difference; of "
+                "an array request every element of every result (the input is then kept in "
+                "memory, up to 2 GiB)");
   AddSharedMemoryFlag(
       flags, &f->shared_memory,
       "system (or bare --shared-memory): load the input (any --dtype) into a POSIX "
@@ -64,7 +68,8 @@ void RegisterReduceFlags(FlagSet& flags, ReduceFlags* f) {
                   "send the input as N streams at once, each a contiguous part on a connection "
                   "of its own, and combine their answers exactly as one stream's (needs an input "
                   "of known length: .npy, raw, --random; with --verify the input is read twice; "
-                  "not with --shared-memory). Float32 input and one of the ops sum, prod, min, "
+                  "not with --shared-memory, nor with an array request: --shape, --axis, "
+                  "--segments). Float32 input and one of the ops sum, prod, min, "
                   "max, mean, sum_squares, argmin, argmax only: the client combines the parts' "
                   "answers itself, and other dtypes and ops (var needs the parts' moments) are "
                   "refused rather than combined approximately");

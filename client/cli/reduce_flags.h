@@ -1,10 +1,12 @@
 #pragma once
 
-// The flags of `gpureduce reduce`: the ops, the input and its dtype, how it is sent, --verify.
+// The flags of `gpureduce reduce`: the ops, the input and its dtype, an array request's layout,
+// how it is sent, --verify.
 
 #include <cstdint>
 #include <string>
 
+#include "client/cli/array_request.h"
 #include "client/cli/command.h"
 #include "common/flags.h"
 
@@ -26,6 +28,7 @@ struct ReduceFlags {
   std::string shared_memory;  // "", or the kind: system (the only one the CLI makes) or cuda
   std::string dtype;          // "": a .npy file's own, else float32
   double ddof = 0;
+  ArrayFlags array;  // --shape, --axis, --keepdims, --segments, --output
 };
 
 // Adds `gpureduce reduce`'s flags to `flags`, each stored in `f`.

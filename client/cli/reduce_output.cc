@@ -3,11 +3,14 @@
 #include <algorithm>
 #include <cmath>
 #include <cstdint>
+#include <string>
+#include <vector>
 
 #include "absl/strings/ascii.h"
 #include "absl/strings/str_cat.h"
 #include "absl/strings/str_format.h"
 #include "absl/strings/str_join.h"
+#include "client/cli/array_output.h"
 #include "client/cli/json.h"
 #include "wire/op_mapping.h"
 
@@ -49,6 +52,21 @@ std::string DTypeText(v1::DType dtype) {
 }
 
 bool IntegerDType(v1::DType dtype) { return dtype == v1::INT32 || dtype == v1::INT64; }
+
+// The elements of an array result: the product of its shape (1 for a 0-d array).
+uint64_t ArrayElements(const v1::OpResult& result) {
+  uint64_t elements = 1;
+  for (const uint64_t extent : result.shape()) elements *= extent;
+  return elements;
+}
+
+// "sum,max": the ops answered (`op` when the server sent no typed results).
+std::string OpsText(const v1::ReduceResponse& response, v1::Op op) {
+  if (response.results_size() == 0) return wire::OpName(op);
+  std::vector<std::string> names;
+  for (const v1::OpResult& result : response.results()) names.push_back(wire::OpName(result.op()));
+  return absl::StrJoin(names, ",");
+}
 
 }  // namespace
 
@@ -106,13 +124,26 @@ std::string FormatReduceText(v1::Op op, const v1::ReduceResponse& response,
                              const std::optional<Verification>& verification,
                              const std::vector<ResultCheck>& checks) {
   const v1::Timing& t = response.timing();
-  std::string out = absl::StrFormat("%s = %.17g", wire::OpName(op), response.value());
-  if (response.index() >= 0) absl::StrAppendFormat(&out, " at index %d", response.index());
+  std::string out;
+  if (!client.array.empty()) {
+    const uint64_t results = response.results_size() == 0 ? 0 : ArrayElements(response.results(0));
+    absl::StrAppendFormat(&out, "%s of %s: %d result%s each", OpsText(response, op), client.array,
+                          results, results == 1 ? "" : "s");
+  } else {
+    out = absl::StrFormat("%s = %.17g", wire::OpName(op), response.value());
+    if (response.index() >= 0) absl::StrAppendFormat(&out, " at index %d", response.index());
+  }
   const bool floats = response.dtype() == v1::DTYPE_UNSPECIFIED || response.dtype() == v1::FLOAT32;
   absl::StrAppendFormat(&out, "   (%d %s, %s)\n", response.count(),
                         floats ? "floats" : absl::StrCat(DTypeText(response.dtype()), " values"),
                         client.input);
-  absl::StrAppend(&out, FormatResultsText(response));
+  absl::StrAppend(
+      &out, client.array.empty() ? FormatResultsText(response) : FormatArrayResultsText(response));
+  for (size_t i = 0; i < client.outputs.size() && i < static_cast<size_t>(response.results_size());
+       ++i) {
+    absl::StrAppend(&out, "output: ", wire::OpName(response.results(static_cast<int>(i)).op()),
+                    " written to ", client.outputs[i], "\n");
+  }
   absl::StrAppendFormat(
       &out, "kernel %s, backend %s, device %s%s\n", response.kernel(), response.backend(),
       response.device(),
@@ -198,9 +229,27 @@ std::string FormatReduceJson(v1::Op op, const v1::ReduceResponse& response,
       if (IntegerDType(result.dtype())) one["int_value"] = result.int_value();
       one["index"] = result.index();
       one["overflow"] = result.overflow();
+      if (!client.array.empty()) {
+        one["shape"] = std::vector<uint64_t>(result.shape().begin(), result.shape().end());
+        one["values"] = ArrayValuesJson(result);
+        one["overflow_count"] = result.overflow_count();
+        if (ArrayElements(result) != 1) {  // the scalar fields hold one element only
+          one.erase("value");
+          one.erase("text");
+          one.erase("int_value");
+        }
+      }
+      if (results.size() < client.outputs.size()) one["file"] = client.outputs[results.size()];
       results.push_back(std::move(one));
     }
     out["results"] = std::move(results);
+  }
+  if (!client.array.empty()) {
+    out["array"] = client.array;
+    if (response.results_size() > 0 && ArrayElements(response.results(0)) != 1) {
+      out.erase("value");  // the first op's answer is an array: `results` holds it
+      out.erase("index");
+    }
   }
   if (!checks.empty()) {
     Json verify = Json::array();

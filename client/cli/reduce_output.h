@@ -27,6 +27,10 @@ struct ClientSide {
   bool streamed = false;
   std::string input;  // what was reduced, e.g. "random (100000000 floats, seed 1)"
   std::optional<SharedMemoryUse> shared_memory;  // set: reduced by reference, not sent
+  // An array request's layout (client::DescribeLayout: "shape (31, 7) along axis 1"); "": a
+  // full reduction.
+  std::string array;
+  std::vector<std::string> outputs;  // the .npy files --output wrote, one per op in order
 };
 
 // "shared memory: ..." (one line): the object, how long loading and registration took.

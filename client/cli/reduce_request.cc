@@ -1,9 +1,13 @@
 #include "client/cli/reduce_request.h"
 
+#include <algorithm>
+#include <cstdio>
 #include <utility>
 
 #include "absl/strings/str_cat.h"
 #include "absl/strings/string_view.h"
+#include "client/array_reference.h"
+#include "client/cli/npy_output.h"
 #include "client/typed_spec.h"
 #include "common/reduction/op.h"
 #include "common/reduction/op_name.h"
@@ -42,12 +46,15 @@ v1::ReduceSpec MakeReduceSpec(const RequestSettings& settings,
   spec.set_block_size(settings.block_size);
   if (settings.device >= 0) spec.set_device(static_cast<int32_t>(settings.device));
   if (expected_count.has_value()) spec.set_expected_count(*expected_count);
+  client::SetArrayLayout(settings.layout, spec);
   return spec;
 }
 
-References::References(bool verify, const RequestSettings& settings) {
+References::References(bool verify, const RequestSettings& settings) : settings(settings) {
   if (!verify) return;
-  if (IsTyped(settings.dtype, settings.ops, settings.ddof)) {
+  if (settings.layout.array()) {
+    array_input.emplace();
+  } else if (IsTyped(settings.dtype, settings.ops, settings.ddof)) {
     typed.emplace(settings.ops.front(), settings.dtype, settings.ddof);
   } else {
     classic.emplace(settings.ops.front());
@@ -60,6 +67,7 @@ void References::Add(absl::Span<const char> bytes) {
                                      bytes.size() / sizeof(float)));
   }
   if (typed.has_value()) typed->AddBytes(absl::string_view(bytes.data(), bytes.size()));
+  if (array_input.has_value()) array_input->append(bytes.data(), bytes.size());
 }
 
 std::optional<Verification> References::ClassicVerification() const {
@@ -70,6 +78,7 @@ std::optional<Verification> References::ClassicVerification() const {
 std::vector<ResultCheck> References::Checks(const std::vector<v1::Op>& ops,
                                             const v1::ReduceResponse& response) const {
   std::vector<ResultCheck> checks;
+  if (array_input.has_value()) return ArrayChecks(ops, response);
   for (size_t i = 0; typed.has_value() && i < ops.size(); ++i) {
     const client::TypedReference::Answer answer = typed->answer(ops[i]);
     ResultCheck check;
@@ -85,6 +94,61 @@ std::vector<ResultCheck> References::Checks(const std::vector<v1::Op>& ops,
     checks.push_back(std::move(check));
   }
   return checks;
+}
+
+std::vector<ResultCheck> References::ArrayChecks(const std::vector<v1::Op>& ops,
+                                                 const v1::ReduceResponse& response) const {
+  const client::ArrayAnswers answers = client::ComputeArrayAnswers(
+      settings.layout, ops, settings.dtype, settings.ddof, {absl::string_view(*array_input)});
+  const std::vector<uint64_t> shape = client::ResultShape(settings.layout);
+  std::vector<ResultCheck> checks;
+  for (size_t i = 0; i < ops.size(); ++i) {
+    ResultCheck check;
+    check.op = ops[i];
+    check.reference =
+        absl::StrCat("of all ", answers[i].size(), " elements, shape ", client::ShapeText(shape));
+    check.problem = static_cast<int>(i) < response.results_size()
+                        ? client::CheckArrayResult(response.results(static_cast<int>(i)), ops[i],
+                                                   shape, answers[i], kVerifyTolerance)
+                        : "the server sent no result for it";
+    checks.push_back(std::move(check));
+  }
+  return checks;
+}
+
+int PrintReduceAnswer(const char* command, ConnectionOptions& connection, const std::string& output,
+                      v1::Op first, const v1::ReduceResponse& response, ClientSide& client,
+                      const std::optional<Verification>& verification,
+                      const std::vector<ResultCheck>& checks) {
+  if (!client.array.empty()) {
+    // A server older than array requests ignores the layout and answers a full reduction.
+    const bool arrays =
+        response.results_size() > 0 &&
+        std::all_of(response.results().begin(), response.results().end(),
+                    [](const v1::OpResult& r) { return r.shape_size() > 0 || !r.data().empty(); });
+    if (!arrays) {
+      std::fprintf(stderr,
+                   "gpureduce %s: the server answered without result arrays: it predates array "
+                   "requests (--shape, --axis, --segments; issue 23), and what it reduced is the "
+                   "whole input\n",
+                   command);
+      return kExitServerRefused;
+    }
+  }
+  absl::Status written;
+  if (!output.empty()) {
+    absl::StatusOr<std::vector<std::string>> paths = WriteResultFiles(output, response);
+    if (paths.ok()) {
+      client.outputs = *std::move(paths);
+    } else {
+      written = paths.status();
+    }
+  }
+  const int exit = PrintAnswer(command, connection,
+                               FormatReduceText(first, response, client, verification, checks),
+                               FormatReduceJson(first, response, client, verification, checks));
+  if (!written.ok()) return ReportUsageError(command, std::string(written.message()));
+  return exit;
 }
 
 }  // namespace gpureduce::cli

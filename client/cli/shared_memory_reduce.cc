@@ -11,6 +11,7 @@
 #include <vector>
 
 #include "absl/strings/str_cat.h"
+#include "client/array_layout.h"
 #include "client/cli/interrupt_watch.h"
 #include "client/cli/progress_bar.h"
 #include "client/cli/reduce_output.h"
@@ -99,6 +100,15 @@ int RunSharedMemoryReduce(SharedMemoryReduceFlags& flags) {
     return ReportUsageError(kCommand, std::string(piece_elements.status().message()));
   }
   input.piece_elements = *piece_elements;
+  absl::StatusOr<client::ArrayLayout> layout =
+      ResolveArrayLayout(flags.array, *input.source, request.ops);
+  if (!layout.ok()) return ReportUsageError(kCommand, std::string(layout.status().message()));
+  if (absl::Status fits =
+          CheckArrayVerify(flags.verify, *layout, input.source->total_count(), request.dtype);
+      !fits.ok()) {
+    return ReportUsageError(kCommand, std::string(fits.message()));
+  }
+  request.layout = *std::move(layout);
   input.references = References(flags.verify, request);
   std::optional<uint64_t> total = input.source->total_count();
   std::vector<char> buffered;
@@ -161,6 +171,7 @@ int RunSharedMemoryReduce(SharedMemoryReduceFlags& flags) {
 
   ClientSide client_side;
   client_side.input = input.source->Describe();
+  client_side.array = client::DescribeLayout(request.layout);
   client_side.shared_memory = SharedMemoryUse{object->key(),
                                               region->name(),
                                               object->size(),
@@ -183,10 +194,8 @@ int RunSharedMemoryReduce(SharedMemoryReduceFlags& flags) {
   if (!response.ok()) return ReportServerError(kCommand, response.status());
   const std::optional<Verification> verification = input.references.ClassicVerification();
   const std::vector<ResultCheck> checks = input.references.Checks(request.ops, *response);
-  const v1::Op first = request.ops.front();
-  if (int exit = PrintAnswer(kCommand, flags.connection,
-                             FormatReduceText(first, *response, client_side, verification, checks),
-                             FormatReduceJson(first, *response, client_side, verification, checks));
+  if (int exit = PrintReduceAnswer(kCommand, flags.connection, flags.output, request.ops.front(),
+                                   *response, client_side, verification, checks);
       exit != kExitOk) {
     return exit;
   }

@@ -7,6 +7,7 @@
 
 #include <cstdint>
 
+#include "client/cli/array_request.h"
 #include "client/cli/command.h"
 #include "client/cli/reduce_request.h"
 #include "client/input/open_source.h"
@@ -19,6 +20,8 @@ struct SharedMemoryReduceFlags {
   RequestSettings request;   // its dtype is the source's, whatever it says
   uint64_t piece_bytes = 0;  // the input is loaded in pieces of this many bytes (--chunk-size)
   bool verify = false;
+  ArrayRequest array;  // --shape, --axis, --keepdims, --segments, resolved once the input is open
+  std::string output;  // --output
 };
 
 // The exit code: 0, 1 (the server refused), 2 (usage, unreadable input, no shared memory here)

@@ -1,8 +1,11 @@
 #include "client/load/load_flags.h"
 
+#include "absl/strings/match.h"
 #include "absl/strings/str_cat.h"
+#include "client/array_layout.h"
 #include "client/channel_security.h"
 #include "client/cli/op_list.h"
+#include "common/read_file.h"
 #include "common/reduction/op_name.h"
 #include "common/shared_memory_flag.h"
 #include "wire/op_mapping.h"
@@ -21,6 +24,57 @@ absl::Status ApplyOpAndDType(const std::string& op, const std::string& dtype,
   if (!(work->ddof >= 0)) {
     return absl::InvalidArgumentError("--ddof must be a non-negative number (NumPy's ddof)");
   }
+  return absl::OkStatus();
+}
+
+absl::Status ApplyLayout(const LayoutFlags& flags, WorkloadOptions* work) {
+  ArrayLayout layout;
+  if (!flags.shape.empty()) {
+    absl::StatusOr<std::vector<uint64_t>> shape = ParseExtents(flags.shape, "--shape");
+    if (!shape.ok()) return shape.status();
+    layout.shape = *std::move(shape);
+  }
+  if (!flags.axis.empty()) {
+    absl::StatusOr<std::vector<int32_t>> axes = ParseAxes(flags.axis);
+    if (!axes.ok()) return axes.status();
+    layout.axes = *std::move(axes);
+  }
+  layout.keepdims = flags.keepdims;
+  const uint64_t elements =
+      work->stream_bytes > 0 ? work->stream_bytes / DTypeSize(work->dtype) : work->floats;
+  if (!flags.segments.empty()) {
+    std::string text = flags.segments;
+    if (absl::StartsWith(text, "@")) {
+      absl::StatusOr<std::string> read = ReadTextFile(text.substr(1), "--segments");
+      if (!read.ok()) return read.status();
+      text = *std::move(read);
+    }
+    absl::StatusOr<std::vector<uint64_t>> lengths = ParseExtents(text, "--segments");
+    if (!lengths.ok()) return lengths.status();
+    layout.segments = *std::move(lengths);
+    if (layout.segments.size() == 1 && !absl::StartsWith(flags.segments, "@")) {
+      const uint64_t count = layout.segments.front();  // N segments, as equal as they come
+      if (count == 0) return absl::InvalidArgumentError("--segments 0: give at least one");
+      layout.segments.assign(count, elements / count);
+      for (uint64_t i = 0; i < elements % count; ++i) ++layout.segments[i];
+    }
+  }
+  if (layout.shape.empty() && (!layout.axes.empty() || layout.keepdims) &&
+      layout.segments.empty()) {
+    return absl::InvalidArgumentError(absl::StrCat(
+        layout.axes.empty() ? "--keepdims" : "--axis",
+        " needs --shape D0,D1,... (C order, its product the elements of a request: ", elements,
+        ")"));
+  }
+  std::vector<v1::Op> ops = work->ops.empty() ? std::vector<v1::Op>{work->op} : work->ops;
+  if (absl::Status checked = CheckArrayLayout(
+          layout, ops, elements,
+          absl::StrCat("each request (", elements, " elements: --floats, or --bytes over the ",
+                       DTypeName(work->dtype), " size)"));
+      !checked.ok()) {
+    return checked;
+  }
+  work->layout = std::move(layout);
   return absl::OkStatus();
 }
 
@@ -52,6 +106,24 @@ void RegisterLoadFlags(FlagSet& flags, LoadOptions* load, WorkloadOptions* work,
   flags.AddByteSize("bytes", &work->stream_bytes,
                     "streams instead: each request a ReduceStream of this many payload bytes");
   flags.AddByteSize("chunk-size", &work->chunk_bytes, "streams: payload bytes per message");
+  flags.AddString("shape", &out->layout.shape,
+                  "array requests (issue 23): each request's elements as this C-order shape, "
+                  "reduced along --axis (every axis without it), one result array per op, every "
+                  "element checked. Its product must be the request's elements: --floats 1048576 "
+                  "--shape 1024,1024 --axis 1",
+                  "D0,D1,...");
+  flags.AddString("axis", &out->layout.axis,
+                  "with --shape: the axes to reduce, as NumPy's axis (negative from the end); arg "
+                  "ops take one",
+                  "A[,B...]");
+  flags.AddBool("keepdims", &out->layout.keepdims,
+                "with --shape: keep the reduced axes with length 1 (NumPy's keepdims)");
+  flags.AddString("segments", &out->layout.segments,
+                  "array requests over segments instead: N equal segments of each request's "
+                  "elements (--segments 64; the first ones one longer where N does not divide "
+                  "them), a list of lengths summing to them (--segments 1000,0,24), or @FILE of "
+                  "lengths",
+                  "N|L0,L1,...|@FILE");
   flags.AddString("op", op,
                   absl::StrCat("the reduction, one of ", cli::OpChoices(),
                                ", or a comma list of them (sum,min,max,mean,std): each request "

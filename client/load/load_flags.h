@@ -14,7 +14,16 @@
 
 namespace gpureduce::client {
 
-// Where the report goes, and whether the requests go by reference.
+// An array request's layout as given (--shape, --axis, --keepdims, --segments); ApplyLayout
+// makes it the workload's once the request's element count is known.
+struct LayoutFlags {
+  std::string shape;
+  std::string axis;
+  bool keepdims = false;
+  std::string segments;  // N (equal segments), a list of lengths, or @FILE of lengths
+};
+
+// Where the report goes, whether the requests go by reference, and their array layout.
 struct OutputFlags {
   JsonFlag json;
   bool csv = false;
@@ -23,6 +32,7 @@ struct OutputFlags {
   bool progress = isatty(STDERR_FILENO) != 0;
   std::string shared_memory;          // "", or a kind of common/shared_memory_flag.h
   std::string shared_memory_devices;  // cuda: GPUs to put regions on, "0,1"; "": GPU 0
+  LayoutFlags layout;
 };
 
 // Binds every flag of `gpureduce-load` (not of its sink) to the options; `op` gets --op's text
@@ -34,5 +44,11 @@ void RegisterLoadFlags(FlagSet& flags, LoadOptions* load, WorkloadOptions* work,
 // `work`; InvalidArgument naming the bad entry and the choices.
 absl::Status ApplyOpAndDType(const std::string& op, const std::string& dtype,
                              WorkloadOptions* work);
+
+// Parses the layout flags into work->layout, after ApplyOpAndDType: --segments N cuts each
+// request's elements (--floats, or --bytes over the dtype's size) into N segments as equal as
+// they come (the first elements % N one longer). InvalidArgument for bad syntax, --axis or
+// --keepdims without --shape, --shape with --segments, or a layout that does not fit a request.
+absl::Status ApplyLayout(const LayoutFlags& flags, WorkloadOptions* work);
 
 }  // namespace gpureduce::client

@@ -26,14 +26,22 @@ std::string OpsText(const WorkloadOptions& w) {
   return absl::StrJoin(names, ",");
 }
 
+// ", each as shape (1024, 1024) along axis 1: 1024 results per op" for array requests.
+std::string LayoutText(const WorkloadOptions& w) {
+  if (!w.layout.array()) return "";
+  const uint64_t outputs = OutputCount(w.layout);
+  return absl::StrCat(", each as ", DescribeLayout(w.layout), ": ", outputs,
+                      outputs == 1 ? " result" : " results", " per op");
+}
+
 std::string What(const LoadRun& run) {
   const WorkloadOptions& w = run.workload;
   if (w.stream_bytes > 0) {
     return absl::StrCat("streams of ", FormatByteSize(w.stream_bytes), " in ",
-                        FormatByteSize(w.chunk_bytes), " chunks");
+                        FormatByteSize(w.chunk_bytes), " chunks", LayoutText(w));
   }
   return absl::StrCat("unary requests of ", w.floats, " ",
-                      w.dtype == DType::kFloat32 ? "floats" : DTypeName(w.dtype));
+                      w.dtype == DType::kFloat32 ? "floats" : DTypeName(w.dtype), LayoutText(w));
 }
 
 std::string Load(const LoadRun& run) {
@@ -78,6 +86,8 @@ nlohmann::json ReportJson(const LoadRun& run) {
       {"dtype", std::string(DTypeName(run.workload.dtype))},
       {"chunk_bytes", run.workload.stream_bytes > 0 ? run.workload.chunk_bytes : 0},
       {"op", OpsText(run.workload)},
+      {"layout", DescribeLayout(run.workload.layout)},
+      {"outputs", run.workload.layout.array() ? OutputCount(run.workload.layout) : 1},
       {"kernel_requested", run.workload.kernel},
       {"connections", run.options.connections},
       {"concurrency", run.options.rate > 0 ? 0 : run.options.concurrency},

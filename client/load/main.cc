@@ -159,6 +159,9 @@ int RunLoadCommand(int argc, char** argv) {
   if (absl::Status applied = ApplyOpAndDType(op, dtype, &work); !applied.ok()) {
     return Usage(flags, applied);
   }
+  if (absl::Status applied = ApplyLayout(out.layout, &work); !applied.ok()) {
+    return Usage(flags, applied);
+  }
   if (work.tolerance == 0) work.tolerance = ToleranceFromServer(load, work);
   std::unique_ptr<ReducerClient> registrar;  // declared first: outlives the region it unregisters
   absl::StatusOr<std::vector<std::unique_ptr<SharedPayload>>> shared =

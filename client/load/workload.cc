@@ -152,7 +152,8 @@ absl::StatusOr<Workload> Workload::Make(const WorkloadOptions& options,
 }
 
 bool Workload::typed() const {
-  if (options_.dtype != DType::kFloat32 || options_.ops.size() > 1 || options_.ddof != 0) {
+  if (options_.dtype != DType::kFloat32 || options_.ops.size() > 1 || options_.ddof != 0 ||
+      options_.layout.array()) {
     return true;
   }
   return static_cast<int>(ops().front()) > static_cast<int>(v1::ARGMAX);
@@ -168,6 +169,30 @@ absl::StatusOr<Workload> Workload::MakeTyped(Workload workload, v1::ReduceSpec s
   const std::vector<v1::Op> ops = workload.ops();
   SetOpsAndDType(ops, options.dtype, options.ddof, spec);
   const size_t size = DTypeSize(options.dtype);
+  const ArrayLayout& layout = options.layout;
+  if (layout.array()) {
+    const uint64_t elements =
+        options.stream_bytes == 0 ? options.floats : options.stream_bytes / size;
+    if (absl::Status checked = CheckArrayLayout(
+            layout, ops, elements,
+            absl::StrCat("each request (", elements, " ", DTypeName(options.dtype), " elements)"));
+        !checked.ok()) {
+      return checked;
+    }
+    SetArrayLayout(layout, spec);
+  }
+  // The client's answers to one request's payload, in the pieces it is sent in.
+  const auto expect = [&](const std::vector<absl::string_view>& pieces, uint64_t count) {
+    Expected expected;
+    expected.count = count;
+    if (layout.array()) {
+      expected.arrays = ComputeArrayAnswers(layout, ops, options.dtype, options.ddof, pieces);
+      expected.shape = ResultShape(layout);
+    } else {
+      expected.results = TypedAnswers(ops, options.dtype, options.ddof, pieces);
+    }
+    return expected;
+  };
   if (options.stream_bytes == 0) {
     if (options.floats == 0) return absl::InvalidArgumentError("--floats must be at least 1");
     spec.set_expected_count(options.floats);
@@ -191,10 +216,7 @@ absl::StatusOr<Workload> Workload::MakeTyped(Workload workload, v1::ReduceSpec s
         request.set_data(data);
       }
       workload.unary_.push_back(std::move(request));
-      Expected expected;
-      expected.count = options.floats;
-      expected.results = TypedAnswers(ops, options.dtype, options.ddof, {data});
-      workload.expected_.push_back(std::move(expected));
+      workload.expected_.push_back(expect({data}, options.floats));
     }
     return workload;
   }
@@ -227,10 +249,7 @@ absl::StatusOr<Workload> Workload::MakeTyped(Workload workload, v1::ReduceSpec s
     last.set_data(std::string(pieces.back()));
     workload.last_chunk_ = std::move(last);
   }
-  Expected expected;
-  expected.count = elements;
-  expected.results = TypedAnswers(ops, options.dtype, options.ddof, pieces);
-  workload.expected_.push_back(std::move(expected));
+  workload.expected_.push_back(expect(pieces, elements));
   return workload;
 }
 
@@ -246,6 +265,18 @@ uint64_t Workload::request_bytes() const {
 std::string Workload::Check(const v1::ReduceResponse& response, const Expected& expected) const {
   if (response.count() != expected.count) {
     return absl::StrCat("count ", response.count(), ", expected ", expected.count);
+  }
+  if (options_.layout.array()) {
+    const std::vector<v1::Op> ops = this->ops();
+    if (response.results_size() != static_cast<int>(ops.size())) {
+      return absl::StrCat(response.results_size(), " results for ", ops.size(), " ops");
+    }
+    for (size_t i = 0; i < ops.size(); ++i) {
+      std::string problem = CheckArrayResult(response.results(static_cast<int>(i)), ops[i],
+                                             expected.shape, expected.arrays[i], tolerance_);
+      if (!problem.empty()) return problem;
+    }
+    return "";
   }
   if (!expected.results.empty()) {
     const std::vector<v1::Op> ops = this->ops();

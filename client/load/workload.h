@@ -14,6 +14,8 @@
 #include <vector>
 
 #include "absl/status/statusor.h"
+#include "client/array_layout.h"
+#include "client/array_reference.h"
 #include "client/running_reference.h"
 #include "client/typed_reference.h"
 #include "common/reduction/dtype.h"
@@ -34,6 +36,9 @@ struct WorkloadOptions {
   uint32_t payloads = 8;  // distinct unary requests, or distinct chunks a stream cycles
   uint64_t seed = 1;
   int64_t device = -1;  // >= 0: every request pins this device (spec.device)
+  // An array request's shape and axes, or segments (issue 23): every request asks for one
+  // result array per op, each element checked. Empty: full reductions.
+  ArrayLayout layout;
   // Relative error allowed in sums, products and means, against sum(|x|), |product| and
   // mean(|x|), |var|; MIN, MAX, ARGMIN, ARGMAX, integer results and indexes must be exact (a
   // float result may also be off by one unit in the last place of its dtype). 0:
@@ -67,6 +72,9 @@ struct Expected {
   // Typed requests (another dtype, several ops or a new op): one answer per op, checked against
   // the response's `results` (TypedReference, CheckOpResult).
   std::vector<TypedReference::Answer> results;
+  // Array requests: each op's answer per output, and the result shape every op's array has.
+  ArrayAnswers arrays;
+  std::vector<uint64_t> shape;
 };
 
 class Workload {
@@ -76,8 +84,8 @@ class Workload {
                                        const SharedPayloadTarget* shared = nullptr);
 
   bool streaming() const { return options_.stream_bytes > 0; }
-  // Whether requests ask for typed results: another dtype than float32, several ops, a new op
-  // or a ddof.
+  // Whether requests ask for typed results: another dtype than float32, several ops, a new op,
+  // a ddof or an array layout.
   bool typed() const;
   // The ops each request asks for, in order.
   std::vector<v1::Op> ops() const;
