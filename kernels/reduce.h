@@ -110,6 +110,17 @@ std::vector<Stats> ReduceSegments(ThreadPool& pool, const StatsRequest& request,
                                   std::span<const uint64_t> bounds);
 
 using ColumnsDone = absl::AnyInvocable<void(ReduceTiming) &&>;
+using RowsDone = absl::AnyInvocable<void(ReduceTiming) &&>;
+// Takes one row's Stats; called from pool threads at once, for distinct rows.
+using RowSink = std::function<void(uint64_t row, const Stats& stats)>;
+
+// Reduces each row of a row-major table (NumPy's axis=-1): `data` holds whole rows of `length`
+// elements, and row r's Stats (indices counted from the row's start) go to `sink` from the task
+// that reduced it, in no particular order, each once. Short rows are reduced side by side by the
+// columns pass, long ones each by ReduceBlock; the result depends only on the input. `data` must
+// stay valid until `done`, which runs as ReduceAsync's does, after every row's sink.
+void ReduceRowsAsync(ThreadPool& pool, const StatsRequest& request, std::span<const std::byte> data,
+                     uint64_t length, RowSink sink, RowsDone done);
 
 // Reduces a row-major table down its columns (NumPy's axis=0): `data` holds `rows` rows of
 // columns.size() elements, row r's indices are base_row + r, and column c's elements merge into

@@ -13,6 +13,7 @@
 #include <cstdint>
 #include <cstdio>
 #include <cstring>
+#include <future>
 #include <string>
 #include <vector>
 
@@ -140,6 +141,7 @@ int main(int argc, char** argv) {
   bool check = false, specials = false;
   uint64_t segment = 0;
   uint64_t columns = 0;
+  uint64_t rows_of = 0;
   std::string dtypes_text = "float32,float16,bfloat16,float64,int32,int64";
   std::string cases_text = "sum,min,var,five";
   FlagSet flags(
@@ -162,6 +164,10 @@ int main(int argc, char** argv) {
   flags.AddUint64("columns", &columns,
                   "reduce the array as a row-major table of this many columns down each column "
                   "(kernels::cpu::ReduceColumns, NumPy's axis=0; the digest folds theirs)");
+  flags.AddUint64(
+      "rows", &rows_of,
+      "reduce the array as a row-major table of rows this long, each to its own "
+      "answer (kernels::cpu::ReduceRowsAsync, NumPy's axis=-1; the digest folds theirs)");
   if (absl::Status parsed = flags.Parse(argc, argv); !parsed.ok()) {
     std::fprintf(stderr, "gpureduce-cpu-bench: %s\n", std::string(parsed.message()).c_str());
     return 2;
@@ -191,7 +197,7 @@ int main(int argc, char** argv) {
   std::printf("%u thread(s), %.0f MiB per dtype, median of %u runs\n", threads,
               static_cast<double>(bytes.size()) / (1 << 20), runs);
   std::printf("%-9s %-5s %8s %7s  %s\n", "dtype", "op", "GB/s", "of f32", "digest");
-  if ((segment > 0 || columns > 0) && check) {
+  if ((segment > 0 || columns > 0 || rows_of > 0) && check) {
     std::fprintf(stderr, "gpureduce-cpu-bench: --check compares whole-array runs only\n");
     return 2;
   }
@@ -211,11 +217,29 @@ int main(int argc, char** argv) {
       const kernels::cpu::StatsRequest request{dtype, NeedsOf(c.ops)};
       std::vector<double> seconds;
       Stats stats;
+      std::vector<double> answers;  // --rows: each row's ops
       for (uint32_t run = 0; run <= runs; ++run) {
         const auto start = std::chrono::steady_clock::now();
         std::vector<Stats> segments;
         if (segment > 0) {
           segments = kernels::cpu::ReduceSegments(pool, request, bytes, bounds);
+        } else if (rows_of > 0) {
+          // As the service answers rows: each row's ops finalized by the task that reduced it,
+          // into a result array allocated once.
+          const size_t ops = c.ops.size();
+          answers.resize(count / rows_of * ops);
+          std::promise<void> finished;
+          kernels::cpu::ReduceRowsAsync(
+              pool, request, std::span(bytes).first(count / rows_of * rows_of * DTypeSize(dtype)),
+              rows_of,
+              [&answers, &c, ops, dtype](uint64_t row, const Stats& one) {
+                for (size_t k = 0; k < ops; ++k) {
+                  const absl::StatusOr<OpResult> r = FinalizeOp(c.ops[k], dtype, 0, one);
+                  answers[row * ops + k] = r.ok() ? r->unrounded : -1.0;
+                }
+              },
+              [&finished](kernels::cpu::ReduceTiming) { finished.set_value(); });
+          finished.get_future().get();
         } else if (columns > 0) {
           segments.assign(columns, kernels::cpu::EmptyStats(dtype));
           kernels::cpu::ReduceColumns(
@@ -225,6 +249,11 @@ int main(int argc, char** argv) {
           stats = kernels::cpu::Reduce(pool, request, bytes);
         }
         const std::chrono::duration<double> took = std::chrono::steady_clock::now() - start;
+        if (rows_of > 0) {  // the digest below folds every row's answers
+          stats = Stats{};
+          stats.count = answers.size();
+          for (double answer : answers) stats.sum = stats.sum * 3 + answer;
+        }
         if (!segments.empty()) {  // the digest below folds every segment's
           stats = segments.back();
           stats.count = segments.size();

@@ -10,7 +10,7 @@ namespace gpureduce::runtime {
 
 ArrayResults::ArrayResults(const ReduceLayout& layout, std::span<const gpureduce::Op> ops,
                            gpureduce::DType dtype, double ddof)
-    : layout_(layout), dtype_(dtype), ddof_(ddof) {
+    : layout_(layout), dtype_(dtype), ddof_(ddof), overflows_(ops.size()) {
   for (gpureduce::Op op : ops) {
     ArrayResult& array = arrays_.emplace_back();
     array.op = op;
@@ -20,21 +20,38 @@ ArrayResults::ArrayResults(const ReduceLayout& layout, std::span<const gpureduce
 }
 
 void ArrayResults::Write(uint64_t output, const gpureduce::Stats& stats) {
-  if (!status_.ok()) return;
-  for (ArrayResult& array : arrays_) {
+  if (failed_.load(std::memory_order_relaxed)) return;
+  for (size_t i = 0; i < arrays_.size(); ++i) {
+    ArrayResult& array = arrays_[i];
     absl::StatusOr<gpureduce::OpResult> result =
         gpureduce::FinalizeOp(array.op, dtype_, ddof_, stats);
     if (!result.ok()) {
-      status_ = absl::Status(result.status().code(),
-                             absl::StrCat(OutputName(output), ": ", result.status().message()));
+      std::lock_guard<std::mutex> lock(mu_);
+      if (status_.ok()) {  // the first to fail, of outputs written at once on several threads
+        status_ = absl::Status(result.status().code(),
+                               absl::StrCat(OutputName(output), ": ", result.status().message()));
+      }
+      failed_.store(true, std::memory_order_relaxed);
       return;
     }
-    if (result->overflow) ++array.overflow_count;
+    if (result->overflow) overflows_[i].fetch_add(1, std::memory_order_relaxed);
     const size_t size = gpureduce::DTypeSize(array.dtype);
     gpureduce::EncodeResult(*result,
                             reinterpret_cast<std::byte*>(array.data.data()) + output * size);
     if (layout_.outputs() == 1) array.only = *result;
   }
+}
+
+absl::Status ArrayResults::status() const {
+  std::lock_guard<std::mutex> lock(mu_);
+  return status_;
+}
+
+std::vector<ArrayResult> ArrayResults::Take() {
+  for (size_t i = 0; i < arrays_.size(); ++i) {
+    arrays_[i].overflow_count = overflows_[i].load(std::memory_order_relaxed);
+  }
+  return std::move(arrays_);
 }
 
 // "segment 17", or the output's place in NumPy's result: "result[3, 0, 7]".

@@ -3,7 +3,9 @@
 // An array request's answers (issue 23): for each op, one element of its result dtype per output,
 // finalized from the output's merged Stats as a full reduction's answer is (FinalizeOp).
 
+#include <atomic>
 #include <cstdint>
+#include <mutex>
 #include <optional>
 #include <span>
 #include <string>
@@ -22,12 +24,14 @@ class ArrayResults {
                gpureduce::DType dtype, double ddof);
 
   // Output `output`'s answers from its Stats. The first output an op cannot answer (all NaN
-  // under NANARGMIN) becomes status(), naming the output; later ones are ignored.
+  // under NANARGMIN) becomes status(), naming the output; later ones are ignored. Thread-safe
+  // for distinct outputs.
   void Write(uint64_t output, const gpureduce::Stats& stats);
 
-  const absl::Status& status() const { return status_; }
+  // Once every Write has returned.
+  absl::Status status() const;
   // The arrays, once every output is written.
-  std::vector<ArrayResult> Take() { return std::move(arrays_); }
+  std::vector<ArrayResult> Take();
 
  private:
   std::string OutputName(uint64_t output) const;
@@ -36,7 +40,10 @@ class ArrayResults {
   const gpureduce::DType dtype_;
   const double ddof_;
   std::vector<ArrayResult> arrays_;
-  absl::Status status_;
+  std::vector<std::atomic<uint64_t>> overflows_;  // per array: outputs that wrapped
+  std::atomic<bool> failed_{false};
+  mutable std::mutex mu_;
+  absl::Status status_;  // under mu_
 };
 
 }  // namespace gpureduce::runtime

@@ -29,6 +29,8 @@ class OutputMap {
 
   // The accumulators it holds open (0 where blocks are answered at once).
   uint64_t window() const { return window_.size(); }
+  // Blocks answer their own outputs: block b's are b * block_outputs.., written as they come.
+  bool direct() const { return window_.empty(); }
 
  private:
   void Flush(uint64_t slab);

@@ -97,7 +97,32 @@ void ShapedReducer::StepFinished(const kernels::cpu::ReduceTiming& timing, uint6
   piece_timing_.compute += timing.compute;
 }
 
+bool ShapedReducer::LaunchWholeRows(absl::AnyInvocable<void() &&>& next) {
+  const uint64_t end = piece_base_ + piece_.size() / element_bytes_;
+  if (segmented_ || !map_->direct() || row_length_ == 0 ||
+      row_length_ > kernels::cpu::TaskElements(request_.dtype) || next_segment_ >= segments_ ||
+      SegmentStart(next_segment_) != position_ || end - position_ < row_length_) {
+    return false;
+  }
+  const uint64_t first = next_segment_;
+  const uint64_t rows = (end - position_) / row_length_;
+  const auto data = piece_.subspan((position_ - piece_base_) * element_bytes_,
+                                   rows * row_length_ * element_bytes_);
+  kernels::cpu::ReduceRowsAsync(
+      pool_, request_, data, row_length_,
+      [this, first](uint64_t row, const gpureduce::Stats& stats) {
+        results_.Write(first + row, stats);
+      },
+      [this, rows, next = std::move(next)](kernels::cpu::ReduceTiming timing) mutable {
+        next_segment_ += rows;
+        StepFinished(timing, rows * row_length_);
+        std::move(next)();
+      });
+  return true;
+}
+
 void ShapedReducer::LaunchRows(absl::AnyInvocable<void() &&> next) {
+  if (LaunchWholeRows(next)) return;
   const uint64_t lo = position_;
   const uint64_t end = piece_base_ + piece_.size() / element_bytes_;
   const uint64_t first = next_segment_;

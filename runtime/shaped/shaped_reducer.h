@@ -46,6 +46,9 @@ class ShapedReducer {
  private:
   // The next step over the current piece, which calls `next` once its Stats are delivered.
   void LaunchRows(absl::AnyInvocable<void() &&> next);
+  // The piece's whole rows from position_ (a row's start) at once, each answered by the task that
+  // reduced it (ReduceRowsAsync): uniform rows that fit a task, answering their own outputs.
+  bool LaunchWholeRows(absl::AnyInvocable<void() &&>& next);
   void LaunchColumns(absl::AnyInvocable<void() &&> next);
   // Runs the piece's steps one after another without recursing when they finish inline.
   void Continue();

@@ -18,27 +18,18 @@
 
 #include "absl/strings/str_cat.h"
 #include "gtest/gtest.h"
+#include "tests/gpu/kernel_fixture.h"
 
 namespace gpureduce::kernels::cuda {
 namespace {
 
-class SegmentedSumTest : public ::testing::Test {
+class SegmentedSumTest : public testing::KernelFixture {
  protected:
   void SetUp() override {
-    int devices = 0;
-    if (cudaError_t error = cudaGetDeviceCount(&devices); error != cudaSuccess || devices == 0) {
-      GTEST_SKIP() << "no usable GPU: " << cudaGetErrorName(error);
-    }
-    cudaDeviceProp props{};
-    ASSERT_EQ(cudaGetDeviceProperties(&props, 0), cudaSuccess);
-    gpu_ = {props.multiProcessorCount, props.maxThreadsPerMultiProcessor,
-            props.major * 10 + props.minor};
-    ASSERT_EQ(cudaStreamCreate(&stream_), cudaSuccess);
+    KernelFixture::SetUp();  // skips without a GPU; device 0's traits, a stream
+    if (IsSkipped() || HasFatalFailure()) return;
     seed_ = std::random_device{}();
     random_.seed(seed_);
-  }
-  void TearDown() override {
-    if (stream_ != nullptr) cudaStreamDestroy(stream_);
   }
 
   // n floats of mixed sign and magnitude, `shift` floats after a 256-byte boundary on the device.
@@ -133,8 +124,6 @@ class SegmentedSumTest : public ::testing::Test {
     return lengths;
   }
 
-  GpuTraits gpu_;
-  cudaStream_t stream_ = nullptr;
   uint32_t seed_ = 0;
   std::mt19937_64 random_;
 };

@@ -1,0 +1,87 @@
+// ReduceRowsAsync (kernels/reduce.h): every row of tables of every dtype against the independent
+// reference over that row alone, for every op, at row lengths on both sides of the columns pass's
+// longest (short rows reduced side by side, long ones each by ReduceBlock), with NaN, infinities
+// and ties in rows; every row handed to the sink once.
+
+#include <cmath>
+#include <future>
+#include <mutex>
+#include <random>
+#include <string>
+#include <vector>
+
+#include "absl/strings/str_cat.h"
+#include "common/reduction/op_name.h"
+#include "gtest/gtest.h"
+#include "kernels/reduce.h"
+#include "tests/support/random_data.h"
+#include "tests/unit/kernels/stats_reference.h"
+#include "tests/unit/kernels/typed_array.h"
+
+namespace gpureduce::kernels::cpu {
+namespace {
+
+using testing::TypedArray;
+
+TypedArray Row(const TypedArray& table, size_t length, size_t r) {
+  if (IsInteger(table.dtype)) {
+    return testing::FromInts(table.dtype,
+                             std::span<const int64_t>(table.ints).subspan(r * length, length));
+  }
+  return testing::FromValues(table.dtype,
+                             std::span<const double>(table.values).subspan(r * length, length));
+}
+
+class RowsReduceTest : public ::testing::TestWithParam<DType> {};
+
+TEST_P(RowsReduceTest, EveryRowMatchesTheReference) {
+  const DType dtype = GetParam();
+  const uint64_t seed = testing::FreshSeed();
+  SCOPED_TRACE(absl::StrCat("seed ", seed));
+  std::mt19937_64 random(seed);
+  ThreadPool pool(3);
+  const std::vector<Op> ops(std::begin(kAllOps), std::end(kAllOps));
+  for (const size_t length : {1, 3, 16, 128, 129, 1000}) {
+    for (const std::vector<Op>& set : {ops, std::vector<Op>{Op::kSum, Op::kNanArgMax, Op::kVar}}) {
+      SCOPED_TRACE(absl::StrCat("length ", length, ", ", set.size(), " ops"));
+      const size_t rows = length > 100 ? 300 : 700;  // more than one block of the pass's rows
+      TypedArray table = testing::RandomArray(dtype, rows * length, random());
+      if (!IsInteger(dtype)) {
+        for (size_t k = 0; k < 20; ++k) table.Set(random() % table.size(), NAN);
+        table.Set(random() % table.size(), INFINITY);
+        table.Set(random() % table.size(), -INFINITY);
+      }
+      std::vector<Stats> got(rows);
+      std::vector<int> seen(rows, 0);
+      std::mutex mu;
+      std::promise<void> finished;
+      ReduceRowsAsync(
+          pool, {dtype, NeedsOf(set)}, table.bytes, length,
+          [&](uint64_t row, const Stats& stats) {
+            std::lock_guard<std::mutex> lock(mu);
+            got[row] = stats;
+            ++seen[row];
+          },
+          [&](ReduceTiming) { finished.set_value(); });
+      finished.get_future().get();
+      std::string failures;
+      for (size_t r = 0; r < rows && failures.size() < 2000; ++r) {
+        if (seen[r] != 1) failures += absl::StrCat("row ", r, " seen ", seen[r], " times\n");
+        const TypedArray own = Row(table, length, r);
+        for (Op op : set) {
+          const std::string error = testing::CheckResult(testing::ReferenceOf(op, own, 1),
+                                                         FinalizeOp(op, dtype, 1, got[r]));
+          if (!error.empty())
+            failures += absl::StrCat("row ", r, " ", OpName(op), ": ", error, "\n");
+        }
+      }
+      EXPECT_EQ(failures, "");
+    }
+  }
+}
+
+INSTANTIATE_TEST_SUITE_P(EveryDType, RowsReduceTest, ::testing::ValuesIn(kAllDTypes),
+                         [](const auto& info) { return std::string(DTypeName(info.param)); });
+
+}  // namespace
+}  // namespace gpureduce::kernels::cpu
