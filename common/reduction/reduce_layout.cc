@@ -65,15 +65,21 @@ absl::StatusOr<ReduceLayout> ReduceLayout::ForAxes(std::span<const uint64_t> sha
     }
   }
 
+  // The extents other than 0 must multiply below 2^64, as NumPy's must fit its index type: a 0
+  // elsewhere would hide an overflow of the outputs' count (and of what a reducer sets aside).
+  uint64_t nonzero = 1;
+  for (uint64_t extent : shape) {
+    if (!MultiplyInto(extent == 0 ? 1 : extent, &nonzero)) {
+      return absl::InvalidArgumentError(absl::StrCat(
+          "spec.shape ", Tuple(shape), " is too large: its extents multiply past 2^64"));
+    }
+  }
   ReduceLayout layout;
   layout.count_ = 1;
   layout.outputs_ = 1;
   uint64_t reduced_extent = 1;
   for (size_t i = 0; i < shape.size(); ++i) {
-    if (!MultiplyInto(shape[i], &layout.count_)) {
-      return absl::InvalidArgumentError(
-          absl::StrCat("spec.shape ", Tuple(shape), " holds more than 2^64 elements"));
-    }
+    layout.count_ *= shape[i];  // none of these products passes `nonzero`
     if (reduced[i]) {
       reduced_extent *= shape[i];  // bounded by the count's product, or 0 with it
       if (keepdims) layout.result_shape_.push_back(1);
@@ -88,7 +94,9 @@ absl::StatusOr<ReduceLayout> ReduceLayout::ForAxes(std::span<const uint64_t> sha
       layout.groups_.push_back({shape[i], reduced[i]});
     }
   }
-  layout.has_empty_output_ = reduced_extent == 0 && layout.outputs_ != 0;
+  // NumPy refuses a reduction over a 0-length axis for an op without identity even where no
+  // output is left (np.zeros((0, 0)).min(axis=0)).
+  layout.has_empty_output_ = reduced_extent == 0;
   std::vector<uint64_t> axis_list;
   for (size_t i = 0; i < reduced.size(); ++i) {
     if (reduced[i]) axis_list.push_back(i);
@@ -118,7 +126,8 @@ absl::StatusOr<ReduceLayout> ReduceLayout::ForSegments(std::span<const uint64_t>
 }
 
 uint64_t ReduceLayout::open_outputs() const {
-  if (segmented_ || count_ == 0) return 1;
+  if (count_ == 0) return 0;  // no element arrives: nothing is held (Finish answers the outputs)
+  if (segmented_) return 1;
   // From the first reduced group in: the kept extents inside it stay open until it ends.
   uint64_t open = 1;
   bool inside = false;

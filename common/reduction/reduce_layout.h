@@ -48,9 +48,10 @@ class ReduceLayout {
   const std::vector<AxisGroup>& groups() const { return groups_; }
 
   // The outputs a reduction in C order holds open at once: what a stream must keep an
-  // accumulator for (a shape reduced along its last axes finishes each output before the next).
+  // accumulator for (a shape reduced along its last axes finishes each output before the next;
+  // an array of no elements holds none).
   uint64_t open_outputs() const;
-  // Whether some output reduces no element (an empty segment, or a 0-length reduced axis).
+  // Whether some output reduces no element (an empty segment), or a reduced axis has length 0.
   bool has_empty_output() const { return has_empty_output_; }
   // What the payload of `outputs` reductions is, for messages: "shape (4096, 1024) along axes
   // (1)" or "2 segments".

@@ -34,6 +34,12 @@ ShapedReducer::ShapedReducer(ThreadPool& pool, const RequestSpec& spec)
   const std::vector<gpureduce::AxisGroup>& groups = layout_.groups();
   std::span<const gpureduce::AxisGroup> outer;
   uint64_t block_outputs = 1;
+  if (layout_.count() == 0) {
+    // No element will come (more are refused): Finish answers every output; nothing is set
+    // aside (a (0, 2^24) table's columns would be 2^24 accumulators).
+    map_.emplace(outer, block_outputs, spec.dtype, results_);
+    return;
+  }
   if (layout_.segmented()) {
     segmented_ = true;
     segments_ = layout_.outputs();

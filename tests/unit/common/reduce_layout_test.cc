@@ -68,7 +68,29 @@ TEST(ReduceLayout, RefusesWhatNumPyRefuses) {
   EXPECT_TRUE(ReduceLayout::ForAxes(shape, std::vector<int32_t>{0, 1, 2}, false, argmin).ok());
   const std::vector<uint64_t> huge = {uint64_t{1} << 40, uint64_t{1} << 40};
   EXPECT_THAT(ReduceLayout::ForAxes(huge, {}, false, kSum).status().message(),
-              HasSubstr("more than 2^64"));
+              HasSubstr("multiply past 2^64"));
+  // A 0 extent does not hide the others' product (the outputs' count would wrap to 0).
+  const std::vector<uint64_t> hidden = {uint64_t{1} << 34, 0, uint64_t{1} << 30};
+  EXPECT_THAT(
+      ReduceLayout::ForAxes(hidden, std::vector<int32_t>{1}, false, kSum).status().message(),
+      HasSubstr("multiply past 2^64"));
+}
+
+TEST(ReduceLayout, AnArrayOfNoElementsHoldsNothingOpen) {
+  const std::vector<uint64_t> wide = {0, uint64_t{1} << 24};
+  absl::StatusOr<ReduceLayout> columns =
+      ReduceLayout::ForAxes(wide, std::vector<int32_t>{0}, false, kSum);
+  ASSERT_TRUE(columns.ok());
+  EXPECT_EQ(columns->outputs(), uint64_t{1} << 24);
+  EXPECT_EQ(columns->open_outputs(), 0u);
+  // NumPy refuses a 0-length reduced axis for MIN even where no output is left.
+  const std::vector<uint64_t> none = {0, 0};
+  absl::StatusOr<ReduceLayout> empty =
+      ReduceLayout::ForAxes(none, std::vector<int32_t>{0}, false, kSum);
+  ASSERT_TRUE(empty.ok());
+  EXPECT_EQ(empty->outputs(), 0u);
+  EXPECT_FALSE(CheckEmptyOutputs(*empty, std::vector<Op>{Op::kMin}, DType::kFloat32, 0).ok());
+  EXPECT_TRUE(CheckEmptyOutputs(*empty, kSum, DType::kFloat32, 0).ok());
 }
 
 TEST(ReduceLayout, EmptyOutputsAnswerWhereTheOpHasAnIdentity) {

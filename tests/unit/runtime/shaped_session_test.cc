@@ -314,6 +314,24 @@ TEST(ShapedSession, AnOutputThatCannotBeAnsweredNamesItsPlace) {
   EXPECT_THAT(arrays.status().message(), HasSubstr("result[1]"));
 }
 
+TEST(ShapedSession, NoElementsAnswerEveryOutputWithTheIdentity) {
+  std::unique_ptr<Backend> backend = Cpu();
+  const std::vector<uint64_t> shape = {0, 100000};
+  const std::vector<Op> ops = {Op::kSum, Op::kProd};
+  absl::StatusOr<ReduceLayout> layout =
+      ReduceLayout::ForAxes(shape, std::vector<int32_t>{0}, false, ops);
+  ASSERT_TRUE(layout.ok());
+  const TypedArray none = testing::RandomArray(DType::kInt32, 0, 1);
+  absl::StatusOr<std::vector<ArrayResult>> arrays =
+      RunRequest(*backend, ops, DType::kInt32, std::make_shared<ReduceLayout>(*layout), none, {});
+  ASSERT_TRUE(arrays.ok()) << arrays.status();
+  ASSERT_EQ((*arrays)[0].data.size(), 100000u * 8);  // int64 sums
+  const auto* sums = reinterpret_cast<const int64_t*>((*arrays)[0].data.data());
+  const auto* products = reinterpret_cast<const int64_t*>((*arrays)[1].data.data());
+  EXPECT_TRUE(std::all_of(sums, sums + 100000, [](int64_t x) { return x == 0; }));
+  EXPECT_TRUE(std::all_of(products, products + 100000, [](int64_t x) { return x == 1; }));
+}
+
 TEST(ShapedSession, AShortPayloadGivesNoResult) {
   std::unique_ptr<Backend> backend = Cpu();
   const std::vector<uint64_t> shape = {3, 4};
