@@ -20,6 +20,7 @@
 #include <vector>
 
 #include "kernels/cpu/block_reduce.h"
+#include "kernels/cpu/transpose.h"
 #include "kernels/reduce.h"
 
 namespace gpureduce::kernels::cpu {
@@ -61,23 +62,6 @@ struct ColumnsJob {
 // columns' starts would be a power of two apart and share a handful of cache sets.
 constexpr uint64_t kColumnPad = 24;
 
-// Rows [0, rows) of columns [0, width) of a table of `stride` elements a row, transposed into
-// `out` (column c's rows contiguous from out + c * (rows + kColumnPad) elements), elements of
-// `Size` bytes.
-template <size_t Size>
-void Transpose(const std::byte* in, uint64_t stride, uint64_t rows, uint64_t width,
-               std::byte* out) {
-  struct Element {
-    std::byte bytes[Size];
-  };
-  const auto* from = reinterpret_cast<const Element*>(in);
-  auto* to = reinterpret_cast<Element*>(out);
-  for (uint64_t r = 0; r < rows; ++r) {
-    const Element* row = from + r * stride;
-    for (uint64_t c = 0; c < width; ++c) to[c * (rows + kColumnPad) + r] = row[c];
-  }
-}
-
 // Columns [c0, c0 + width) of rows [r0, r0 + count) into out[0, width), in row order.
 void ReduceTile(const ColumnsJob& job, uint64_t c0, uint64_t width, uint64_t r0, uint64_t count,
                 Stats* out) {
@@ -98,17 +82,7 @@ void ReduceTile(const ColumnsJob& job, uint64_t c0, uint64_t width, uint64_t r0,
   for (uint64_t first = 0; first < count; first += kBlockRows) {
     const uint64_t block = std::min(kBlockRows, count - first);
     const std::byte* in = job.data.data() + ((r0 + first) * job.cols + c0) * element;
-    switch (element) {
-      case 2:
-        Transpose<2>(in, job.cols, block, width, transposed);
-        break;
-      case 4:
-        Transpose<4>(in, job.cols, block, width, transposed);
-        break;
-      default:
-        Transpose<8>(in, job.cols, block, width, transposed);
-        break;
-    }
+    TransposeBlock(element, in, job.cols, block, width, transposed, block + kColumnPad);
     for (uint64_t c = 0; c < width; ++c) {
       const std::span<const std::byte> piece(transposed + c * (block + kColumnPad) * element,
                                              block * element);

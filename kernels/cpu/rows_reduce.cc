@@ -17,6 +17,7 @@
 #include <vector>
 
 #include "kernels/cpu/block_reduce.h"
+#include "kernels/cpu/transpose.h"
 #include "kernels/reduce.h"
 
 namespace gpureduce::kernels::cpu {
@@ -48,21 +49,6 @@ struct RowsJob {
 // threads of the AMD VM).
 constexpr uint64_t kRowPad = 24;
 
-// `count` rows of `length` elements of `Size` bytes, transposed into `out`: row r's elements
-// become column r of a table of `length` rows, count + kRowPad elements apart.
-template <size_t Size>
-void TransposeRows(const std::byte* in, uint64_t length, uint64_t count, std::byte* out) {
-  struct Element {
-    std::byte bytes[Size];
-  };
-  const auto* from = reinterpret_cast<const Element*>(in);
-  auto* to = reinterpret_cast<Element*>(out);
-  const uint64_t stride = count + kRowPad;
-  for (uint64_t r = 0; r < count; ++r) {
-    for (uint64_t i = 0; i < length; ++i) to[i * stride + r] = from[r * length + i];
-  }
-}
-
 void ReduceRowsByPass(const RowsJob& job, uint64_t first, uint64_t count) {
   const size_t element = DTypeSize(job.request.dtype);
   thread_local std::vector<uint64_t> buffer;  // words: aligned for every element size
@@ -73,17 +59,7 @@ void ReduceRowsByPass(const RowsJob& job, uint64_t first, uint64_t count) {
   for (uint64_t r0 = first; r0 < first + count; r0 += kColumnsWidth) {
     const uint64_t width = std::min<uint64_t>(kColumnsWidth, first + count - r0);
     const std::byte* in = job.data.data() + r0 * job.length * element;
-    switch (element) {
-      case 2:
-        TransposeRows<2>(in, job.length, width, transposed);
-        break;
-      case 4:
-        TransposeRows<4>(in, job.length, width, transposed);
-        break;
-      default:
-        TransposeRows<8>(in, job.length, width, transposed);
-        break;
-    }
+    TransposeBlock(element, in, job.length, width, job.length, transposed, width + kRowPad);
     std::fill(block, block + width, EmptyStats(job.request.dtype));
     passes.add_columns(job.request.dtype, job.request.needs, transposed, width + kRowPad,
                        job.length, width, 0, block);
