@@ -27,8 +27,6 @@ class OutputMap {
   // Block `block`'s Stats (block_outputs of them); blocks arrive in order.
   void Deliver(uint64_t block, std::span<const gpureduce::Stats> stats);
 
-  // The accumulators it holds open (0 where blocks are answered at once).
-  uint64_t window() const { return window_.size(); }
   // Blocks answer their own outputs: block b's are b * block_outputs.., written as they come.
   bool direct() const { return window_.empty(); }
 

@@ -41,7 +41,6 @@ class ShapedReducer {
   // Once every element has been reduced: the answers, one array per op.
   absl::StatusOr<std::vector<ArrayResult>> Finish();
 
-  uint64_t reduced() const { return position_; }  // elements so far
 
  private:
   // The next step over the current piece, which calls `next` once its Stats are delivered.
