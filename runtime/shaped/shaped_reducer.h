@@ -41,7 +41,6 @@ class ShapedReducer {
   // Once every element has been reduced: the answers, one array per op.
   absl::StatusOr<std::vector<ArrayResult>> Finish();
 
-
  private:
   // The next step over the current piece, which calls `next` once its Stats are delivered.
   void LaunchRows(absl::AnyInvocable<void() &&> next);
