@@ -174,6 +174,23 @@ cudaError_t ReduceInto(const ChunkLaunch& launch, const float* d_in, size_t n, u
 cudaError_t ReduceStatsInto(const ChunkLaunch& launch, DType dtype, const StatsNeeds& needs,
                             const std::byte* d_in, size_t n, uint64_t base_index, Stats* d_running);
 
+// The array kernels (issue 23; kernels/cuda/segmented/segmented_stats.h), asynchronously on
+// `stream`, writing Stats in device memory. Segments: d_out[s] = the Stats of elements
+// [d_bounds[s], d_bounds[s + 1]) of d_in (segments + 1 ascending bounds from 0, the last
+// `elements`), indices from the segment's start.
+cudaError_t ReduceSegmentsInto(cudaStream_t stream, DType dtype, const StatsNeeds& needs,
+                               const std::byte* d_in, const uint64_t* d_bounds, uint64_t segments,
+                               uint64_t elements, Stats* d_out);
+
+// Columns: d_out[c] = the Stats of column c of the row-major (rows, columns) table at d_in,
+// element r's index base_row + r. The rows go in `chunks` chunks (ColumnChunksFor), whose
+// partial Stats need chunks * columns Stats at d_partials where chunks > 1.
+uint32_t ColumnChunksFor(uint64_t rows, uint64_t columns, const GpuTraits& gpu,
+                         uint64_t max_partials);
+cudaError_t ReduceColumnsInto(cudaStream_t stream, DType dtype, const StatsNeeds& needs,
+                              const std::byte* d_in, uint64_t rows, uint64_t columns,
+                              uint64_t base_row, uint32_t chunks, Stats* d_partials, Stats* d_out);
+
 }  // namespace cuda
 #endif
 

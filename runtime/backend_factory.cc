@@ -20,7 +20,8 @@ absl::StatusOr<std::unique_ptr<Backend>> CreateCudaBackend(const BackendOptions&
   if (!gpus.ok()) return gpus.status();
   const RoutingThresholds thresholds = {
       .auto_cpu_below = options.auto_cpu_below_bytes / sizeof(float),
-      .split_above = options.split_above_bytes / sizeof(float)};
+      .split_above = options.split_above_bytes / sizeof(float),
+      .gpu_arrays = options.gpu_arrays};
   return std::make_unique<RoutingBackend>(std::make_unique<CpuBackend>(options.worker_threads),
                                           std::move(*gpus), thresholds);
 }

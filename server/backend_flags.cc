@@ -66,6 +66,10 @@ void BackendFlags::Register(FlagSet& flags) {
                     "declare expected_count) are reduced on the CPU, where a copy and a launch "
                     "cost more than the reduction; the response names the kernel that ran; 0: "
                     "all on the GPU");
+  flags.AddBool("gpu-arrays", &options_.gpu_arrays,
+                "CUDA backend: requests with axes or segments run on the GPU's array kernels "
+                "(as single_pass; --auto-cpu-below applies as to whole arrays); off: on the "
+                "CPU's kernel. Off by default until verified on a GPU host (docs/array-api.md)");
   flags.AddByteSize("split-above", &options_.split_above_bytes,
                     "CUDA backend with several GPUs: a request known to carry at least this many "
                     "bytes (unary, a stream that declares expected_count, a shared-memory "

@@ -177,7 +177,10 @@ absl::StatusOr<std::unique_ptr<ReduceSession>> CpuBackend::Open(const RequestSpe
     return absl::FailedPreconditionError(
         absl::StrCat("the CPU backend has one device, 0; the request pins device ", spec.device));
   }
-  if (spec.layout != nullptr) return std::make_unique<ShapedSession>(pool_, spec, DeviceName());
+  if (spec.layout != nullptr) {
+    return std::make_unique<ShapedSession>(std::make_unique<CpuBlockKernels>(pool_), spec,
+                                           ShapedSessionInfo{DeviceName()});
+  }
   return std::make_unique<CpuSession>(pool_, spec, DeviceName());
 }
 

@@ -1,5 +1,7 @@
 #include "runtime/cuda/cuda_backend.h"
 
+#include <algorithm>
+#include <cstdint>
 #include <future>
 #include <numeric>
 
@@ -7,8 +9,10 @@
 #include "absl/strings/str_format.h"
 #include "common/status_macros.h"
 #include "runtime/cuda/client_memory.h"
+#include "runtime/cuda/cuda_block_kernels.h"
 #include "runtime/cuda/cuda_session.h"
 #include "runtime/cuda/cuda_status.h"
+#include "runtime/shaped/shaped_session.h"
 #include "spdlog/spdlog.h"
 
 namespace gpureduce::runtime {
@@ -135,6 +139,16 @@ absl::StatusOr<std::unique_ptr<ReduceSession>> CudaBackend::OpenOnDevice(Device&
     return absl::InvalidArgumentError(
         absl::StrCat("kernel '", kernels::GetKernel(spec.kernel).name,
                      "' reduces float32 with one classic op; single_pass runs every dtype and op"));
+  }
+  if (spec.layout != nullptr) {  // axes or segments (issue 23)
+    // Their load: the request's bytes where known, else one staging slot's.
+    const uint64_t bytes = spec.size_hint > 0 ? std::min(spec.size_hint, UINT64_MAX / 8) *
+                                                    gpureduce::DTypeSize(spec.dtype)
+                                              : device.staging_slot_floats() * sizeof(float);
+    return std::make_unique<ShapedSession>(
+        std::make_unique<CudaBlockKernels>(device, bytes), spec,
+        ShapedSessionInfo{
+            device.description().name, kernels::KernelId::kSinglePass, {device.index()}});
   }
   ASSIGN_OR_RETURN(PartialSlot * slot, device.AcquirePartial());
   // A session that fails to start has already given its slot back.

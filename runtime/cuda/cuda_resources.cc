@@ -25,6 +25,12 @@ absl::StatusOr<CudaEvent> CreateTimingEvent() {
   return CudaEvent(event);
 }
 
+std::chrono::nanoseconds ElapsedBetween(const CudaEvent& from, const CudaEvent& to) {
+  float ms = 0;
+  if (cudaEventElapsedTime(&ms, from.get(), to.get()) != cudaSuccess) return {};
+  return std::chrono::nanoseconds(static_cast<int64_t>(ms * 1e6));
+}
+
 namespace internal {
 
 absl::StatusOr<void*> AllocateDeviceBytes(size_t bytes) {

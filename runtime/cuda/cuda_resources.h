@@ -6,6 +6,7 @@
 
 #include <cuda_runtime_api.h>
 
+#include <chrono>
 #include <cstddef>
 #include <utility>
 
@@ -79,6 +80,8 @@ enum class StreamPriority { kHigh, kLow };
 // Non-blocking w.r.t. the legacy stream.
 absl::StatusOr<CudaStream> CreateStream(StreamPriority priority = StreamPriority::kHigh);
 absl::StatusOr<CudaEvent> CreateTimingEvent();
+// The time between two recorded timing events; zero where either has not completed.
+std::chrono::nanoseconds ElapsedBetween(const CudaEvent& from, const CudaEvent& to);
 
 namespace internal {
 // Raw allocations for the typed ones below, which own them at once.

@@ -6,16 +6,6 @@
 #include "runtime/cuda/cuda_status.h"
 
 namespace gpureduce::runtime {
-namespace {
-
-std::chrono::nanoseconds Elapsed(const CudaEvent& from, const CudaEvent& to) {
-  float ms = 0;
-  if (cudaEventElapsedTime(&ms, from.get(), to.get()) != cudaSuccess) return {};
-  return std::chrono::nanoseconds(static_cast<int64_t>(ms * 1e6));
-}
-
-}  // namespace
-
 CudaSession::CudaSession(Device& device, const RequestSpec& spec, PartialSlot* partial)
     : device_(device),
       lane_(device.NextLane(spec.kernel)),
@@ -81,8 +71,8 @@ absl::Status CudaSession::QueuePiece(PieceSlot& piece_slot, const Piece& piece, 
 
 void CudaSession::AddPieceTiming(const PieceSlot& piece_slot, BackendTiming& timing) const {
   const StagingSlot& slot = static_cast<const StagingSlot&>(piece_slot);
-  if (slot.copy_queued) timing.h2d += Elapsed(slot.started, slot.copied);
-  timing.kernel += Elapsed(slot.copied, slot.reduced);
+  if (slot.copy_queued) timing.h2d += ElapsedBetween(slot.started, slot.copied);
+  timing.kernel += ElapsedBetween(slot.copied, slot.reduced);
 }
 
 std::optional<GpuStatus> CudaSession::PollPiece(const PieceSlot& piece_slot) {

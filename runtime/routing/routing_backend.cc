@@ -23,6 +23,15 @@ absl::Status RoutingBackend::SelfCheck() {
   return gpus_->SelfCheck();
 }
 
+// The thresholds count float32 elements: what matters is the bytes to move. (Saturated: a
+// declared count near 2^64 must not wrap to a small request.)
+uint64_t RoutingBackend::FloatSize(const RequestSpec& spec) {
+  const uint64_t element_bytes = gpureduce::DTypeSize(spec.dtype);
+  return spec.size_hint > UINT64_MAX / element_bytes
+             ? UINT64_MAX / sizeof(float)
+             : spec.size_hint * element_bytes / sizeof(float);
+}
+
 bool RoutingBackend::RunsOnCpu(const RequestSpec& spec) const {
   return cpu_->Runs(kernels::GetKernel(spec.kernel));
 }
@@ -40,42 +49,54 @@ absl::StatusOr<std::unique_ptr<ReduceSession>> RoutingBackend::Open(const Reques
     return gpus_->Open(spec);
   }
   if (RunsOnCpu(spec)) return cpu_->Open(spec);
-  // The thresholds count float32 elements: what matters is the bytes to move.
-  // (Saturated: a declared count near 2^64 must not wrap to a small request.)
-  const uint64_t element_bytes = gpureduce::DTypeSize(spec.dtype);
-  const uint64_t float_size = spec.size_hint > UINT64_MAX / element_bytes
-                                  ? UINT64_MAX / sizeof(float)
-                                  : spec.size_hint * element_bytes / sizeof(float);
-  if (spec.auto_kernel && spec.size_hint > 0 && float_size < thresholds_.auto_cpu_below) {
+  if (spec.auto_kernel && spec.size_hint > 0 && FloatSize(spec) < thresholds_.auto_cpu_below) {
     RequestSpec on_cpu = spec;
     on_cpu.kernel = cpu_->default_kernel();
     return cpu_->Open(on_cpu);
   }
-  if (thresholds_.split_above != 0 && float_size >= thresholds_.split_above &&
+  if (thresholds_.split_above != 0 && FloatSize(spec) >= thresholds_.split_above &&
       gpus_->gpu_count() > 1) {
     if (std::unique_ptr<ReduceSession> split = OpenSplit(spec); split != nullptr) return split;
   }
   return OpenOnLeastLoaded(spec);
 }
 
-// Axes and segments run on the CPU's kernel until the GPUs have theirs (issue 23); the response
-// says so (backend "cpu").
+// Axes and segments: on the CPU's kernel, or with gpu_arrays as a whole array's request would
+// run (the GPUs' array kernels, reported as single_pass), never split.
 absl::StatusOr<std::unique_ptr<ReduceSession>> RoutingBackend::OpenArray(const RequestSpec& spec) {
-  if (!spec.auto_kernel && !RunsOnCpu(spec)) {
-    return absl::FailedPreconditionError(
-        absl::StrCat("kernel '", kernels::GetKernel(spec.kernel).name,
-                     "' reduces whole arrays; a request with axes or segments runs on the '",
-                     kernels::GetKernel(cpu_->default_kernel()).name, "' kernel (auto picks it)"));
+  const bool named_cpu = !spec.auto_kernel && RunsOnCpu(spec);
+  if (named_cpu || !thresholds_.gpu_arrays) {
+    if (!named_cpu && !spec.auto_kernel) {
+      return absl::FailedPreconditionError(absl::StrCat(
+          "kernel '", kernels::GetKernel(spec.kernel).name,
+          "' reduces whole arrays; a request with axes or segments runs on the '",
+          kernels::GetKernel(cpu_->default_kernel()).name,
+          "' kernel on this server (auto picks it; --gpu-arrays runs them on the GPU)"));
+    }
+    if (spec.device >= 0) {
+      return absl::FailedPreconditionError(absl::StrCat(
+          "a request with axes or segments runs on the CPU here, but its data is on GPU ",
+          spec.device,
+          " (a CUDA IPC region) or the spec pins that GPU; send the array by "
+          "message or system shared memory, or leave the device unset"));
+    }
+    RequestSpec on_cpu = spec;
+    on_cpu.kernel = cpu_->default_kernel();
+    return cpu_->Open(on_cpu);
   }
-  if (spec.device >= 0) {
+  if (spec.kernel != kernels::KernelId::kSinglePass) {
     return absl::FailedPreconditionError(absl::StrCat(
-        "a request with axes or segments runs on the CPU, but its data is on GPU ", spec.device,
-        " (a CUDA IPC region) or the spec pins that GPU; send the array by message or system "
-        "shared memory, or leave the device unset"));
+        "kernel '", kernels::GetKernel(spec.kernel).name,
+        "' reduces whole arrays; a request with axes or segments runs on single_pass (the GPU's "
+        "array kernels) or cpu (auto picks one)"));
   }
-  RequestSpec on_cpu = spec;
-  on_cpu.kernel = cpu_->default_kernel();
-  return cpu_->Open(on_cpu);
+  if (spec.device >= 0) return gpus_->Open(spec);
+  if (spec.auto_kernel && spec.size_hint > 0 && FloatSize(spec) < thresholds_.auto_cpu_below) {
+    RequestSpec on_cpu = spec;
+    on_cpu.kernel = cpu_->default_kernel();
+    return cpu_->Open(on_cpu);
+  }
+  return OpenOnLeastLoaded(spec);
 }
 
 absl::StatusOr<std::unique_ptr<ReduceSession>> RoutingBackend::OpenOnLeastLoaded(

@@ -23,6 +23,8 @@ struct RoutingThresholds {
   // Requests known to carry at least this many elements, and pinned to no GPU, are spread over
   // every usable GPU; 0: never.
   uint64_t split_above = 0;
+  // Array requests (axes or segments) run on the GPUs' array kernels; otherwise on the CPU's.
+  bool gpu_arrays = false;
 };
 
 class RoutingBackend final : public Backend {
@@ -54,6 +56,8 @@ class RoutingBackend final : public Backend {
 
  private:
   bool RunsOnCpu(const RequestSpec& spec) const;
+  // The request's declared size in float32 elements' worth of bytes.
+  static uint64_t FloatSize(const RequestSpec& spec);
   absl::StatusOr<std::unique_ptr<ReduceSession>> OpenArray(const RequestSpec& spec);
   // A session on every usable GPU that can take one, or null where fewer than two can.
   std::unique_ptr<ReduceSession> OpenSplit(const RequestSpec& spec);

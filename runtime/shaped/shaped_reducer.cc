@@ -10,10 +10,6 @@
 namespace gpureduce::runtime {
 namespace {
 
-// Segments handed to the kernel at once: their Stats (168 bytes each) stay a few MiB however
-// many segments a piece holds.
-constexpr uint64_t kBatchSegments = 16384;
-
 // `stats` of elements counted from `offset` on, as the kernel counted them from 0.
 void ShiftIndices(uint64_t offset, gpureduce::Stats& stats) {
   const auto shift = static_cast<int64_t>(offset);
@@ -24,8 +20,8 @@ void ShiftIndices(uint64_t offset, gpureduce::Stats& stats) {
 
 }  // namespace
 
-ShapedReducer::ShapedReducer(ThreadPool& pool, const RequestSpec& spec)
-    : pool_(pool),
+ShapedReducer::ShapedReducer(BlockKernels& kernels, const RequestSpec& spec)
+    : kernels_(kernels),
       layout_(*spec.layout),
       request_{spec.dtype, gpureduce::NeedsOf(spec.ops())},
       element_bytes_(gpureduce::DTypeSize(spec.dtype)),
@@ -86,27 +82,34 @@ void ShapedReducer::Continue() {
     if (!second->exchange(true)) return;
   }
   Done done = std::move(done_);
-  std::move(done)(piece_timing_);
+  std::move(done)(status_, piece_timing_);
 }
 
 bool ShapedReducer::PieceDone() const {
+  if (!status_.ok()) return true;
   const uint64_t end = piece_base_ + piece_.size() / element_bytes_;
   if (position_ < end) return false;
   // Empty segments where the piece ends are answered with it.
   return !rows_ || next_segment_ >= segments_ || SegmentEnd(next_segment_) != end;
 }
 
-void ShapedReducer::StepFinished(const kernels::cpu::ReduceTiming& timing, uint64_t elements) {
+bool ShapedReducer::StepFinished(const absl::Status& status,
+                                 const kernels::cpu::ReduceTiming& timing, uint64_t elements) {
+  if (!status.ok()) {
+    status_.Update(status);
+    return false;
+  }
   position_ += elements;
   if (!piece_started_) piece_timing_.queue = timing.queue;
   piece_started_ = true;
   piece_timing_.compute += timing.compute;
+  return true;
 }
 
 bool ShapedReducer::LaunchWholeRows(absl::AnyInvocable<void() &&>& next) {
   const uint64_t end = piece_base_ + piece_.size() / element_bytes_;
   if (segmented_ || !map_->direct() || row_length_ == 0 ||
-      row_length_ > kernels::cpu::TaskElements(request_.dtype) || next_segment_ >= segments_ ||
+      row_length_ > kernels_.max_direct_row(request_.dtype) || next_segment_ >= segments_ ||
       SegmentStart(next_segment_) != position_ || end - position_ < row_length_) {
     return false;
   }
@@ -114,14 +117,14 @@ bool ShapedReducer::LaunchWholeRows(absl::AnyInvocable<void() &&>& next) {
   const uint64_t rows = (end - position_) / row_length_;
   const auto data = piece_.subspan((position_ - piece_base_) * element_bytes_,
                                    rows * row_length_ * element_bytes_);
-  kernels::cpu::ReduceRowsAsync(
-      pool_, request_, data, row_length_,
+  kernels_.Rows(
+      request_, data, row_length_,
       [this, first](uint64_t row, const gpureduce::Stats& stats) {
         results_.Write(first + row, stats);
       },
-      [this, rows, next = std::move(next)](kernels::cpu::ReduceTiming timing) mutable {
-        next_segment_ += rows;
-        StepFinished(timing, rows * row_length_);
+      [this, rows, next = std::move(next)](absl::Status status,
+                                           kernels::cpu::ReduceTiming timing) mutable {
+        if (StepFinished(status, timing, rows * row_length_)) next_segment_ += rows;
         std::move(next)();
       });
   return true;
@@ -133,7 +136,7 @@ void ShapedReducer::LaunchRows(absl::AnyInvocable<void() &&> next) {
   const uint64_t end = piece_base_ + piece_.size() / element_bytes_;
   const uint64_t first = next_segment_;
   uint64_t last = first;  // one past the batch's last segment
-  while (last < segments_ && last - first < kBatchSegments &&
+  while (last < segments_ && last - first < kernels_.max_segments() &&
          (SegmentStart(last) < end || SegmentEnd(last) <= end)) {
     ++last;
   }
@@ -143,28 +146,33 @@ void ShapedReducer::LaunchRows(absl::AnyInvocable<void() &&> next) {
   for (uint64_t s = first; s < last; ++s) bounds->push_back(std::max(SegmentStart(s), lo) - lo);
   bounds->push_back(hi - lo);
   const auto data = piece_.subspan((lo - piece_base_) * element_bytes_, (hi - lo) * element_bytes_);
-  kernels::cpu::ReduceSegmentsAsync(
-      pool_, request_, data, *bounds,
-      [this, bounds, first, lo, hi, end, next = std::move(next)](
-          std::vector<gpureduce::Stats> pieces, kernels::cpu::ReduceTiming timing) mutable {
-        for (uint64_t i = 0; i < pieces.size(); ++i) {
-          const uint64_t s = first + i;
-          gpureduce::Stats stats = std::move(pieces[i]);
-          if (SegmentStart(s) < lo) {  // its first elements came in earlier pieces
-            ShiftIndices(lo - SegmentStart(s), stats);
-            stats = gpureduce::MergeStats(open_, stats);
-          }
-          if (SegmentEnd(s) > end) {
-            open_ = std::move(stats);  // it goes on in the next piece
-            continue;
-          }
-          map_->Deliver(s, std::span(&stats, 1));
-          open_ = kernels::cpu::EmptyStats(request_.dtype);
-          next_segment_ = s + 1;
-        }
-        StepFinished(timing, hi - lo);
-        std::move(next)();
-      });
+  kernels_.Segments(request_, data, *bounds,
+                    [this, bounds, first, lo, hi, end, next = std::move(next)](
+                        absl::StatusOr<std::vector<gpureduce::Stats>> reduced,
+                        kernels::cpu::ReduceTiming timing) mutable {
+                      if (!StepFinished(reduced.status(), timing, 0)) {
+                        std::move(next)();
+                        return;
+                      }
+                      std::vector<gpureduce::Stats>& pieces = *reduced;
+                      for (uint64_t i = 0; i < pieces.size(); ++i) {
+                        const uint64_t s = first + i;
+                        gpureduce::Stats stats = std::move(pieces[i]);
+                        if (SegmentStart(s) < lo) {  // its first elements came in earlier pieces
+                          ShiftIndices(lo - SegmentStart(s), stats);
+                          stats = gpureduce::MergeStats(open_, stats);
+                        }
+                        if (SegmentEnd(s) > end) {
+                          open_ = std::move(stats);  // it goes on in the next piece
+                          continue;
+                        }
+                        map_->Deliver(s, std::span(&stats, 1));
+                        open_ = kernels::cpu::EmptyStats(request_.dtype);
+                        next_segment_ = s + 1;
+                      }
+                      position_ += hi - lo;
+                      std::move(next)();
+                    });
 }
 
 void ShapedReducer::LaunchColumns(absl::AnyInvocable<void() &&> next) {
@@ -183,20 +191,20 @@ void ShapedReducer::LaunchColumns(absl::AnyInvocable<void() &&> next) {
   }
   const uint64_t elements = rows * width;
   const auto data = piece_.subspan((at - piece_base_) * element_bytes_, elements * element_bytes_);
-  kernels::cpu::ReduceColumnsAsync(
-      pool_, request_, data, rows, std::span(block_).subspan(column, width), row,
-      [this, block, block_size, elements,
-       next = std::move(next)](kernels::cpu::ReduceTiming timing) mutable {
-        StepFinished(timing, elements);
-        if (position_ % block_size == 0) {
-          map_->Deliver(block, block_);
-          std::fill(block_.begin(), block_.end(), kernels::cpu::EmptyStats(request_.dtype));
-        }
-        std::move(next)();
-      });
+  kernels_.Columns(request_, data, rows, std::span(block_).subspan(column, width), row,
+                   [this, block, block_size, elements, next = std::move(next)](
+                       absl::Status status, kernels::cpu::ReduceTiming timing) mutable {
+                     if (StepFinished(status, timing, elements) && position_ % block_size == 0) {
+                       map_->Deliver(block, block_);
+                       std::fill(block_.begin(), block_.end(),
+                                 kernels::cpu::EmptyStats(request_.dtype));
+                     }
+                     std::move(next)();
+                   });
 }
 
 absl::StatusOr<std::vector<ArrayResult>> ShapedReducer::Finish() {
+  if (!status_.ok()) return status_;
   if (position_ != layout_.count()) {
     return absl::FailedPreconditionError(absl::StrCat(
         "the request ended after ", position_, " of the ", layout_.count(), " elements its ",

@@ -5,10 +5,10 @@
 //
 // The layout's innermost groups make the inner block: a row (the last axes reduced; a segment)
 // or a table reduced down its columns (a reduced group and a kept one after it). Rows go to the
-// kernels in batches of segments (ReduceSegmentsAsync), tables a run of whole rows at a time
-// (ReduceColumnsAsync); a block cut by a piece's end carries its Stats into the next piece. The
-// blocks' Stats then go to their outputs (OutputMap). Memory: the answers, one block's
-// accumulators and OutputMap's window, whatever the payload's length.
+// kernels (BlockKernels: the CPU's or a GPU's) in batches of segments, tables a run of whole rows
+// at a time; a block cut by a piece's end carries its Stats into the next piece. The blocks'
+// Stats then go to their outputs (OutputMap). Memory: the answers, one block's accumulators and
+// OutputMap's window, whatever the payload's length.
 
 #include <cstdint>
 #include <optional>
@@ -18,24 +18,26 @@
 #include "absl/functional/any_invocable.h"
 #include "absl/status/statusor.h"
 #include "common/reduction/reduce_layout.h"
-#include "common/thread_pool.h"
 #include "kernels/reduce.h"
 #include "runtime/backend.h"
 #include "runtime/shaped/array_results.h"
+#include "runtime/shaped/block_kernels.h"
 #include "runtime/shaped/output_map.h"
 
 namespace gpureduce::runtime {
 
 class ShapedReducer {
  public:
-  using Done = absl::AnyInvocable<void(kernels::cpu::ReduceTiming) &&>;
+  // The piece's status: the first failure of the kernels, which every later piece repeats.
+  using Done = absl::AnyInvocable<void(absl::Status, kernels::cpu::ReduceTiming) &&>;
 
-  // spec.layout must be set; the reducer keeps a reference to it and to `pool`.
-  ShapedReducer(ThreadPool& pool, const RequestSpec& spec);
+  // spec.layout must be set; the reducer keeps a reference to it and to `kernels`.
+  ShapedReducer(BlockKernels& kernels, const RequestSpec& spec);
 
   // Reduces `data` (whole elements of the request's dtype, aligned to their size), the elements
   // following everything reduced so far; `data` must stay valid until `done`, which runs once
-  // they are reduced, on a pool thread or on the caller's before Reduce returns. One at a time.
+  // they are reduced, on a kernels' thread or on the caller's before Reduce returns. At most
+  // kernels.max_piece_bytes() (when not 0); one at a time.
   void Reduce(std::span<const std::byte> data, Done done);
 
   // Once every element has been reduced: the answers, one array per op.
@@ -51,14 +53,16 @@ class ShapedReducer {
   // Runs the piece's steps one after another without recursing when they finish inline.
   void Continue();
   bool PieceDone() const;
-  void StepFinished(const kernels::cpu::ReduceTiming& timing, uint64_t elements);
+  // Whether the step's status let it finish; a failure is kept and ends the piece.
+  bool StepFinished(const absl::Status& status, const kernels::cpu::ReduceTiming& timing,
+                    uint64_t elements);
 
   uint64_t SegmentStart(uint64_t s) const {
     return segmented_ ? layout_.bounds()[s] : s * row_length_;
   }
   uint64_t SegmentEnd(uint64_t s) const { return SegmentStart(s + 1); }
 
-  ThreadPool& pool_;
+  BlockKernels& kernels_;
   const gpureduce::ReduceLayout& layout_;
   const kernels::cpu::StatsRequest request_;
   const size_t element_bytes_;
@@ -84,6 +88,7 @@ class ShapedReducer {
   Done done_;
   kernels::cpu::ReduceTiming piece_timing_;
   bool piece_started_ = false;
+  absl::Status status_;  // the first failure
 };
 
 }  // namespace gpureduce::runtime

@@ -14,11 +14,16 @@ constexpr uint64_t kSharedBlockBytes = uint64_t{16} << 20;
 
 }  // namespace
 
-ShapedSession::ShapedSession(ThreadPool& pool, const RequestSpec& spec, std::string device)
-    : layout_(spec.layout),
-      reducer_(pool, spec),
-      device_(std::move(device)),
-      element_bytes_(gpureduce::DTypeSize(spec.dtype)) {}
+ShapedSession::ShapedSession(std::unique_ptr<BlockKernels> kernels, const RequestSpec& spec,
+                             ShapedSessionInfo info)
+    : kernels_(std::move(kernels)),
+      layout_(spec.layout),
+      reducer_(*kernels_, spec),
+      info_(std::move(info)),
+      element_bytes_(gpureduce::DTypeSize(spec.dtype)),
+      max_piece_bytes_(kernels_->max_piece_bytes() / element_bytes_ * element_bytes_) {}
+
+ShapedSession::~ShapedSession() = default;
 
 std::byte* ShapedSession::Buffer(size_t bytes) {
   const size_t words = (bytes + sizeof(uint64_t) - 1) / sizeof(uint64_t);
@@ -40,50 +45,61 @@ void ShapedSession::ConsumePieces(PayloadPieces data, ConsumeDone done) {
     data.CopyElements(0, data.count(), buffer);
     bytes = std::span<const std::byte>(buffer, data.count() * element_bytes_);
   }
-  reducer_.Reduce(*bytes,
-                  [this, done = std::move(done)](kernels::cpu::ReduceTiming timing) mutable {
-                    Absorb(timing);
-                    std::move(done)(absl::OkStatus());
-                  });
+  pending_ = *bytes;
+  shared_ = SharedSource{};
+  consume_done_ = std::move(done);
+  Pump();
 }
 
 void ShapedSession::ConsumeShared(const SharedSource& source, ConsumeDone done) {
   if (source.kind != SharedSource::Kind::kHost || source.fd < 0) {
     std::move(done)(absl::FailedPreconditionError(
-        "the CPU backend reads only system shared memory; device memory needs the CUDA backend"));
+        "a request with axes or segments reads messages or system shared memory; a CUDA IPC "
+        "region is not supported for it (reduce it whole, or send it by system shared memory)"));
     return;
   }
+  pending_ = {};
   shared_ = source;
   shared_next_ = 0;
-  shared_done_ = std::move(done);
-  ReadShared();
+  consume_done_ = std::move(done);
+  Pump();
 }
 
-void ShapedSession::ReadShared() {
-  const uint64_t block = kSharedBlockBytes / element_bytes_;
-  while (shared_next_ < shared_.count) {
-    const uint64_t count = std::min(block, shared_.count - shared_next_);
-    std::byte* buffer = Buffer(count * element_bytes_);
-    absl::Status read =
-        ReadFileBytes(shared_.fd, shared_.file_offset + shared_next_ * element_bytes_,
-                      count * element_bytes_, reinterpret_cast<char*>(buffer));
-    if (!read.ok()) {
-      ConsumeDone done = std::move(shared_done_);
-      std::move(done)(std::move(read));
-      return;
+absl::Status ShapedSession::ReadSharedBlock() {
+  const uint64_t count = std::min(kSharedBlockBytes / element_bytes_, shared_.count - shared_next_);
+  std::byte* buffer = Buffer(count * element_bytes_);
+  absl::Status read = ReadFileBytes(shared_.fd, shared_.file_offset + shared_next_ * element_bytes_,
+                                    count * element_bytes_, reinterpret_cast<char*>(buffer));
+  if (!read.ok()) return read;
+  shared_next_ += count;
+  pending_ = std::span<const std::byte>(buffer, count * element_bytes_);
+  return absl::OkStatus();
+}
+
+void ShapedSession::Pump() {
+  while (true) {
+    if (pending_.empty() && status_.ok() && shared_next_ < shared_.count) {
+      status_.Update(ReadSharedBlock());
     }
-    shared_next_ += count;
-    // As ShapedReducer::Continue: the second of this loop and the callback goes on.
+    if (pending_.empty() || !status_.ok()) break;
+    const size_t take =
+        max_piece_bytes_ == 0 ? pending_.size() : std::min(pending_.size(), max_piece_bytes_);
+    const std::span<const std::byte> piece = pending_.first(take);
+    pending_ = pending_.subspan(take);
+    // As ShapedReducer::Continue: whichever of this loop and the callback comes second goes on.
     auto second = std::make_shared<std::atomic<bool>>(false);
-    reducer_.Reduce(std::span<const std::byte>(buffer, count * element_bytes_),
-                    [this, second](kernels::cpu::ReduceTiming timing) {
-                      Absorb(timing);
-                      if (second->exchange(true)) ReadShared();
-                    });
+    reducer_.Reduce(piece, [this, second](absl::Status status, kernels::cpu::ReduceTiming timing) {
+      Absorb(timing);
+      if (!status.ok()) {
+        status_.Update(status);
+        pending_ = {};
+      }
+      if (second->exchange(true)) Pump();
+    });
     if (!second->exchange(true)) return;
   }
-  ConsumeDone done = std::move(shared_done_);
-  std::move(done)(absl::OkStatus());
+  ConsumeDone done = std::move(consume_done_);
+  std::move(done)(status_);
 }
 
 void ShapedSession::Finish(FinishDone done) {

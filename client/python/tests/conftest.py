@@ -33,9 +33,12 @@ class Server:
         # The server reads GPUREDUCE_<FLAG> as flags: none of the caller's may leak in.
         env = {name: value for name, value in os.environ.items()
                if not name.startswith("GPUREDUCE_") or name.startswith("GPUREDUCE_TEST_")}
+        # GPUREDUCE_TEST_SERVER_FLAGS: more flags for every server (e.g. --auto-cpu-below=0, so
+        # that a CUDA server runs small requests on its GPU too).
+        extra = os.environ.get("GPUREDUCE_TEST_SERVER_FLAGS", "").split()
         self.process = subprocess.Popen(
             [binary, f"--backend={backend}", "--listen=127.0.0.1:0", f"--port-file={port_file}",
-             *flags], stdout=self.log, stderr=subprocess.STDOUT, env=env)
+             *extra, *flags], stdout=self.log, stderr=subprocess.STDOUT, env=env)
         deadline = time.monotonic() + 60
         while not _read(port_file):
             if self.process.poll() is not None or time.monotonic() > deadline:

@@ -1,7 +1,9 @@
-// Array requests (issue 23) on the CPU backend through the runtime's public API: every output of
-// every op against the independent reference over that output's own elements, gathered here from
-// the shape and axes by index arithmetic of the test's own, with the payload cut into pieces at
-// random places (mid-row, mid-element run, one element).
+// Array requests (issue 23) on the CPU backend, and on the GPU's array kernels where there is a
+// GPU, through the runtime's public API: every output of every op against the independent
+// reference over that output's own elements, gathered here from the shape and axes by index
+// arithmetic of the test's own, with the payload cut into pieces at random places (mid-row,
+// mid-element run, one element). The GPU's staging slots are made small (256 KiB) so that its
+// pieces, batches of segments and runs of columns are cut too.
 
 #include <algorithm>
 #include <cmath>
@@ -11,6 +13,7 @@
 #include <random>
 #include <span>
 #include <string>
+#include <tuple>
 #include <vector>
 
 #include "absl/strings/str_cat.h"
@@ -30,11 +33,17 @@ namespace {
 using ::testing::HasSubstr;
 using testing::TypedArray;
 
-std::unique_ptr<Backend> Cpu() {
+absl::StatusOr<std::unique_ptr<Backend>> Open(BackendChoice kind) {
   BackendOptions options;
-  options.kind = BackendChoice::kCpu;
+  options.kind = kind;
   options.worker_threads = 3;
-  absl::StatusOr<std::unique_ptr<Backend>> backend = CreateBackend(options);
+  options.device.staging_buffer_bytes = 256 << 10;
+  options.gpu_arrays = true;
+  return CreateBackend(options);
+}
+
+std::unique_ptr<Backend> Cpu() {
+  absl::StatusOr<std::unique_ptr<Backend>> backend = Open(BackendChoice::kCpu);
   EXPECT_TRUE(backend.ok()) << backend.status();
   return std::move(*backend);
 }
@@ -212,14 +221,28 @@ struct AxesCase {
   std::vector<int32_t> axes;
 };
 
-class ShapedSessionTest : public ::testing::TestWithParam<DType> {};
+// (backend, dtype): the CPU's kernels, or a GPU's array kernels (skipped without a GPU).
+class ShapedSessionTest : public ::testing::TestWithParam<std::tuple<BackendChoice, DType>> {
+ protected:
+  void SetUp() override {
+    absl::StatusOr<std::unique_ptr<Backend>> opened = Open(std::get<0>(GetParam()));
+    if (!opened.ok() && std::get<0>(GetParam()) == BackendChoice::kCuda) {
+      GTEST_SKIP() << "no usable GPU: " << opened.status();
+    }
+    ASSERT_TRUE(opened.ok()) << opened.status();
+    backend_ = std::move(*opened);
+  }
+  DType dtype() const { return std::get<1>(GetParam()); }
+
+  std::unique_ptr<Backend> backend_;
+};
 
 TEST_P(ShapedSessionTest, EveryOutputOfEveryOpMatchesTheReference) {
-  const DType dtype = GetParam();
+  const DType dtype = this->dtype();
   const uint64_t seed = testing::FreshSeed();
   SCOPED_TRACE(absl::StrCat("seed ", seed));
   std::mt19937_64 random(seed);
-  std::unique_ptr<Backend> backend = Cpu();
+  Backend* backend = backend_.get();
   const std::vector<AxesCase> cases = {
       {{1}, {}},
       {{2, 31}, {1}},
@@ -237,6 +260,7 @@ TEST_P(ShapedSessionTest, EveryOutputOfEveryOpMatchesTheReference) {
       {{70001, 3}, {0}},
       {{40, 1100}, {0}},
       {{2, 3, 9000}, {1}},
+      {{6, 2500}, {0}},  // a GPU's slot holds a few hundred of its columns at a time
   };
   for (const AxesCase& test : cases) {
     SCOPED_TRACE(absl::StrCat("shape (", absl::StrJoin(test.shape, ", "), ") axes (",
@@ -266,13 +290,13 @@ TEST_P(ShapedSessionTest, EveryOutputOfEveryOpMatchesTheReference) {
 }
 
 TEST_P(ShapedSessionTest, SegmentsOfEveryLengthIncludingEmpty) {
-  const DType dtype = GetParam();
+  const DType dtype = this->dtype();
   const uint64_t seed = testing::FreshSeed();
   SCOPED_TRACE(absl::StrCat("seed ", seed));
   std::mt19937_64 random(seed);
-  std::unique_ptr<Backend> backend = Cpu();
+  Backend* backend = backend_.get();
   std::vector<uint64_t> lengths = {0, 1, 2, 0, 31, 70000, 5, 0};
-  for (int i = 0; i < 300; ++i) lengths.push_back(random() % 9 == 0 ? 0 : 1 + random() % 40);
+  for (int i = 0; i < 1000; ++i) lengths.push_back(random() % 9 == 0 ? 0 : 1 + random() % 40);
   lengths.push_back(0);
   // Ops that answer an empty segment (the others are refused up front: CheckEmptyOutputs).
   const std::vector<Op> ops = {Op::kSum,     Op::kProd, Op::kNanSum, Op::kNanProd,
@@ -296,8 +320,15 @@ TEST_P(ShapedSessionTest, SegmentsOfEveryLengthIncludingEmpty) {
   EXPECT_EQ(Check(ops, *arrays, array, members), "");
 }
 
-INSTANTIATE_TEST_SUITE_P(EveryDType, ShapedSessionTest, ::testing::ValuesIn(kAllDTypes),
-                         [](const auto& info) { return std::string(DTypeName(info.param)); });
+INSTANTIATE_TEST_SUITE_P(EveryBackendAndDType, ShapedSessionTest,
+                         ::testing::Combine(::testing::Values(BackendChoice::kCpu,
+                                                              BackendChoice::kCuda),
+                                            ::testing::ValuesIn(kAllDTypes)),
+                         [](const auto& info) {
+                           return absl::StrCat(
+                               std::get<0>(info.param) == BackendChoice::kCpu ? "Cpu" : "Cuda",
+                               DTypeName(std::get<1>(info.param)));
+                         });
 
 TEST(ShapedSession, AnOutputThatCannotBeAnsweredNamesItsPlace) {
   std::unique_ptr<Backend> backend = Cpu();

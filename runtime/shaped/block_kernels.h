@@ -1,0 +1,78 @@
+#pragma once
+
+// What a ShapedReducer (issue 23) asks of a backend's kernels: the Stats of segments of a piece
+// and the Stats of a table's columns, asynchronously. The CPU's are kernels/reduce.h's
+// (CpuBlockKernels); a GPU's stage each piece in a staging slot and run
+// kernels/cuda/segmented/segmented_stats.h (runtime/cuda/cuda_block_kernels.h).
+
+#include <cstddef>
+#include <cstdint>
+#include <span>
+#include <vector>
+
+#include "absl/functional/any_invocable.h"
+#include "absl/status/status.h"
+#include "absl/status/statusor.h"
+#include "common/reduction/stats.h"
+#include "common/thread_pool.h"
+#include "kernels/reduce.h"
+
+namespace gpureduce::runtime {
+
+class BlockKernels {
+ public:
+  using Timing = kernels::cpu::ReduceTiming;
+  using SegmentsDone =
+      absl::AnyInvocable<void(absl::StatusOr<std::vector<gpureduce::Stats>>, Timing) &&>;
+  using ColumnsDone = absl::AnyInvocable<void(absl::Status, Timing) &&>;
+  using RowsDone = absl::AnyInvocable<void(absl::Status, Timing) &&>;
+
+  virtual ~BlockKernels() = default;
+
+  // The most bytes of payload one call takes (the session cuts longer pieces), and the most
+  // segments.
+  virtual uint64_t max_piece_bytes() const = 0;
+  virtual uint64_t max_segments() const = 0;
+  // The longest row Rows takes; 0 where there is no Rows.
+  virtual uint64_t max_direct_row(gpureduce::DType dtype) const = 0;
+
+  // kernels::cpu::ReduceSegmentsAsync's contract: each segment [bounds[s], bounds[s + 1]) of
+  // `data` to its own Stats, indices from the segment's start.
+  virtual void Segments(const kernels::cpu::StatsRequest& request, std::span<const std::byte> data,
+                        std::span<const uint64_t> bounds, SegmentsDone done) = 0;
+  // kernels::cpu::ReduceColumnsAsync's: `rows` rows of columns.size() elements merged into
+  // `columns`, row r's indices base_row + r.
+  virtual void Columns(const kernels::cpu::StatsRequest& request, std::span<const std::byte> data,
+                       uint64_t rows, std::span<gpureduce::Stats> columns, uint64_t base_row,
+                       ColumnsDone done) = 0;
+  // kernels::cpu::ReduceRowsAsync's: whole rows of `length`, each row's Stats to `sink`.
+  virtual void Rows(const kernels::cpu::StatsRequest& request, std::span<const std::byte> data,
+                    uint64_t length, kernels::cpu::RowSink sink, RowsDone done) = 0;
+};
+
+// The CPU backend's: its pool's tasks.
+class CpuBlockKernels final : public BlockKernels {
+ public:
+  explicit CpuBlockKernels(ThreadPool& pool) : pool_(pool) {}
+
+  // Unbounded: the CPU reads a piece where it lies.
+  uint64_t max_piece_bytes() const override { return 0; }
+  // Their Stats (168 bytes each) stay a few MiB however many segments a piece holds.
+  uint64_t max_segments() const override { return 16384; }
+  uint64_t max_direct_row(gpureduce::DType dtype) const override {
+    return kernels::cpu::TaskElements(dtype);
+  }
+
+  void Segments(const kernels::cpu::StatsRequest& request, std::span<const std::byte> data,
+                std::span<const uint64_t> bounds, SegmentsDone done) override;
+  void Columns(const kernels::cpu::StatsRequest& request, std::span<const std::byte> data,
+               uint64_t rows, std::span<gpureduce::Stats> columns, uint64_t base_row,
+               ColumnsDone done) override;
+  void Rows(const kernels::cpu::StatsRequest& request, std::span<const std::byte> data,
+            uint64_t length, kernels::cpu::RowSink sink, RowsDone done) override;
+
+ private:
+  ThreadPool& pool_;
+};
+
+}  // namespace gpureduce::runtime
