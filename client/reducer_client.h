@@ -93,9 +93,10 @@ class ReducerClient {
   // shm_open takes it, "/name") under `name`; returns the region as the server holds it, with
   // how long it took to map and pin (register_us). `unlink_key`: the server removes the name
   // from /dev/shm once it has mapped the object (for an object made only to lend it).
+  // `writable`: the server may write array results there (ReduceSpec.output).
   absl::StatusOr<v1::SharedMemoryRegion> RegisterSystemSharedMemory(
       const std::string& name, const std::string& key, uint64_t offset, uint64_t byte_size,
-      const CallOptions& options = {}, bool unlink_key = false);
+      const CallOptions& options = {}, bool unlink_key = false, bool writable = false);
   // Registers a device allocation of this process by its cudaIpcMemHandle_t (`raw_handle`, its
   // 64 bytes) on CUDA device `device_id`.
   absl::StatusOr<v1::SharedMemoryRegion> RegisterCudaSharedMemory(

@@ -23,13 +23,14 @@ absl::StatusOr<std::vector<std::string>> Unregister(
 
 absl::StatusOr<v1::SharedMemoryRegion> ReducerClient::RegisterSystemSharedMemory(
     const std::string& name, const std::string& key, uint64_t offset, uint64_t byte_size,
-    const CallOptions& options, bool unlink_key) {
+    const CallOptions& options, bool unlink_key, bool writable) {
   v1::RegisterSystemSharedMemoryRequest request;
   request.set_name(name);
   request.set_key(key);
   request.set_offset(offset);
   request.set_byte_size(byte_size);
   request.set_unlink_key(unlink_key);
+  request.set_writable(writable);
   grpc::ClientContext context;
   Prepare(options, &context);
   v1::RegisterSharedMemoryResponse response;

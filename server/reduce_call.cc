@@ -87,6 +87,17 @@ absl::Status ReduceCall::Open(const v1::ReduceSpec& spec, uint64_t payload_bytes
       !status.ok()) {
     return status;
   }
+  if (spec.has_output()) {
+    if (resolved->layout == nullptr) {
+      return absl::InvalidArgumentError(
+          "spec.output takes an array request's results: set spec.shape or spec.segments too "
+          "(a full reduction's answer is in the response)");
+    }
+    absl::StatusOr<std::unique_ptr<ArrayOutput>> output = ArrayOutput::Resolve(
+        state_.regions, peer_, spec.output(), *resolved->layout, resolved->ops(), resolved->dtype);
+    if (!output.ok()) return output.status();
+    output_ = std::move(*output);
+  }
   const uint64_t size_hint = payload_bytes / DTypeSize(resolved->dtype);
   const uint64_t declared =
       resolved->layout != nullptr ? resolved->layout->count() : resolved->expected_count;
@@ -319,7 +330,14 @@ absl::Status ReduceCall::FillArrays(std::vector<runtime::ArrayResult>& arrays,
     for (uint64_t extent : layout.result_shape()) result->add_shape(extent);
     result->set_overflow_count(array.overflow_count);
     result->set_overflow(array.overflow_count != 0);
-    *result->mutable_data() = std::move(array.data);
+    if (output_ != nullptr) {
+      absl::StatusOr<uint64_t> at = output_->Write(
+          i, std::span(reinterpret_cast<const std::byte*>(array.data.data()), array.data.size()));
+      if (!at.ok()) return at.status();
+      result->set_output_offset(*at);
+    } else {
+      *result->mutable_data() = std::move(array.data);
+    }
   }
   response->set_count(elements_);
   response->set_dtype(wire::ToProto(spec_->dtype));

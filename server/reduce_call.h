@@ -20,6 +20,7 @@
 #include "kernels/reduce.h"
 #include "runtime/backend.h"
 #include "server/admission.h"
+#include "server/array_output.h"
 #include "server/connections/call_account.h"
 #include "server/element_carry.h"
 #include "server/payload.h"
@@ -64,6 +65,12 @@ class ReduceCall {
 
   // Hands the payload to the backend session (see ReduceSession::ConsumePieces).
   void Consume(runtime::PayloadPieces data, runtime::ConsumeDone done);
+
+  // A payload in a shared-memory region (`input` of `region`) must not share bytes with the
+  // spec's output region, if it names one (ArrayOutput::CheckApart). After Open.
+  absl::Status CheckOutputApart(const Region& region, const v1::SharedMemoryRef& input) const {
+    return output_ == nullptr ? absl::OkStatus() : output_->CheckApart(region, input);
+  }
 
   // The same for floats in a shared-memory region, counted and checked as a payload is.
   absl::Status CountShared(uint64_t elements) { return Count(elements); }
@@ -119,8 +126,9 @@ class ReduceCall {
   std::atomic<bool> reading_{false};  // a message was arriving
   std::optional<runtime::RequestSpec> spec_;
   std::unique_ptr<runtime::ReduceSession> session_;
-  bool cancelled_ = false;     // under session_mu_
-  std::mutex session_mu_;      // Cancel may race with Open
+  std::unique_ptr<ArrayOutput> output_;  // spec.output: the results go into a region
+  bool cancelled_ = false;               // under session_mu_
+  std::mutex session_mu_;                // Cancel may race with Open
   uint64_t max_elements_ = 0;  // the kernel's bound for the op (kernels/work_bound.h); 0: none
   uint64_t elements_ = 0;
   uint64_t chunks_ = 0;

@@ -127,6 +127,7 @@ absl::Status ReduceUnaryReactor::StartShared(const v1::ReduceRequest& request) {
   if (absl::Status opened = call_.Open(request.spec(), ref.byte_size(), device); !opened.ok()) {
     return opened;
   }
+  if (absl::Status apart = call_.CheckOutputApart(**region, ref); !apart.ok()) return apart;
   if (absl::Status counted = call_.CountShared(elements); !counted.ok()) return counted;
   if (elements == 0) {
     Conclude(absl::OkStatus());

@@ -74,7 +74,7 @@ absl::StatusOr<std::shared_ptr<Region>> Region::OpenSystem(RegionInfo info,
   // glibc's shm_open adds O_NOFOLLOW and O_CLOEXEC: a symbolic link in /dev/shm is refused.
   // O_NONBLOCK: opening a FIFO someone made there returns at once (and is refused below)
   // instead of holding this thread until a writer comes; it changes nothing for a file.
-  region->fd_ = shm_open(in.key.c_str(), O_RDONLY | O_NONBLOCK, 0);
+  region->fd_ = shm_open(in.key.c_str(), (in.writable ? O_RDWR : O_RDONLY) | O_NONBLOCK, 0);
   if (region->fd_ < 0) return OpenError(in.key, errno);
   struct stat object {};
   if (fstat(region->fd_, &object) != 0) {
@@ -166,6 +166,26 @@ runtime::SharedSource Region::Source(uint64_t offset, uint64_t byte_size,
     source.pinned = first;
   }
   return source;
+}
+
+absl::Status Region::Write(uint64_t offset, std::span<const std::byte> bytes) const {
+  if (!info_.writable || fd_ < 0) {
+    return absl::FailedPreconditionError(
+        absl::StrCat("region \"", info_.name, "\" was not registered writable"));
+  }
+  uint64_t done = 0;
+  while (done < bytes.size()) {
+    const ssize_t wrote = pwrite(fd_, bytes.data() + done, bytes.size() - done,
+                                 static_cast<off_t>(info_.offset + offset + done));
+    if (wrote < 0 && errno == EINTR) continue;
+    if (wrote <= 0) {
+      return absl::InternalError(
+          absl::StrCat("writing ", bytes.size(), " bytes of results into \"", info_.key,
+                       "\" failed: ", wrote < 0 ? std::strerror(errno) : "no progress"));
+    }
+    done += static_cast<uint64_t>(wrote);
+  }
+  return absl::OkStatus();
 }
 
 Region::Use::Use(std::shared_ptr<const Region> region) : region_(std::move(region)) {

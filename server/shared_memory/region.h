@@ -8,6 +8,7 @@
 #include <cstddef>
 #include <cstdint>
 #include <memory>
+#include <span>
 #include <string>
 
 #include "absl/status/statusor.h"
@@ -24,14 +25,16 @@ struct RegionInfo {
   int device_id = -1;  // kCuda
   uint64_t offset = 0;
   uint64_t byte_size = 0;
+  bool writable = false;  // kSystem: opened read-write, so Write may put results there
   double register_us = 0;
 };
 
 class Region {
  public:
-  // Opens POSIX shared-memory object `info.key` read only, checks that it holds the region,
-  // maps the region and has the backend pin it. Errors: INVALID_ARGUMENT (a bad key, offset or
-  // size, or an object too small), NOT_FOUND, PERMISSION_DENIED, from the backend its own.
+  // Opens POSIX shared-memory object `info.key` read only (read-write where info.writable), checks
+  // that it holds the region, maps the region and has the backend pin it. Errors: INVALID_ARGUMENT
+  // (a bad key, offset or size, or an object too small), NOT_FOUND, PERMISSION_DENIED, from the
+  // backend its own.
   static absl::StatusOr<std::shared_ptr<Region>> OpenSystem(RegionInfo info,
                                                             runtime::Backend& backend);
   // Opens another process's device allocation by its IPC handle on `info.device_id`.
@@ -45,6 +48,10 @@ class Region {
 
   // What a request reads: `byte_size` bytes from `offset` in the region (checked by the caller).
   runtime::SharedSource Source(uint64_t offset, uint64_t byte_size, size_t element_bytes) const;
+
+  // Writes `bytes` at `offset` in a writable system region (checked by the caller), through the
+  // descriptor: the client sees them in its mapping.
+  absl::Status Write(uint64_t offset, std::span<const std::byte> bytes) const;
 
   // A request's hold: the region stays open, and counted as in use, while a Use lives.
   class Use {

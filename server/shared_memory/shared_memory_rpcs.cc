@@ -27,15 +27,16 @@ void ToProto(const Region& region, v1::SharedMemoryRegion* out) {
   out->set_byte_size(info.byte_size);
   out->set_requests_in_flight(region.requests_in_flight());
   out->set_register_us(info.register_us);
+  out->set_writable(info.writable);
 }
 
 void LogRegistered(const Region& region) {
   const RegionInfo& info = region.info();
   spdlog::info(
-      "shared memory: registered \"{}\" ({}, {} bytes at offset {}) in {:.0f} us", info.name,
+      "shared memory: registered \"{}\" ({}, {} bytes at offset {}{}) in {:.0f} us", info.name,
       info.kind == RegionInfo::Kind::kCuda ? absl::StrCat("CUDA IPC on GPU ", info.device_id)
                                            : absl::StrCat("object ", info.key),
-      info.byte_size, info.offset, info.register_us);
+      info.byte_size, info.offset, info.writable ? ", writable" : "", info.register_us);
 }
 
 }  // namespace
@@ -58,6 +59,7 @@ absl::Status RegisterSystemSharedMemory(RegionRegistry& registry, runtime::Backe
   info.key = request.key();
   info.offset = request.offset();
   info.byte_size = request.byte_size();
+  info.writable = request.writable();
   ASSIGN_OR_RETURN(
       std::shared_ptr<const Region> region, registry.Register(info.name, info.byte_size, [&] {
         absl::StatusOr<std::shared_ptr<Region>> opened = Region::OpenSystem(info, backend);
