@@ -29,6 +29,9 @@
 namespace gpureduce::bench {
 namespace {
 
+// Segments per kernels::cpu::ReduceSegments call, as the service's reducer hands them over.
+constexpr uint64_t kSegmentBatch = 16384;
+
 struct Case {
   const char* name;
   std::vector<Op> ops;
@@ -160,7 +163,8 @@ int main(int argc, char** argv) {
   flags.AddBool("specials", &specials, "sprinkle NaN into the float inputs");
   flags.AddUint64("segment", &segment,
                   "reduce segments of this many elements, each to its own answer "
-                  "(kernels::cpu::ReduceSegments; the digest folds theirs); 0: the whole array");
+                  "(kernels::cpu::ReduceSegments in batches of 16,384, each segment's ops "
+                  "finalized as the service does; the digest folds them); 0: the whole array");
   flags.AddUint64("columns", &columns,
                   "reduce the array as a row-major table of this many columns down each column "
                   "(kernels::cpu::ReduceColumns, NumPy's axis=0; the digest folds theirs)");
@@ -222,7 +226,27 @@ int main(int argc, char** argv) {
         const auto start = std::chrono::steady_clock::now();
         std::vector<Stats> segments;
         if (segment > 0) {
-          segments = kernels::cpu::ReduceSegments(pool, request, bytes, bounds);
+          // As the service answers segments: batches of ShapedReducer's 16,384, each segment's
+          // ops finalized as its batch returns.
+          const size_t ops = c.ops.size();
+          const size_t size = DTypeSize(dtype);
+          const uint64_t total = bounds.size() - 1;
+          answers.resize(total * ops);
+          std::vector<uint64_t> local;
+          for (uint64_t first = 0; first < total; first += kSegmentBatch) {
+            const uint64_t last = std::min(total, first + kSegmentBatch);
+            local.assign(bounds.begin() + first, bounds.begin() + last + 1);
+            for (uint64_t& bound : local) bound -= bounds[first];
+            const std::vector<Stats> batch = kernels::cpu::ReduceSegments(
+                pool, request, std::span(bytes).subspan(bounds[first] * size, local.back() * size),
+                local);
+            for (uint64_t i = 0; i < batch.size(); ++i) {
+              for (size_t k = 0; k < ops; ++k) {
+                const absl::StatusOr<OpResult> r = FinalizeOp(c.ops[k], dtype, 0, batch[i]);
+                answers[(first + i) * ops + k] = r.ok() ? r->unrounded : -1.0;
+              }
+            }
+          }
         } else if (rows_of > 0) {
           // As the service answers rows: each row's ops finalized by the task that reduced it,
           // into a result array allocated once.
@@ -249,7 +273,7 @@ int main(int argc, char** argv) {
           stats = kernels::cpu::Reduce(pool, request, bytes);
         }
         const std::chrono::duration<double> took = std::chrono::steady_clock::now() - start;
-        if (rows_of > 0) {  // the digest below folds every row's answers
+        if (rows_of > 0 || segment > 0) {  // the digest below folds every row's answers
           stats = Stats{};
           stats.count = answers.size();
           for (double answer : answers) stats.sum = stats.sum * 3 + answer;

@@ -61,7 +61,7 @@ const ValueT* Values(const typename Element<kDType>::Storage* row, size_t width,
   }
 }
 
-template <DType kDType, bool kExtremes, bool kMoments>
+template <DType kDType, bool kExtremes, bool kMoments, bool kSquares>
 void AddColumnsOf(const std::byte* bytes, size_t stride, size_t rows, size_t width,
                   uint64_t base_row, Stats* out) {
   using E = Element<kDType>;
@@ -90,9 +90,8 @@ void AddColumnsOf(const std::byte* bytes, size_t stride, size_t rows, size_t wid
       const Value kept = Select(nan, Value{}, v);
       t.nans[c] += static_cast<uint32_t>(nan);
       // Bitwise, not short-circuit, operators and Select throughout: no branch in the loop.
-      t.first_nan[c] = Select(nan & (t.first_nan[c] < 0), row, t.first_nan[c]);
       t.sum[c] += static_cast<Sum>(kept);
-      t.squares[c] += static_cast<double>(kept) * static_cast<double>(kept);
+      if constexpr (kSquares) t.squares[c] += static_cast<double>(kept) * static_cast<double>(kept);
       if constexpr (kExtremes) {  // strict compares in row order: the first occurrence stays
         const bool least = (!nan) & ((t.least_at[c] < 0) | (v < t.least[c]));
         const bool most = (!nan) & ((t.most_at[c] < 0) | (v > t.most[c]));
@@ -100,6 +99,21 @@ void AddColumnsOf(const std::byte* bytes, size_t stride, size_t rows, size_t wid
         t.least_at[c] = Select(least, row, t.least_at[c]);
         t.most[c] = Select(most, v, t.most[c]);
         t.most_at[c] = Select(most, row, t.most_at[c]);
+      }
+    }
+  }
+  // The first NaN of each column that has one, found again (the block is in cache, and a NaN is
+  // rare: the loop above keeps only the counts).
+  if constexpr (!kInteger) {
+    size_t with_nan = 0;
+    for (size_t c = 0; c < width; ++c) with_nan += t.nans[c] != 0 ? 1 : 0;
+    for (size_t r = 0; r < rows && with_nan > 0; ++r) {
+      const Value* x = Values<kDType, Value>(data + r * stride, width, widened);
+      for (size_t c = 0; c < width; ++c) {
+        if (t.first_nan[c] < 0 && x[c] != x[c]) {
+          t.first_nan[c] = static_cast<int32_t>(r);
+          --with_nan;
+        }
       }
     }
   }
@@ -147,7 +161,8 @@ void AddColumnsOf(const std::byte* bytes, size_t stride, size_t rows, size_t wid
       block.mean = valid > 0 ? static_cast<double>(t.sum[c]) / static_cast<double>(valid) : 0.0;
       block.m2 = t.m2[c];
     }
-    out[c] = MergeStats(out[c], block);
+    // A fresh column (a row of ReduceRowsAsync's, a table's first block) takes the block as it is.
+    out[c] = out[c].count == 0 ? block : MergeStats(out[c], block);
   }
 }
 
@@ -155,14 +170,16 @@ template <DType kDType>
 void AddColumnsFor(const StatsNeeds& needs, const std::byte* data, size_t stride, size_t rows,
                    size_t width, uint64_t base_row, Stats* out) {
   const bool extremes = needs.min || needs.max;
-  if (extremes && needs.moments) {
-    AddColumnsOf<kDType, true, true>(data, stride, rows, width, base_row, out);
+  if (needs.sum_squares) {  // SUM_SQUARES is rare beside extremes or moments: one copy for all
+    AddColumnsOf<kDType, true, true, true>(data, stride, rows, width, base_row, out);
+  } else if (extremes && needs.moments) {
+    AddColumnsOf<kDType, true, true, false>(data, stride, rows, width, base_row, out);
   } else if (extremes) {
-    AddColumnsOf<kDType, true, false>(data, stride, rows, width, base_row, out);
+    AddColumnsOf<kDType, true, false, false>(data, stride, rows, width, base_row, out);
   } else if (needs.moments) {
-    AddColumnsOf<kDType, false, true>(data, stride, rows, width, base_row, out);
+    AddColumnsOf<kDType, false, true, false>(data, stride, rows, width, base_row, out);
   } else {
-    AddColumnsOf<kDType, false, false>(data, stride, rows, width, base_row, out);
+    AddColumnsOf<kDType, false, false, false>(data, stride, rows, width, base_row, out);
   }
 }
 

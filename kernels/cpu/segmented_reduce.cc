@@ -3,26 +3,35 @@
 //
 // Each task writes the Stats of the segments that start in it into their places, in parallel; a
 // segment that began in an earlier task leaves its piece aside (at most one a task), merged in
-// task order at the end. Groundwork for issue 23's axes and segments: every segment length is
-// correct, but each piece is a ReduceBlock call and a Stats of its own, whose fixed cost rules
-// segments of a few dozen elements.
+// task order at the end. A piece is a ReduceBlock call and a Stats of its own, whose fixed cost
+// rules segments of a few dozen elements; so float segments of up to kPassLongestSegment elements
+// that lie whole in a task go through the columns pass instead, up to kColumnsWidth at once, each
+// a column of a transposed block padded with NaN to the group's longest (the pass skips NaN; the
+// padding is then taken out of each segment's count, NaN count and first NaN).
 
 #include <algorithm>
 #include <atomic>
 #include <chrono>
 #include <future>
+#include <limits>
 #include <memory>
 #include <mutex>
 #include <optional>
 #include <utility>
 #include <vector>
 
+#include "kernels/cpu/block_reduce.h"
 #include "kernels/reduce.h"
 
 namespace gpureduce::kernels::cpu {
 namespace {
 
 using Clock = std::chrono::steady_clock;
+
+constexpr uint64_t kPassLongestSegment = 128;
+// The transposed block's rows are this much longer than its columns are many (rows_reduce.cc's
+// kRowPad: a power-of-two stride shares a handful of cache sets).
+constexpr uint64_t kGroupPad = 24;
 
 // The piece of a segment that began in an earlier task, reduced.
 struct Piece {
@@ -45,6 +54,60 @@ struct SegmentsJob {
   Clock::time_point started;
 };
 
+// Whether the segments of `request` may go through the columns pass (a NaN pads them: floats).
+bool PassTakesSegments(const StatsRequest& request) {
+  return ColumnsPassTakes(request) && !IsInteger(request.dtype);
+}
+
+// Segments group[0..count) (each whole, 1 to kPassLongestSegment elements) side by side through
+// the columns pass.
+void ReduceGroupByPass(SegmentsJob& job, const size_t* group, size_t count) {
+  uint64_t longest = 0;
+  for (size_t c = 0; c < count; ++c) {
+    longest = std::max(longest, job.bounds[group[c] + 1] - job.bounds[group[c]]);
+  }
+  const uint64_t stride = count + kGroupPad;
+  thread_local std::vector<uint64_t> buffer;  // words: aligned for every element size
+  buffer.resize((kColumnsWidth + kGroupPad) * kPassLongestSegment);
+  const auto fill = [&]<typename ElementT>(ElementT nan) {
+    auto* to = reinterpret_cast<ElementT*>(buffer.data());
+    const auto* from = reinterpret_cast<const ElementT*>(job.data.data());
+    for (size_t c = 0; c < count; ++c) {
+      const uint64_t first = job.bounds[group[c]], length = job.bounds[group[c] + 1] - first;
+      for (uint64_t r = 0; r < length; ++r) to[r * stride + c] = from[first + r];
+      for (uint64_t r = length; r < longest; ++r) to[r * stride + c] = nan;
+    }
+  };
+  switch (job.request.dtype) {
+    case DType::kFloat16:
+      fill(uint16_t{0x7e00});
+      break;
+    case DType::kBFloat16:
+      fill(uint16_t{0x7fc0});
+      break;
+    case DType::kFloat32:
+      fill(std::numeric_limits<float>::quiet_NaN());
+      break;
+    default:  // float64 (PassTakesSegments: floats only)
+      fill(std::numeric_limits<double>::quiet_NaN());
+      break;
+  }
+  Stats block[kColumnsWidth];
+  std::fill(block, block + count, EmptyStats(job.request.dtype));
+  ChosenPasses().add_columns(job.request.dtype, job.request.needs,
+                             reinterpret_cast<const std::byte*>(buffer.data()), stride, longest,
+                             count, 0, block);
+  for (size_t c = 0; c < count; ++c) {
+    const uint64_t length = job.bounds[group[c] + 1] - job.bounds[group[c]];
+    Stats& stats = block[c];
+    stats.count -= longest - length;
+    stats.nan_count -= longest - length;
+    // A first NaN found in the padding (after every element) is none of the segment's.
+    if (stats.first_nan >= static_cast<int64_t>(length)) stats.first_nan = -1;
+    job.segments[group[c]] = stats;
+  }
+}
+
 // Task `task`'s elements [begin, end): the segments that meet it, from the one holding `begin`
 // (the last bound at or before it) to the last that starts before `end`.
 void ReducePieces(SegmentsJob& job, size_t task) {
@@ -54,11 +117,23 @@ void ReducePieces(SegmentsJob& job, size_t task) {
   // (bounds[0] is 0; were it not, the elements before it would be skipped, not misread.)
   const auto after = static_cast<size_t>(
       std::upper_bound(job.bounds.begin(), job.bounds.end(), begin) - job.bounds.begin());
+  const bool by_pass = PassTakesSegments(job.request);
+  size_t group[kColumnsWidth];
+  size_t grouped = 0;
   for (size_t s = after == 0 ? 0 : after - 1; s + 1 < job.bounds.size() && job.bounds[s] < end;
        ++s) {
     const uint64_t from = std::max(begin, job.bounds[s]);
     const uint64_t to = std::min(end, job.bounds[s + 1]);
     if (from >= to) continue;  // an empty segment
+    if (by_pass && from == job.bounds[s] && to == job.bounds[s + 1] &&
+        to - from <= kPassLongestSegment) {
+      group[grouped++] = s;
+      if (grouped == kColumnsWidth) {
+        ReduceGroupByPass(job, group, grouped);
+        grouped = 0;
+      }
+      continue;
+    }
     const auto bytes = job.data.subspan(from * element_bytes, (to - from) * element_bytes);
     Stats stats = ReduceBlock(job.request, bytes, from - job.bounds[s]);
     if (job.bounds[s] >= begin) {
@@ -67,6 +142,7 @@ void ReducePieces(SegmentsJob& job, size_t task) {
       job.carried[task] = Piece{s, std::move(stats)};
     }
   }
+  if (grouped > 0) ReduceGroupByPass(job, group, grouped);
 }
 
 void RunSegmentsTask(const std::shared_ptr<SegmentsJob>& job, size_t task) {

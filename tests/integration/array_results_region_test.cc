@@ -108,7 +108,8 @@ class ArrayOutputTest : public ::testing::Test {
       // Rounded once from float64 (the reference's long double may sit an ulp away).
       const float want_sum = static_cast<float>(sum);
       const float want_mean = static_cast<float>(sum / kColumns);
-      EXPECT_LE(std::fabs(got_sum - want_sum), std::fabs(std::nextafter(want_sum, INFINITY) - want_sum))
+      EXPECT_LE(std::fabs(got_sum - want_sum),
+                std::fabs(std::nextafter(want_sum, INFINITY) - want_sum))
           << "row " << r;
       EXPECT_EQ(got_arg, arg) << "row " << r;
       EXPECT_LE(std::fabs(got_mean - want_mean),
