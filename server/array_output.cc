@@ -16,11 +16,11 @@ absl::StatusOr<std::unique_ptr<ArrayOutput>> ArrayOutput::Resolve(
   ASSIGN_OR_RETURN(std::shared_ptr<const Region> region, registry.Find(ref.region()));
   const RegionInfo& info = region->info();
   if (info.kind != RegionInfo::Kind::kSystem || !info.writable) {
-    return absl::FailedPreconditionError(absl::StrCat(
-        "spec.output names region \"", ref.region(), "\", which ",
-        info.kind != RegionInfo::Kind::kSystem ? "is GPU memory (CUDA IPC)"
-                                               : "was not registered writable",
-        "; results go into a system region registered with writable set"));
+    return absl::FailedPreconditionError(
+        absl::StrCat("spec.output names region \"", ref.region(), "\", which ",
+                     info.kind != RegionInfo::Kind::kSystem ? "is GPU memory (CUDA IPC)"
+                                                            : "was not registered writable",
+                     "; results go into a system region registered with writable set"));
   }
   // Each op's array at the next multiple of 8 (every result dtype's alignment).
   std::vector<uint64_t> offsets;
@@ -40,10 +40,12 @@ absl::StatusOr<std::unique_ptr<ArrayOutput>> ArrayOutput::Resolve(
         ") ends past the end of region \"", ref.region(), "\", which holds ", size, " bytes"));
   }
   if (at - ref.offset() > ref.byte_size()) {
-    return absl::InvalidArgumentError(absl::StrCat(
-        "spec.output.byte_size is ", ref.byte_size(), ", but the results take ",
-        at - ref.offset(), " bytes (", needs, ", each array's start at a multiple of 8 from "
-        "offset ", ref.offset(), ")"));
+    return absl::InvalidArgumentError(absl::StrCat("spec.output.byte_size is ", ref.byte_size(),
+                                                   ", but the results take ", at - ref.offset(),
+                                                   " bytes (", needs,
+                                                   ", each array's start at a multiple of 8 from "
+                                                   "offset ",
+                                                   ref.offset(), ")"));
   }
   return std::unique_ptr<ArrayOutput>(
       new ArrayOutput(std::move(region), std::move(offsets), ref.offset(), at));
@@ -58,10 +60,10 @@ absl::Status ArrayOutput::CheckApart(const Region& input_region,
   const uint64_t in_first = in.offset + input.offset(), in_end = in_first + input.byte_size();
   const uint64_t out_first = out.offset + first_, out_end = out.offset + end_;
   if (in_first < out_end && out_first < in_end) {
-    return absl::InvalidArgumentError(absl::StrCat(
-        "spec.output (bytes ", out_first, " to ", out_end, " of \"", out.key,
-        "\") overlaps the payload (bytes ", in_first, " to ", in_end,
-        "); name output bytes apart from the array's"));
+    return absl::InvalidArgumentError(
+        absl::StrCat("spec.output (bytes ", out_first, " to ", out_end, " of \"", out.key,
+                     "\") overlaps the payload (bytes ", in_first, " to ", in_end,
+                     "); name output bytes apart from the array's"));
   }
   return absl::OkStatus();
 }

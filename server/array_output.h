@@ -29,8 +29,7 @@ class ArrayOutput {
                                                               absl::string_view peer,
                                                               const v1::SharedMemoryRef& ref,
                                                               const ReduceLayout& layout,
-                                                              std::span<const Op> ops,
-                                                              DType dtype);
+                                                              std::span<const Op> ops, DType dtype);
 
   // INVALID_ARGUMENT where the payload (`input` in `input_region`) shares bytes with the output
   // in the same object: the results would overwrite data not yet read.
@@ -40,8 +39,8 @@ class ArrayOutput {
   absl::StatusOr<uint64_t> Write(size_t i, std::span<const std::byte> bytes) const;
 
  private:
-  ArrayOutput(std::shared_ptr<const Region> region, std::vector<uint64_t> offsets,
-              uint64_t first, uint64_t end)
+  ArrayOutput(std::shared_ptr<const Region> region, std::vector<uint64_t> offsets, uint64_t first,
+              uint64_t end)
       : region_(std::move(region)), offsets_(std::move(offsets)), first_(first), end_(end) {}
 
   Region::Use region_;
