@@ -42,44 +42,58 @@ CudaBlockKernels::CudaBlockKernels(Device& device, uint64_t load_bytes)
 CudaBlockKernels::~CudaBlockKernels() { device_.RemoveLoad(load_bytes_); }
 
 void CudaBlockKernels::Run(Enqueue enqueue, uint64_t stats_at, uint64_t count, Fetched fetched) {
+  if (cancelled_.load(std::memory_order_relaxed)) {
+    std::move(fetched)(absl::CancelledError("the request was cancelled"), Timing{});
+    return;
+  }
   const auto asked = std::chrono::steady_clock::now();
+  // With a slot (or the CANCELLED of a wait that Cancel ended), on a copy thread.
   auto step = [this, asked, stats_at, count, enqueue = std::move(enqueue),
-               fetched = std::move(fetched)](StagingSlot& slot) mutable {
+               fetched = std::move(fetched)](absl::StatusOr<PieceSlot*> acquired) mutable {
+    if (!acquired.ok()) {
+      std::move(fetched)(acquired.status(), Timing{});
+      return;
+    }
+    StagingSlot& slot = *static_cast<StagingSlot*>(*acquired);
     Timing timing;
     timing.queue = std::chrono::steady_clock::now() - asked;
     absl::Status status = device_.Activate();
     if (status.ok()) status = std::move(enqueue)(slot, lane_.stream.get());
-    // Even after a failed enqueue the stream may hold the step's copies: wait for them.
+    // Even after a failed enqueue the stream may hold the step's copies: wait for them. The
+    // Stats are read back and the slot released on the completion thread (a few hundred KiB at
+    // most); what follows runs on a copy thread.
     device_.completions().RunAfter(
         lane_.stream.get(), [this, &slot, status = std::move(status), timing, stats_at, count,
                              fetched = std::move(fetched)](GpuStatus stream_status) mutable {
-          device_.SubmitCopy([this, &slot, status = std::move(status), stream_status, timing,
-                              stats_at, count, fetched = std::move(fetched)]() mutable {
-            if (status.ok() && stream_status != kGpuSuccess) {
-              status = CudaError(static_cast<cudaError_t>(stream_status), "the array kernels",
-                                 __FILE__, __LINE__);
-            }
-            absl::StatusOr<std::vector<gpureduce::Stats>> stats = status;
-            if (status.ok()) {
-              stats.emplace(count);
-              std::memcpy(stats->data(), HostOf(slot) + stats_at, count * kStatsBytes);
-            } else {
-              device_.ReportError(status);
-            }
+          if (status.ok() && stream_status != kGpuSuccess) {
+            status = CudaError(static_cast<cudaError_t>(stream_status), "the array kernels",
+                               __FILE__, __LINE__);
+          }
+          absl::StatusOr<std::vector<gpureduce::Stats>> stats = status;
+          if (status.ok()) {
+            stats.emplace(count);
+            std::memcpy(stats->data(), HostOf(slot) + stats_at, count * kStatsBytes);
             timing.compute = ElapsedBetween(slot.started, slot.reduced);
-            device_.staging().Release(&slot);
-            std::move(fetched)(std::move(stats), timing);
-          });
+          } else {
+            device_.ReportError(status);
+          }
+          device_.staging().Release(&slot);
+          device_.SubmitCopy(
+              [stats = std::move(stats), timing, fetched = std::move(fetched)]() mutable {
+                std::move(fetched)(std::move(stats), timing);
+              });
         });
   };
   device_.staging().Acquire(
       reinterpret_cast<uintptr_t>(this),
       [this, step = std::move(step)](absl::StatusOr<PieceSlot*> acquired) mutable {
-        // Never cancelled (nothing cancels this waiter); the slot is staged on a copy thread.
-        device_.SubmitCopy([step = std::move(step), slot = *acquired]() mutable {
-          step(*static_cast<StagingSlot*>(slot));
-        });
+        device_.SubmitCopy([step = std::move(step), acquired]() mutable { step(acquired); });
       });
+}
+
+void CudaBlockKernels::Cancel() {
+  cancelled_.store(true, std::memory_order_relaxed);
+  device_.staging().Cancel(reinterpret_cast<uintptr_t>(this));
 }
 
 void CudaBlockKernels::Segments(const kernels::cpu::StatsRequest& request,

@@ -8,6 +8,7 @@
 // work (staging, reading the Stats back) runs on the device's copy threads, the waits on its
 // completion thread.
 
+#include <atomic>
 #include <cstdint>
 #include <vector>
 
@@ -33,6 +34,8 @@ class CudaBlockKernels final : public BlockKernels {
                ColumnsDone done) override;
   void Rows(const kernels::cpu::StatsRequest& request, std::span<const std::byte> data,
             uint64_t length, kernels::cpu::RowSink sink, RowsDone done) override;
+  // A step waiting for a staging slot, and every later one, ends with CANCELLED.
+  void Cancel() override;
 
  private:
   // Queues a step's copies and kernels on the lane's stream.
@@ -55,6 +58,7 @@ class CudaBlockKernels final : public BlockKernels {
   const uint64_t slot_bytes_;
   const uint64_t max_segments_;
   const uint64_t max_piece_bytes_;
+  std::atomic<bool> cancelled_{false};
 };
 
 }  // namespace gpureduce::runtime

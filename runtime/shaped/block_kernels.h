@@ -48,6 +48,9 @@ class BlockKernels {
   // kernels::cpu::ReduceRowsAsync's: whole rows of `length`, each row's Stats to `sink`.
   virtual void Rows(const kernels::cpu::StatsRequest& request, std::span<const std::byte> data,
                     uint64_t length, kernels::cpu::RowSink sink, RowsDone done) = 0;
+  // The request gave up (ReduceSession::Cancel): work waiting for resources ends with
+  // CANCELLED, and later calls too. The CPU's tasks never wait: nothing to do.
+  virtual void Cancel() {}
 };
 
 // The CPU backend's: its pool's tasks.

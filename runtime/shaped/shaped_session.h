@@ -34,6 +34,7 @@ class ShapedSession final : public ReduceSession {
   void ConsumeShared(const SharedSource& source, ConsumeDone done) override;
   void Finish(FinishDone done) override;
   void FinishArrays(ArraysDone done) override;
+  void Cancel() override { kernels_->Cancel(); }
 
   BackendTiming timing() const override;
   std::string device_name() const override { return info_.device; }

@@ -86,6 +86,9 @@ cudaError_t LaunchColumnStats(cudaStream_t stream, DType dtype, unsigned flags,
   if (columns == 0) return cudaSuccess;
   chunks = static_cast<uint32_t>(std::clamp<uint64_t>(chunks, 1, std::max<uint64_t>(rows, 1)));
   const uint64_t rows_per_chunk = std::max<uint64_t>(1, (rows + chunks - 1) / chunks);
+  // Only the chunks that hold rows (5 rows in 4 chunks: 2, 2, 1).
+  chunks =
+      static_cast<uint32_t>(std::max<uint64_t>(1, (rows + rows_per_chunk - 1) / rows_per_chunk));
   DeviceStats* chunk_out = chunks > 1 ? d_partials : d_out;
   const unsigned instance = SegmentedStatsFlags(flags);
   const cudaError_t launched = ForDType(dtype, [&](auto d) {
