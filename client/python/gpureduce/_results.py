@@ -37,7 +37,8 @@ class OpResult:
     server's result type; `overflow` says an integer result wrapped around. An array request's
     (axis=, keepdims=, reduce_many) `value` is a NumPy array of NumPy's result shape (a NumPy
     scalar where that shape is ()), an arg op's its int64 indices; `overflow_count` says how
-    many of its elements wrapped."""
+    many of its elements wrapped. With `out=`, `value` is a view of the region and
+    `output_offset` where in the region (in bytes) the server wrote it."""
 
     op: str
     dtype: str
@@ -46,6 +47,7 @@ class OpResult:
     overflow: bool = False
     element: Optional[float] = None  # arg ops: the element at `index` (as a float64)
     overflow_count: int = 0  # an array's answer (axis=, reduce_many): the elements that wrapped
+    output_offset: Optional[int] = None  # out=: where the array starts in the region
 
 
 @dataclasses.dataclass

@@ -12,7 +12,7 @@ from typing import Iterator, Optional, Sequence
 import grpc
 import numpy
 
-from gpureduce import _arrays, _cuda, _dtypes, _requests, _results
+from gpureduce import _arrays, _cuda, _dtypes, _output, _requests, _results
 # OpResult, OverflowWarning: re-exported, as `from gpureduce.client import ...` finds them.
 from gpureduce._results import Error, OpResult, OverflowWarning, Result  # noqa: F401
 from gpureduce.shared_memory import SharedRegion
@@ -38,6 +38,7 @@ class Region:
     byte_size: int
     requests_in_flight: int
     register_us: float      # what registering it cost the server (mapping, pinning, opening)
+    writable: bool = False  # system: the server may write results into it (out=)
 
     @classmethod
     def from_message(cls, message) -> "Region":
@@ -46,7 +47,7 @@ class Region:
         return cls(name=message.name, kind=kind, key=message.key, device_id=message.device_id,
                    offset=message.offset, byte_size=message.byte_size,
                    requests_in_flight=message.requests_in_flight,
-                   register_us=message.register_us)
+                   register_us=message.register_us, writable=message.writable)
 
 
 class RegionList(list):
@@ -138,7 +139,7 @@ class Client:
     def reduce(self, array, op: Optional[str] = None, ddof: float = 0, dtype=None, *,
                ops: Optional[Sequence[str]] = None, input_dtype: Optional[str] = None,
                kernel: str = "auto", timeout: Optional[float] = None, axis=None,
-               keepdims: bool = False):
+               keepdims: bool = False, out=None):
         """Reduces `array` as NumPy's function `op` would (`"sum"` when neither `op` nor `ops` is
         given) and returns a NumPy scalar of NumPy's result dtype: `numpy.sum` of int32 is int64,
         `mean` of integers float64, an arg op's answer its int64 index, a float16 sum float16.
@@ -169,19 +170,24 @@ class Client:
         are raised before anything is sent: AxisError (a ValueError) for an axis out of range,
         ValueError for a repeated one, TypeError for a tuple given to an arg op.
 
+        `out` (with `axis` or `keepdims`): a region from `shared_memory(..., writable=True)`, or
+        (region, offset in bytes), for the server to write the results into, each op's array at
+        the next multiple of 8; the answers are then NumPy views of it, not copies (bfloat16
+        results as their uint16 bits, a result of shape () as a 0-d array). No `dtype=` with it.
+
         An integer result that wrapped around (as NumPy's does) warns with OverflowWarning.
         Raises Error for the server's refusals (code and message say what was wrong; an empty
         array for an op without identity is INVALID_ARGUMENT), ValueError for an unknown op.
         """
         result = self.reduce_result(array, op, ddof, dtype, ops=ops, input_dtype=input_dtype,
                                     kernel=kernel, timeout=timeout, axis=axis,
-                                    keepdims=keepdims, _stacklevel=3)
+                                    keepdims=keepdims, out=out, _stacklevel=3)
         return result.scalar if ops is None else result.values
 
     def reduce_result(self, array, op: Optional[str] = None, ddof: float = 0, dtype=None, *,
                       ops: Optional[Sequence[str]] = None, input_dtype: Optional[str] = None,
                       kernel: str = "auto", timeout: Optional[float] = None, axis=None,
-                      keepdims: bool = False, _stacklevel: int = 2) -> Result:
+                      keepdims: bool = False, out=None, _stacklevel: int = 2) -> Result:
         """`reduce`'s request, answered in full: a Result (its `scalar` or `values` are what
         `reduce` returns; `results` every op's OpResult; the kernel, backend and timing).
 
@@ -190,6 +196,7 @@ class Client:
         names, cast, ddof = _requests.request_args(op, ops, ddof, dtype)
         data = _dtypes.payload(array, input_dtype)
         layout = _arrays.for_axes(data.shape, axis, keepdims, names)  # NumPy's refusals here
+        output = _output.for_request(out, layout, cast)
         if data.cuda:
             if _cuda.array_view(data.array).count == 0:  # nothing to share: an empty request
                 data = _dtypes.Payload(data.dtype, numpy.zeros(0, _dtypes.DTYPES[data.dtype][2]),
@@ -198,10 +205,10 @@ class Client:
                 with self.shared_memory(array, input_dtype=input_dtype) as region:
                     return region.reduce_result(ops=names, ddof=ddof, dtype=cast, kernel=kernel,
                                                 timeout=timeout, axis=axis, keepdims=keepdims,
-                                                _stacklevel=_stacklevel + 1)
+                                                out=out, _stacklevel=_stacklevel + 1)
         if layout is not None:
             return self._reduce_array(data, layout, names, cast, ddof, kernel, timeout,
-                                      _stacklevel + 1)
+                                      _stacklevel + 1, output)
         spec = _requests.make_spec(names, data.dtype, ddof, kernel, data.count)
         response = self._send(spec, data, timeout)
         result = _results.typed_result(
@@ -213,39 +220,50 @@ class Client:
 
     def reduce_many(self, arrays, op: Optional[str] = None, ddof: float = 0, dtype=None, *,
                     ops: Optional[Sequence[str]] = None, input_dtype: Optional[str] = None,
-                    kernel: str = "auto", timeout: Optional[float] = None) -> list:
+                    kernel: str = "auto", timeout: Optional[float] = None, out=None):
         """Reduces each of many arrays of one dtype (each flat) in one request, as segments of
         their concatenation: a list of what `reduce(array, op)` answers for each (with `ops`, a
         tuple per array); [] for none. An empty array answers the op's identity (sum 0, prod 1,
         var NaN); an op without one (min) is refused (Error, INVALID_ARGUMENT). The arguments
-        are `reduce`'s; `reduce_many_result` answers in full (arrays of one result per array)."""
+        are `reduce`'s; `reduce_many_result` answers in full (arrays of one result per array).
+        With `out` (as `reduce`'s) it answers the op's array, one result per array, a view of
+        the region (with `ops`, a tuple of them)."""
         arrays = list(arrays)
         _requests.request_args(op, ops, ddof, dtype)  # checked where nothing is sent too
         if not arrays:
             return []
         result = self.reduce_many_result(arrays, op, ddof, dtype, ops=ops,
                                          input_dtype=input_dtype, kernel=kernel,
-                                         timeout=timeout, _stacklevel=3)
+                                         timeout=timeout, out=out, _stacklevel=3)
+        if out is not None:
+            return result.scalar if ops is None else result.values
         return list(result.scalar) if ops is None else list(zip(*result.values))
 
     def reduce_many_result(self, arrays, op: Optional[str] = None, ddof: float = 0,
                            dtype=None, *, ops: Optional[Sequence[str]] = None,
                            input_dtype: Optional[str] = None, kernel: str = "auto",
-                           timeout: Optional[float] = None, _stacklevel: int = 2) -> Result:
+                           timeout: Optional[float] = None, out=None,
+                           _stacklevel: int = 2) -> Result:
         """`reduce_many`, answered in full: each op's `value` an array of one result per array."""
         names, cast, ddof = _requests.request_args(op, ops, ddof, dtype)
         data, lengths = _arrays.concatenate(arrays, input_dtype)
-        return self._reduce_array(data, _arrays.for_segments(lengths), names, cast, ddof,
-                                  kernel, timeout, _stacklevel + 1)
+        layout = _arrays.for_segments(lengths)
+        return self._reduce_array(data, layout, names, cast, ddof, kernel, timeout,
+                                  _stacklevel + 1, _output.for_request(out, layout, cast))
 
     def _reduce_array(self, data, layout, names, cast, ddof, kernel, timeout,
-                      stacklevel: int) -> Result:
-        """An array request (shape and axes, or segments), answered with NumPy arrays."""
+                      stacklevel: int, output: Optional[_output.Output] = None) -> Result:
+        """An array request (shape and axes, or segments), answered with NumPy arrays (views of
+        the region with `output`)."""
         sent = _arrays.as_float64(data) if _arrays.widens(data.dtype, names, cast) else data
         spec = _requests.make_spec(names, sent.dtype, ddof, kernel, sent.count)
         layout.apply(spec)
-        result = _arrays.typed_arrays(self._send(spec, sent, timeout), names, sent.dtype,
-                                      data.dtype, cast, layout)
+        if output is not None:
+            output.apply(spec)
+            result = output.result(self._send(spec, sent, timeout), names, sent.dtype, layout)
+        else:
+            result = _arrays.typed_arrays(self._send(spec, sent, timeout), names, sent.dtype,
+                                          data.dtype, cast, layout)
         _results.warn_overflow(result, stacklevel)
         return result
 
@@ -275,7 +293,7 @@ class Client:
 
     def shared_memory(self, source, *, offset: int = 0, byte_size: Optional[int] = None,
                       name: Optional[str] = None, device_id: Optional[int] = None,
-                      input_dtype: Optional[str] = None) -> SharedRegion:
+                      input_dtype: Optional[str] = None, writable: bool = False) -> SharedRegion:
         """A context manager that registers `source` with the server for the `with` block:
 
             with client.shared_memory(x) as region:
@@ -290,27 +308,30 @@ class Client:
         (`__cuda_array_interface__`, C-contiguous: registered by its CUDA IPC handle on its
         device, or `device_id` where the server numbers the devices differently).
         `input_dtype="bfloat16"` names uint16 arrays' bits so. `name` is the region's name in
-        the server (default: a unique one). The block yields a SharedRegion; its
-        `reduce(op, ...)` answers as `Client.reduce` does, its `reduce_result` as
-        `Client.reduce_result`.
+        the server (default: a unique one). `writable=True` (system memory) lets the server write
+        results into it: it may then be `out=` of an array request. The block yields a
+        SharedRegion; its `reduce(op, ...)` answers as `Client.reduce` does, its `reduce_result`
+        as `Client.reduce_result`.
         """
         return SharedRegion(self, source, offset=offset, byte_size=byte_size, name=name,
-                            device_id=device_id, input_dtype=input_dtype)
+                            device_id=device_id, input_dtype=input_dtype, writable=writable)
 
     def register_system_shared_memory(self, name: str, key: str, offset: int = 0,
                                       byte_size: Optional[int] = None, *,
                                       timeout: Optional[float] = None,
-                                      unlink_key: bool = False) -> Region:
+                                      unlink_key: bool = False, writable: bool = False) -> Region:
         """Registers POSIX shared-memory object `key` ("/" and its name, as shm_open takes it;
         for a SharedMemory `shm`, "/" + shm.name) as region `name`: `byte_size` bytes from
         `offset` (both multiples of 2), by default the whole 4-byte words from `offset` to its end.
         `unlink_key`: the server removes the name from /dev/shm once it has mapped the object
-        (for an object made only to lend it; the memory lives on while registered). A region
-        holds elements of any dtype: the request that reads it names theirs."""
+        (for an object made only to lend it; the memory lives on while registered). `writable`:
+        the server opens it read-write and may write array requests' results into it (out=). A
+        region holds elements of any dtype: the request that reads it names theirs."""
         if byte_size is None:
             byte_size = max(_object_bytes(key) - offset, 0) // 4 * 4
         request = reduce_pb2.RegisterSystemSharedMemoryRequest(
-            name=name, key=key, offset=offset, byte_size=byte_size, unlink_key=unlink_key)
+            name=name, key=key, offset=offset, byte_size=byte_size, unlink_key=unlink_key,
+            writable=writable)
         return Region.from_message(
             self._call(self._stub.RegisterSystemSharedMemory, request, timeout).region)
 
@@ -348,11 +369,12 @@ class Client:
                       ops: Optional[Sequence[str]] = None, ddof: float = 0, dtype=None,
                       input_dtype: str = "float32", timeout: Optional[float] = None,
                       shape: Optional[Sequence[int]] = None, axis=None, keepdims: bool = False,
-                      _stacklevel: int = 2) -> Result:
+                      out=None, _stacklevel: int = 2) -> Result:
         """Reduces `byte_size` bytes from `offset` of registered region `region` (its name, or a
         Region, whose size is then the default) in place on the server, its elements of
         `input_dtype` (float32 unless named), as an array of `shape` (default: 1-D) for `axis`
-        and `keepdims`; the other arguments are `reduce`'s. Returns the whole Result."""
+        and `keepdims`; the other arguments are `reduce`'s (`out`: results into another part of
+        a region, or another region). Returns the whole Result."""
         names, cast, ddof = _requests.request_args(op, ops, ddof, dtype)
         name = _dtypes.input_type(input_dtype) or "float32"
         if isinstance(region, Region):
@@ -367,6 +389,7 @@ class Client:
         count = byte_size // itemsize if byte_size % itemsize == 0 else 0
 
         layout = _arrays.for_axes((count,) if shape is None else shape, axis, keepdims, names)
+        output = _output.for_request(out, layout, cast)
         if layout is not None and _arrays.widens(name, names, cast):
             raise TypeError(f"dtype={cast} with axis= of a {name} region: its results would be "
                             f"rounded twice; reduce a float64 copy, or pass no dtype")
@@ -375,12 +398,16 @@ class Client:
             spec = _requests.make_spec(op_names, name, ddof, kernel, count)
             if layout is not None:
                 layout.apply(spec)
+            if output is not None:
+                output.apply(spec)
             request = reduce_pb2.ReduceRequest(
                 spec=spec, shared_memory=reduce_pb2.SharedMemoryRef(
                     region=region, offset=offset, byte_size=byte_size))
             return self._call(self._stub.Reduce, request, timeout)
 
-        if layout is not None:
+        if output is not None:
+            result = output.result(send(names), names, name, layout)
+        elif layout is not None:
             result = _arrays.typed_arrays(send(names), names, name, name, cast, layout)
         else:
             result = _results.typed_result(send(names), names, name, cast,

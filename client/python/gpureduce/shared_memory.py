@@ -94,7 +94,8 @@ class SharedRegion:
     array's bytes, `register_us` what registration cost the server (in
     microseconds), `copy_us` what copying the array into shared memory cost here (0 where nothing
     was copied), `kind` "system" or "cuda", `key` the POSIX shared-memory object's name ("/...";
-    "" for CUDA), `region` the server's description (a Region). For system memory, `array` is a
+    "" for CUDA), `writable` whether it was registered for the server to write results into
+    (`out=`), `region` the server's description (a Region). For system memory, `array` is a
     NumPy view of the region: writing to it changes what the next `reduce` sees. On leaving the
     block the region is unregistered (also when the block raised) and a segment made
     here is closed; its name leaves /dev/shm as soon as the server has mapped it, so that even a
@@ -104,7 +105,7 @@ class SharedRegion:
 
     def __init__(self, client, source, *, offset: int = 0, byte_size: Optional[int] = None,
                  name: Optional[str] = None, device_id: Optional[int] = None,
-                 input_dtype: Optional[str] = None):
+                 input_dtype: Optional[str] = None, writable: bool = False):
         self._client = client
         # The array's shape, which axis= refers to (a SharedMemory's elements: 1-D)
         self.shape: Optional[tuple] = None
@@ -121,6 +122,7 @@ class SharedRegion:
         self.name = name or unique_name()
         self.key = ""
         self.kind = "cuda" if cuda else "system"
+        self.writable = bool(writable)
         self.nbytes = 0
         self.register_us = 0.0
         self.copy_us = 0.0
@@ -190,20 +192,20 @@ class SharedRegion:
 
     def reduce(self, op: Optional[str] = None, ddof: float = 0, dtype=None, *, ops=None,
                kernel: str = "auto", offset: int = 0, byte_size: Optional[int] = None,
-               timeout: Optional[float] = None, axis=None, keepdims: bool = False):
+               timeout: Optional[float] = None, axis=None, keepdims: bool = False, out=None):
         """Reduces the region (or `byte_size` bytes of it from `offset`) in place on the server;
         answers as `Client.reduce` does (a NumPy scalar, or a tuple of them for `ops`; arrays
         for `axis` and `keepdims`, of the array's shape where the region is a whole array,
-        else of the elements as a 1-D array)."""
+        else of the elements as a 1-D array; with `out`, views of the region they went into)."""
         result = self.reduce_result(op, ddof, dtype, ops=ops, kernel=kernel, offset=offset,
                                     byte_size=byte_size, timeout=timeout, axis=axis,
-                                    keepdims=keepdims, _stacklevel=3)
+                                    keepdims=keepdims, out=out, _stacklevel=3)
         return result.scalar if ops is None else result.values
 
     def reduce_result(self, op: Optional[str] = None, ddof: float = 0, dtype=None, *, ops=None,
                       kernel: str = "auto", offset: int = 0, byte_size: Optional[int] = None,
                       timeout: Optional[float] = None, axis=None, keepdims: bool = False,
-                      _stacklevel: int = 2):
+                      out=None, _stacklevel: int = 2):
         """`reduce`, answered in full: a gpureduce.Result with the timing."""
         if self._state != "open":
             raise ValueError(f"shared-memory region {self.name} is not open (use it inside its "
@@ -215,7 +217,7 @@ class SharedRegion:
                                           kernel, ops=ops,
                                           ddof=ddof, dtype=dtype, input_dtype=self.dtype,
                                           timeout=timeout, shape=self.shape if whole else None,
-                                          axis=axis, keepdims=keepdims,
+                                          axis=axis, keepdims=keepdims, out=out,
                                           _stacklevel=_stacklevel + 1)
 
     @property
@@ -234,6 +236,15 @@ class SharedRegion:
                                            count=self.nbytes // wire[1],
                                            offset=self._region_offset)
         return self._array
+
+    def _view(self, offset: int, dtype, count: int) -> numpy.ndarray:
+        """`count` elements of `dtype` from byte `offset` of the region: a view of this process's
+        mapping, where the server wrote results (`out=`). Like `array`, it holds a buffer export,
+        so the mapping outlives the block while the view lives."""
+        if self._state != "open" or self.kind != "system":
+            raise ValueError(f"shared-memory region {self.name} is not an open system region")
+        return numpy.frombuffer(self._segment.buf, dtype, count=count,
+                                offset=self._region_offset + offset)
 
     def __repr__(self) -> str:
         return (f"<gpureduce.SharedRegion {self.name} {self.kind} {self.nbytes} bytes "
@@ -278,7 +289,7 @@ class SharedRegion:
         self.key = "/" + self._segment.name
         # A segment made here is only lent: the server removes its name once it has mapped it.
         self._register(functools.partial(self._client.register_system_shared_memory,
-                                         unlink_key=self._owned),
+                                         unlink_key=self._owned, writable=self.writable),
                        self.key, self._region_offset, byte_size)
 
     def _register(self, call, *args) -> None:
@@ -295,6 +306,9 @@ class SharedRegion:
         if self._offset or self._byte_size is not None:
             raise ValueError("offset and byte_size apply to a SharedMemory; for a CUDA array, "
                              "slice it instead")
+        if self.writable:
+            raise ValueError("writable=True lends system memory for results (out=); the server "
+                             "cannot write a CUDA region")
         exported = _cuda.export(self._source)
         self.nbytes = exported.nbytes
         device = exported.device if self._device_id is None else self._device_id

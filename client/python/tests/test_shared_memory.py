@@ -254,9 +254,11 @@ class RefusingClient:
     def __init__(self, code):
         self.code, self.unregistered = code, []
 
-    def register_system_shared_memory(self, name, key, offset, byte_size, unlink_key=False):
+    def register_system_shared_memory(self, name, key, offset, byte_size, unlink_key=False,
+                                      writable=False):
         # The segment is made here only to lend it: the server is asked to unlink it.
         assert os.path.exists("/dev/shm" + key) and byte_size == 40 and unlink_key
+        assert not writable
         raise gpureduce.Error(self.code, "refused")
 
     def unregister_shared_memory(self, name):
