@@ -18,7 +18,7 @@ package_scripts=(scripts/package/run-tests.sh scripts/local_server.sh scripts/me
                  scripts/compare_stream.sh)
 optional_scripts=(scripts/gpu_acceptance.sh scripts/bench_compare.sh scripts/bench_compare.py
                   scripts/measure_load.sh scripts/summarize_load.py scripts/plot_load.py
-                  scripts/soak.sh scripts/multi_gpu_acceptance.sh)
+                  scripts/soak.sh scripts/multi_gpu_acceptance.sh scripts/gpu_arrays_check.sh)
 # What glibc provides, and what the package ships in lib/ (Debian 12's builds: prometheus-cpp
 # exists only as shared libraries, and they need these); no other shared library may be needed.
 glibc_libs=" libc.so.6 libm.so.6 libpthread.so.0 libdl.so.2 librt.so.1 ld-linux-x86-64.so.2 linux-vdso.so.1 "
