@@ -1,8 +1,9 @@
 #!/usr/bin/env bash
 # Issue 23's GPU array path (--gpu-arrays) on a GPU host, from an unpacked package, in one call:
 #   1. the runtime's array tests on the CUDA backend (EveryBackendAndDType/ShapedSessionTest.*Cuda*:
-#      every op and dtype, axes, segments, pieces cut anywhere, against the float64 reference),
-#      then compute-sanitizer's memcheck and racecheck over two dtypes of them;
+#      every op and dtype, axes, segments, pieces cut anywhere, against the float64 reference)
+#      and the array kernels' own (SegmentedStatsTest), then compute-sanitizer's memcheck and
+#      racecheck over two dtypes of the first;
 #   2. the Python axes and results-into-shared-memory suites against a CUDA server that runs
 #      every request on its GPU (--gpu-arrays --auto-cpu-below=0);
 #   3. array requests through gpureduce-load on that server, GPU array kernels (single_pass)
@@ -18,7 +19,7 @@ log() { echo "$* (t=$((SECONDS - T0)) s)" | tee -a "$out/summary.txt"; }
 { nvidia-smi --query-gpu=name,driver_version --format=csv,noheader; cat VERSION; } >"$out/summary.txt" 2>&1
 
 GPUREDUCE_TEST_BACKEND=cuda timeout 300 bin/gpureduce-tests \
-  --gtest_filter='*ShapedSession*Cuda*' >"$out/shaped-cuda.txt" 2>&1
+  --gtest_filter='*ShapedSession*Cuda*:*SegmentedStats*' >"$out/shaped-cuda.txt" 2>&1
 log "shaped sessions on the GPU: rc=$?"
 grep -E "^\[  (PASSED|FAILED) |SKIPPED \] [0-9]" "$out/shaped-cuda.txt" | tee -a "$out/summary.txt"
 for tool in memcheck racecheck; do
