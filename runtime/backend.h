@@ -35,6 +35,8 @@ struct RequestSpec {
   // The whole request is one Consume (or ConsumeShared) of size_hint elements, followed at once
   // by Finish (a unary call): a backend may wait for its work on the caller's thread.
   bool one_message = false;
+  // The payload is in GPU memory (a CUDA shared-memory region on `device`).
+  bool data_on_device = false;
   // The ops of a request that names several (read in one pass; `op` is the first); empty: `op`
   // alone.
   std::vector<gpureduce::Op> op_list;
@@ -88,6 +90,8 @@ struct DeviceUsage {
   uint32_t requests = 0;           // running on it now
   uint64_t outstanding_bytes = 0;  // their declared or expected bytes
   bool lost = false;               // failed for good: out of rotation
+  uint64_t batches = 0;            // small requests' batches launched, since start
+  uint64_t batched_requests = 0;   // the requests they answered
 };
 
 using ConsumeDone = absl::AnyInvocable<void(absl::Status) &&>;

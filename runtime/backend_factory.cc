@@ -16,7 +16,10 @@ namespace {
 #if GPUREDUCE_HAVE_CUDA
 absl::StatusOr<std::unique_ptr<Backend>> CreateCudaBackend(const BackendOptions& options) {
   absl::StatusOr<std::unique_ptr<CudaBackend>> gpus =
-      CudaBackend::Create({.devices = options.devices, .device = options.device});
+      CudaBackend::Create({.devices = options.devices,
+                           .device = options.device,
+                           .batch_small_requests = options.batch_small_requests,
+                           .batch = options.batch});
   if (!gpus.ok()) return gpus.status();
   const RoutingThresholds thresholds = {
       .auto_cpu_below = options.auto_cpu_below_bytes / sizeof(float),

@@ -39,6 +39,10 @@ struct BackendOptions {
   // whole arrays' requests do (auto_cpu_below_bytes applies); off: on the CPU's kernel. Off by
   // default until the array kernels have run on a GPU host (docs/array-api.md).
   bool gpu_arrays = false;
+  // With GPUs: small unary single_pass requests gathered into one launch per GPU (SmallBatcher,
+  // runtime/batching/); off by default until measured on a GPU host.
+  bool batch_small_requests = false;
+  BatchOptions batch;
 };
 
 // Whether this build has the CUDA backend (it was built with a CUDA compiler).

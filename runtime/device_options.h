@@ -3,9 +3,17 @@
 // How the CUDA backend sizes each GPU's resources: plain numbers, so that the server can set
 // them whether or not this build has the CUDA backend. Each default is written here only.
 
+#include <chrono>
 #include <cstdint>
 
 namespace gpureduce::runtime {
+
+// How a GPU gathers small requests into one launch (runtime/batching/small_batcher.h).
+struct BatchOptions {
+  std::chrono::microseconds window{50};   // the longest a request waits for others
+  uint64_t max_request_bytes = 64 << 10;  // larger requests run alone
+  uint32_t in_flight = 2;                 // batches running at once before new ones wait
+};
 
 struct DeviceOptions {
   uint32_t streams = 0;  // 0: twice the copy engines, at least 4

@@ -7,7 +7,8 @@
 #   2. the Python axes and results-into-shared-memory suites against a CUDA server that runs
 #      every request on its GPU (--gpu-arrays --auto-cpu-below=0);
 #   3. array requests through gpureduce-load on that server, GPU array kernels (single_pass)
-#      against the CPU's (cpu) in the same run, each beside the whole array's request.
+#      against the CPU's (cpu) in the same run, each beside the whole array's request;
+#   4. small requests batched (--batch-small-requests) against not, at concurrency 64.
 # Usage (from the package root, with the repository's client/python beside it):
 #   scripts/gpu_arrays_check.sh RESULTS_DIR REPO_DIR PYTHONPATH
 set -uo pipefail
@@ -19,7 +20,7 @@ log() { echo "$* (t=$((SECONDS - T0)) s)" | tee -a "$out/summary.txt"; }
 { nvidia-smi --query-gpu=name,driver_version --format=csv,noheader; cat VERSION; } >"$out/summary.txt" 2>&1
 
 GPUREDUCE_TEST_BACKEND=cuda timeout 300 bin/gpureduce-tests \
-  --gtest_filter='*ShapedSession*Cuda*:*SegmentedStats*' >"$out/shaped-cuda.txt" 2>&1
+  --gtest_filter='*ShapedSession*Cuda*:*SegmentedStats*:*BatchedSession*' >"$out/shaped-cuda.txt" 2>&1
 log "shaped sessions on the GPU: rc=$?"
 grep -E "^\[  (PASSED|FAILED) |SKIPPED \] [0-9]" "$out/shaped-cuda.txt" | tee -a "$out/summary.txt"
 for tool in memcheck racecheck; do
@@ -50,4 +51,23 @@ for kernel in single_pass cpu; do
 done
 kill -TERM "$server_pid"; wait "$server_pid"
 grep -E "^== |GB/s|errors" "$out/load.txt" | head -60 >>"$out/summary.txt"
+
+# 4. Small requests batched (--batch-small-requests) against not, same client, alternating: 1,024
+#    floats on single_pass at concurrency 64, the server's kernel time per request in the
+#    responses and the batches in its metrics.
+for round in 1 2; do
+  for batching in off on; do
+    flags=(--metrics-listen=127.0.0.1:0)
+    [ $batching = on ] && flags+=(--batch-small-requests)
+    start_local_server cuda bin/gpureduce-server bin/gpureduce "$out" "${flags[@]}"
+    echo "== batching $batching, round $round" >>"$out/batching.txt"
+    timeout 60 bin/gpureduce-load --target="$server_target" --kernel=single_pass --floats 1024 \
+      --concurrency=64 --duration=5s >>"$out/batching.txt" 2>&1
+    log "batching $batching round $round: rc=$?"
+    port=$(grep -oE "metrics on [^ ]*:[0-9]+" "$out/server-cuda.log" | grep -oE "[0-9]+$" | head -1)
+    [ -n "$port" ] && python3 -c "import urllib.request,sys; print(''.join(l for l in urllib.request.urlopen('http://127.0.0.1:$port/metrics').read().decode().splitlines(True) if 'batch' in l and not l.startswith('#')))" >>"$out/batching.txt" 2>&1
+    kill -TERM "$server_pid"; wait "$server_pid"
+  done
+done
+grep -E "^== |rps|kernel|batch" "$out/batching.txt" | head -40 >>"$out/summary.txt"
 log "done"

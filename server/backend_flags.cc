@@ -70,6 +70,20 @@ void BackendFlags::Register(FlagSet& flags) {
                 "CUDA backend: requests with axes or segments run on the GPU's array kernels "
                 "(as single_pass; --auto-cpu-below applies as to whole arrays); off: on the "
                 "CPU's kernel. Off by default until verified on a GPU host (docs/array-api.md)");
+  flags.AddBool("batch-small-requests", &options_.batch_small_requests,
+                "CUDA backend: small unary requests on single_pass (up to "
+                "--batch-max-request-bytes) are gathered into one launch per GPU, each answered "
+                "on its own (its queue time includes the gathering, its kernel time is its share "
+                "of the batch's); off by default until measured on a GPU host");
+  flags.AddDuration("batch-window", &batch_window_,
+                    "with --batch-small-requests: the longest a request waits for others; a batch "
+                    "also goes when it is full, or at once when fewer than --batches-in-flight "
+                    "are running");
+  flags.AddByteSize("batch-max-request-bytes", &options_.batch.max_request_bytes,
+                    "with --batch-small-requests: larger requests run alone");
+  flags.AddUint32("batches-in-flight", &options_.batch.in_flight,
+                  "with --batch-small-requests: batches running at once per GPU before new "
+                  "requests wait to be gathered");
   flags.AddByteSize("split-above", &options_.split_above_bytes,
                     "CUDA backend with several GPUs: a request known to carry at least this many "
                     "bytes (unary, a stream that declares expected_count, a shared-memory "
@@ -86,6 +100,10 @@ absl::StatusOr<runtime::BackendOptions> BackendFlags::Options() const {
         absl::StrCat("--devices=", devices_, ": ", devices.status().message()));
   }
   options.devices = *std::move(devices);
+  options.batch.window = absl::ToChronoMicroseconds(batch_window_);
+  if (options.batch.in_flight == 0) {
+    return absl::InvalidArgumentError("--batches-in-flight must be at least 1");
+  }
   if (!streams_.empty()) {
     uint32_t streams = 0;
     if (absl::Status parsed = ParseFlagValue(streams_, &streams); !parsed.ok()) {

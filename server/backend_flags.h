@@ -9,6 +9,7 @@
 #include <vector>
 
 #include "absl/status/statusor.h"
+#include "absl/time/time.h"
 #include "common/flags.h"
 #include "runtime/backend_factory.h"
 
@@ -33,6 +34,7 @@ class BackendFlags {
   std::string kind_;                 // --backend, from options_ until parsed
   std::string devices_;              // --devices, the same
   std::string streams_;              // the deprecated --streams; empty: not given
+  absl::Duration batch_window_ = absl::Microseconds(50);  // --batch-window
 };
 
 // "all", or GPU indices such as "0,2", each at most once.

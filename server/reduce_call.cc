@@ -110,6 +110,7 @@ absl::Status ReduceCall::Open(const v1::ReduceSpec& spec, uint64_t payload_bytes
                                                         device));
     }
     resolved->device = device;
+    resolved->data_on_device = true;
   }
   absl::StatusOr<std::unique_ptr<runtime::ReduceSession>> session = state_.backend.Open(*resolved);
   if (!session.ok()) return session.status();

@@ -8,6 +8,7 @@
 #include "absl/strings/str_cat.h"
 #include "absl/strings/str_format.h"
 #include "common/status_macros.h"
+#include "runtime/batching/batched_session.h"
 #include "runtime/cuda/client_memory.h"
 #include "runtime/cuda/cuda_block_kernels.h"
 #include "runtime/cuda/cuda_session.h"
@@ -67,6 +68,12 @@ absl::StatusOr<std::unique_ptr<CudaBackend>> CudaBackend::Create(
                           absl::StrCat("GPU ", index, ": ", device.status().message()));
     }
     backend->devices_.push_back(std::move(*device));
+    if (options.batch_small_requests) {
+      Device& opened = *backend->devices_.back();
+      backend->batch_kernels_.push_back(std::make_unique<CudaBlockKernels>(opened, 0));
+      backend->batchers_.push_back(
+          std::make_unique<SmallBatcher>(*backend->batch_kernels_.back(), options.batch));
+    }
   }
   return backend;
 }
@@ -150,10 +157,26 @@ absl::StatusOr<std::unique_ptr<ReduceSession>> CudaBackend::OpenOnDevice(Device&
         ShapedSessionInfo{
             device.description().name, kernels::KernelId::kSinglePass, {device.index()}});
   }
+  for (size_t position = 0; position < batchers_.size(); ++position) {
+    if (devices_[position].get() == &device && Batches(position, spec)) {
+      return std::make_unique<BatchedSession>(*batchers_[position], spec, device.description().name,
+                                              device.index());
+    }
+  }
   ASSIGN_OR_RETURN(PartialSlot * slot, device.AcquirePartial());
   // A session that fails to start has already given its slot back.
   ASSIGN_OR_RETURN(std::unique_ptr<CudaSession> session, CudaSession::Start(device, spec, slot));
   return std::unique_ptr<ReduceSession>(std::move(session));
+}
+
+bool CudaBackend::Batches(size_t position, const RequestSpec& spec) const {
+  if (position >= batchers_.size() || !spec.one_message || spec.data_on_device ||
+      spec.layout != nullptr || spec.kernel != kernels::KernelId::kSinglePass) {
+    return false;
+  }
+  const uint64_t element = gpureduce::DTypeSize(spec.dtype);
+  return spec.size_hint <= UINT64_MAX / element &&
+         batchers_[position]->Takes(spec.size_hint * element);
 }
 
 absl::StatusOr<std::unique_ptr<ReduceSession>> CudaBackend::Open(const RequestSpec& spec) {
@@ -211,7 +234,14 @@ void CudaBackend::set_on_lost(std::function<void()> on_lost) {
 
 std::vector<DeviceUsage> CudaBackend::Usage() const {
   std::vector<DeviceUsage> usage;
-  for (const auto& device : devices_) usage.push_back(device->Usage());
+  for (size_t position = 0; position < devices_.size(); ++position) {
+    usage.push_back(devices_[position]->Usage());
+    if (position < batchers_.size()) {
+      const BatchCounts counts = batchers_[position]->counts();
+      usage.back().batches = counts.batches;
+      usage.back().batched_requests = counts.requests;
+    }
+  }
   return usage;
 }
 

@@ -8,6 +8,8 @@
 #include <memory>
 #include <vector>
 
+#include "runtime/batching/small_batcher.h"
+#include "runtime/cuda/cuda_block_kernels.h"
 #include "runtime/cuda/device.h"
 #include "runtime/device_options.h"
 #include "runtime/routing/gpu_backend.h"
@@ -17,6 +19,9 @@ namespace gpureduce::runtime {
 struct CudaBackendOptions {
   std::vector<int> devices;  // CUDA ordinals; empty: every visible GPU
   DeviceOptions device;
+  // Small unary requests on single_pass gathered into one launch per GPU (SmallBatcher).
+  bool batch_small_requests = false;
+  BatchOptions batch;
 };
 
 // The number of usable GPUs, or the reason there are none.
@@ -53,7 +58,14 @@ class CudaBackend final : public GpuBackend {
   absl::StatusOr<std::unique_ptr<ReduceSession>> OpenOnDevice(Device& device,
                                                               const RequestSpec& spec);
 
+  // A request SmallBatcher `position` takes.
+  bool Batches(size_t position, const RequestSpec& spec) const;
+
   std::vector<std::unique_ptr<Device>> devices_;
+  // Per device where small requests are batched (after devices_: they go first, each waiting
+  // for its batches).
+  std::vector<std::unique_ptr<CudaBlockKernels>> batch_kernels_;
+  std::vector<std::unique_ptr<SmallBatcher>> batchers_;
   std::atomic<bool> all_lost_reported_{false};
 };
 

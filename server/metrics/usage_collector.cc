@@ -105,6 +105,14 @@ std::vector<prometheus::MetricFamily> UsageCollector::Collect() const {
   families.push_back(
       PerDevice("gpureduce_device_lost", "1 once the device failed for good (out of rotation)",
                 MetricType::Gauge, usage, [](const auto& d) { return d.lost ? 1.0 : 0.0; }));
+  families.push_back(
+      PerDevice("gpureduce_batches_total",
+                "Batches of small requests launched (--batch-small-requests); with "
+                "gpureduce_batched_requests_total, the mean batch size and launches per request",
+                MetricType::Counter, usage, [](const auto& d) { return double(d.batches); }));
+  families.push_back(PerDevice("gpureduce_batched_requests_total",
+                               "Small requests answered from a batch", MetricType::Counter, usage,
+                               [](const auto& d) { return double(d.batched_requests); }));
   families.push_back(PerDevice("gpureduce_gpu_memory_used_bytes",
                                "Device memory in use, by every process (as the driver reports)",
                                MetricType::Gauge, usage,
