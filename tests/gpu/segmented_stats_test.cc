@@ -72,8 +72,7 @@ class SegmentedStatsTest : public testing::KernelFixture,
     EXPECT_EQ(cudaMalloc(&p, host.size_bytes() + extra * sizeof(T) + 16), cudaSuccess);
     allocations_.push_back(p);
     if (!host.empty()) {
-      EXPECT_EQ(cudaMemcpy(p, host.data(), host.size_bytes(), cudaMemcpyHostToDevice),
-                cudaSuccess);
+      EXPECT_EQ(cudaMemcpy(p, host.data(), host.size_bytes(), cudaMemcpyHostToDevice), cudaSuccess);
     }
     return static_cast<T*>(p);
   }
@@ -92,7 +91,8 @@ class SegmentedStatsTest : public testing::KernelFixture,
     for (Op op : ops) {
       const std::string error = testing::CheckResult(testing::ReferenceOf(op, own, 1),
                                                      FinalizeOp(op, own.dtype, 1, stats));
-      if (!error.empty() && ++failures_ <= 20) ADD_FAILURE() << what << " " << OpName(op) << ": " << error;
+      if (!error.empty() && ++failures_ <= 20)
+        ADD_FAILURE() << what << " " << OpName(op) << ": " << error;
     }
   }
 
