@@ -34,22 +34,22 @@ void BatchedSession::ConsumeShared(const SharedSource& source, ConsumeDone done)
     return;
   }
   const size_t bytes = source.count * gpureduce::DTypeSize(dtype_);
-  std::move(done)(ReadFileBytes(source.fd, source.file_offset, bytes,
-                                reinterpret_cast<char*>(Grow(bytes))));
+  std::move(done)(
+      ReadFileBytes(source.fd, source.file_offset, bytes, reinterpret_cast<char*>(Grow(bytes))));
 }
 
 void BatchedSession::Finish(FinishDone done) {
-  batcher_.Add(dtype_, needs_,
-               std::span<const std::byte>(reinterpret_cast<const std::byte*>(words_.data()),
-                                          bytes_),
-               [this, done = std::move(done)](absl::StatusOr<gpureduce::Stats> stats,
-                                              BatchTiming timing) mutable {
-                 {
-                   std::lock_guard<std::mutex> lock(mu_);
-                   batch_timing_ = timing;
-                 }
-                 std::move(done)(std::move(stats));
-               });
+  batcher_.Add(
+      dtype_, needs_,
+      std::span<const std::byte>(reinterpret_cast<const std::byte*>(words_.data()), bytes_),
+      [this, done = std::move(done)](absl::StatusOr<gpureduce::Stats> stats,
+                                     BatchTiming timing) mutable {
+        {
+          std::lock_guard<std::mutex> lock(mu_);
+          batch_timing_ = timing;
+        }
+        std::move(done)(std::move(stats));
+      });
 }
 
 BackendTiming BatchedSession::timing() const {

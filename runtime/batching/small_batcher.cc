@@ -65,8 +65,8 @@ void SmallBatcher::Add(gpureduce::DType dtype, const gpureduce::StatsNeeds& need
   {
     std::lock_guard<std::mutex> lock(mu_);
     std::unique_ptr<Batch>& open = open_[static_cast<int>(dtype) - 1];
-    if (open != nullptr && (open->bytes + data.size() > capacity_bytes_ ||
-                            open->done.size() + 1 > capacity_items_)) {
+    if (open != nullptr &&
+        (open->bytes + data.size() > capacity_bytes_ || open->done.size() + 1 > capacity_items_)) {
       ready.push_back(std::move(open));  // full: it goes, this request opens the next
     }
     if (open == nullptr) {
@@ -90,7 +90,7 @@ void SmallBatcher::Add(gpureduce::DType dtype, const gpureduce::StatsNeeds& need
 }
 
 std::vector<std::unique_ptr<SmallBatcher::Batch>> SmallBatcher::TakeReady(Clock::time_point now,
-                                                                         bool all) {
+                                                                          bool all) {
   std::vector<std::unique_ptr<Batch>> ready;
   for (std::unique_ptr<Batch>& open : open_) {
     if (open == nullptr) continue;
@@ -113,23 +113,22 @@ void SmallBatcher::Launch(std::unique_ptr<Batch> batch) {
   std::shared_ptr<Batch> shared = std::move(batch);
   const std::span<const std::byte> data(reinterpret_cast<const std::byte*>(shared->words.data()),
                                         shared->bytes);
-  kernels_.Segments(
-      {shared->dtype, shared->needs}, data, shared->bounds,
-      [this, shared, launched](absl::StatusOr<std::vector<gpureduce::Stats>> stats,
-                               BlockKernels::Timing timing) mutable {
-        const auto size = static_cast<uint32_t>(shared->done.size());
-        for (uint32_t i = 0; i < size; ++i) {
-          BatchTiming own;
-          own.waited = (launched - shared->added[i]) + timing.queue;
-          own.kernel = timing.compute / size;
-          own.batch_size = size;
-          absl::StatusOr<gpureduce::Stats> answer =
-              stats.ok() ? absl::StatusOr<gpureduce::Stats>((*stats)[i])
-                         : absl::StatusOr<gpureduce::Stats>(stats.status());
-          std::move(shared->done[i])(std::move(answer), own);
-        }
-        Landed();
-      });
+  kernels_.Segments({shared->dtype, shared->needs}, data, shared->bounds,
+                    [this, shared, launched](absl::StatusOr<std::vector<gpureduce::Stats>> stats,
+                                             BlockKernels::Timing timing) mutable {
+                      const auto size = static_cast<uint32_t>(shared->done.size());
+                      for (uint32_t i = 0; i < size; ++i) {
+                        BatchTiming own;
+                        own.waited = (launched - shared->added[i]) + timing.queue;
+                        own.kernel = timing.compute / size;
+                        own.batch_size = size;
+                        absl::StatusOr<gpureduce::Stats> answer =
+                            stats.ok() ? absl::StatusOr<gpureduce::Stats>((*stats)[i])
+                                       : absl::StatusOr<gpureduce::Stats>(stats.status());
+                        std::move(shared->done[i])(std::move(answer), own);
+                      }
+                      Landed();
+                    });
 }
 
 void SmallBatcher::Landed() {

@@ -201,7 +201,8 @@ TEST(SmallBatcherTest, AFullBatchGoesAtOnceAndTheWindowEndsAWait) {
   std::vector<Answer> answers(10);
   const TypedArray array = testing::RandomArray(DType::kInt32, 33, testing::FreshSeed());
   const std::vector<Op> ops = {Op::kSum, Op::kMax};
-  for (int i = 0; i < 10; ++i) batcher->Add(DType::kInt32, NeedsOf(ops), array.bytes, answers[i].Done());
+  for (int i = 0; i < 10; ++i)
+    batcher->Add(DType::kInt32, NeedsOf(ops), array.bytes, answers[i].Done());
   // The first alone (nothing ran), then two full batches of 4; the last one waits...
   EXPECT_EQ(kernels.WaitForCalls(3), 3u);
   // ...until the window ends it, though a batch still runs.
@@ -221,7 +222,8 @@ TEST(SmallBatcherTest, TheDestructorAnswersWhatIsOpen) {
   {
     SmallBatcher batcher(kernels, {.window = 10s, .max_request_bytes = 1 << 16, .in_flight = 1});
     kernels.Close();
-    for (Answer& answer : answers) batcher.Add(DType::kFloat64, {.sum = true}, array.bytes, answer.Done());
+    for (Answer& answer : answers)
+      batcher.Add(DType::kFloat64, {.sum = true}, array.bytes, answer.Done());
     ASSERT_EQ(kernels.WaitForCalls(1), 1u);
     std::thread opener([&] {
       std::this_thread::sleep_for(20ms);
