@@ -8,7 +8,8 @@
 #      every request on its GPU (--gpu-arrays --auto-cpu-below=0);
 #   3. array requests through gpureduce-load on that server, GPU array kernels (single_pass)
 #      against the CPU's (cpu) in the same run, each beside the whole array's request;
-#   4. small requests batched (--batch-small-requests) against not, at concurrency 64.
+#   4. small requests batched (--batch-small-requests) against not, at concurrency 64, with a
+#      heavy stream beside them.
 # Usage (from the package root, with the repository's client/python beside it):
 #   scripts/gpu_arrays_check.sh RESULTS_DIR REPO_DIR PYTHONPATH
 set -uo pipefail
@@ -61,13 +62,19 @@ for round in 1 2; do
     [ $batching = on ] && flags+=(--batch-small-requests)
     start_local_server cuda bin/gpureduce-server bin/gpureduce "$out" "${flags[@]}"
     echo "== batching $batching, round $round" >>"$out/batching.txt"
+    # A heavy stream beside the small requests: its rate must not drop with batching.
+    timeout 60 bin/gpureduce-load --target="$server_target" --kernel=single_pass --bytes 256MiB \
+      --concurrency=1 --duration=5s >"$out/heavy-$batching-$round.txt" 2>&1 &
+    heavy=$!
     timeout 60 bin/gpureduce-load --target="$server_target" --kernel=single_pass --floats 1024 \
       --concurrency=64 --duration=5s >>"$out/batching.txt" 2>&1
     log "batching $batching round $round: rc=$?"
+    wait $heavy
+    { echo "heavy stream beside:"; grep -E "answers|GB/s" "$out/heavy-$batching-$round.txt"; } >>"$out/batching.txt"
     port=$(grep -oE "metrics on [^ ]*:[0-9]+" "$out/server-cuda.log" | grep -oE "[0-9]+$" | head -1)
     [ -n "$port" ] && python3 -c "import urllib.request,sys; print(''.join(l for l in urllib.request.urlopen('http://127.0.0.1:$port/metrics').read().decode().splitlines(True) if 'batch' in l and not l.startswith('#')))" >>"$out/batching.txt" 2>&1
     kill -TERM "$server_pid"; wait "$server_pid"
   done
 done
-grep -E "^== |rps|kernel|batch" "$out/batching.txt" | head -40 >>"$out/summary.txt"
+grep -E "^== |rps|kernel|batch|heavy|GB/s" "$out/batching.txt" | head -60 >>"$out/summary.txt"
 log "done"
