@@ -61,6 +61,43 @@ const ValueT* Values(const typename Element<kDType>::Storage* row, size_t width,
   }
 }
 
+// Sums alone of float32 or float64 columns: kSumChunk columns at a time, their accumulators in
+// registers across every row (the loop below keeps the whole tile's in memory, a load and a
+// store per element). The same additions in the same order: the same bits. The columns up to
+// the last whole chunk; the loop below takes the rest.
+constexpr size_t kSumChunk = 32;
+constexpr size_t kAhead = 8;  // rows
+constexpr size_t kSumChunkMostRowBytes = 1024;
+constexpr size_t kSumChunkLeastRows = 64;
+
+template <typename ValueT>
+size_t AddSumChunks(const ValueT* data, size_t stride, size_t rows, size_t width, double* sum,
+                    uint32_t* nans) {
+  const size_t chunked = width / kSumChunk * kSumChunk;
+  for (size_t c0 = 0; c0 < chunked; c0 += kSumChunk) {
+    double s[kSumChunk] = {};
+    uint32_t n[kSumChunk] = {};
+    for (size_t r = 0; r < rows; ++r) {
+      const ValueT* x = data + r * stride + c0;
+      if (r + kAhead < rows) {  // rows may be pages apart (see AddColumnsOf)
+        const auto* ahead = reinterpret_cast<const char*>(x + kAhead * stride);
+        for (size_t b = 0; b < kSumChunk * sizeof(ValueT); b += 64)
+          __builtin_prefetch(ahead + b, 0, 0);
+      }
+      for (size_t c = 0; c < kSumChunk; ++c) {
+        const bool nan = x[c] != x[c];
+        n[c] += static_cast<uint32_t>(nan);
+        s[c] += static_cast<double>(Select(nan, ValueT{}, x[c]));
+      }
+    }
+    for (size_t c = 0; c < kSumChunk; ++c) {
+      sum[c0 + c] += s[c];
+      nans[c0 + c] += n[c];
+    }
+  }
+  return chunked;
+}
+
 template <DType kDType, bool kExtremes, bool kMoments, bool kSquares>
 void AddColumnsOf(const std::byte* bytes, size_t stride, size_t rows, size_t width,
                   uint64_t base_row, Stats* out) {
@@ -85,14 +122,24 @@ void AddColumnsOf(const std::byte* bytes, size_t stride, size_t rows, size_t wid
   // row kPrefetchRows ahead is asked for now, a cache line at a time.
   constexpr size_t kPrefetchRows = 4;
   const bool strided = stride != width;
-  for (size_t r = 0; r < rows; ++r) {
+  size_t first = 0;  // the first column the loop below takes
+  if constexpr (!kExtremes && !kMoments && !kSquares && std::is_same_v<Value, Storage> &&
+                !kInteger) {
+    // Where the rows lie close (a narrow table): measured 1.4-1.6x there (64 columns, one
+    // thread of the dev VM); rows a page apart read faster a whole row at a time (below), and
+    // a few rows (ReduceRowsAsync's transposed rows) do not pay for the chunks' set-up.
+    if (stride * sizeof(Storage) <= kSumChunkMostRowBytes && rows >= kSumChunkLeastRows) {
+      first = AddSumChunks(data, stride, rows, width, t.sum, t.nans);
+    }
+  }
+  for (size_t r = 0; r < rows && first < width; ++r) {
     if (strided && r + kPrefetchRows < rows) {
       const auto* ahead = reinterpret_cast<const char*>(data + (r + kPrefetchRows) * stride);
       for (size_t b = 0; b < width * sizeof(Storage); b += 64) __builtin_prefetch(ahead + b, 0, 0);
     }
     const Value* x = Values<kDType, Value>(data + r * stride, width, widened);
     const auto row = static_cast<int32_t>(r);
-    for (size_t c = 0; c < width; ++c) {
+    for (size_t c = first; c < width; ++c) {
       const Value v = x[c];
       const bool nan = !kInteger && v != v;
       const Value kept = Select(nan, Value{}, v);
