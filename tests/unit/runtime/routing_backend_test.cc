@@ -12,6 +12,7 @@
 #include <vector>
 
 #include "absl/strings/str_cat.h"
+#include "common/reduction/reduce_layout.h"
 #include "gmock/gmock.h"
 #include "gtest/gtest.h"
 #include "runtime/cpu/cpu_backend.h"
@@ -200,6 +201,35 @@ TEST_F(RoutingBackendTest, TheCpuKernelPinnedToAGpuIsRefusedAndOpensNothing) {
               HasSubstr("kernel 'cpu' runs on the CPU, but the request pins GPU 1"));
   EXPECT_TRUE(cpu_->opened.empty());
   EXPECT_TRUE(gpus_->pinned.empty());
+}
+
+// An array request (axes or segments): with the layout set.
+RequestSpec Array(RequestSpec spec) {
+  spec.layout = std::make_shared<ReduceLayout>(*ReduceLayout::ForSegments(
+      std::vector<uint64_t>{spec.size_hint / 2, spec.size_hint - spec.size_hint / 2}));
+  return spec;
+}
+
+TEST_F(RoutingBackendTest, ArrayRequestsRunOnTheCpuUnlessGpuArraysIsOn) {
+  Make(2, {.auto_cpu_below = 1000, .split_above = 100});
+  EXPECT_EQ(Route(Array(Auto(5000))), "-1");
+  EXPECT_EQ(cpu_->opened.back().kernel, KernelId::kCpu);
+  EXPECT_THAT(Route(Array(Named(KernelId::kSinglePass, 5000))),
+              HasSubstr("--gpu-arrays runs them on the GPU"));
+  RequestSpec pinned = Array(Auto(5000));
+  pinned.device = 1;
+  EXPECT_THAT(Route(pinned), HasSubstr("runs on the CPU here, but its data is on GPU 1"));
+
+  Make(2, {.auto_cpu_below = 1000, .split_above = 100, .gpu_arrays = true});
+  EXPECT_EQ(Route(Array(Auto(999))), "-1") << "below the crossover: the CPU, as a whole array";
+  EXPECT_EQ(cpu_->opened.back().kernel, KernelId::kCpu);
+  const std::string gpu = Route(Array(Auto(5000)));
+  EXPECT_TRUE(gpu == "0" || gpu == "1") << gpu << ": one GPU, never split (past split_above)";
+  EXPECT_EQ(Route(Array(Named(KernelId::kCpu, 5000))), "-1");
+  EXPECT_THAT(Route(Array(Named(KernelId::kCub, 5000))),
+              HasSubstr("runs on single_pass (the GPU's array kernels) or cpu"));
+  EXPECT_EQ(Route(pinned), "1");
+  EXPECT_EQ(gpus_->pinned.back().device, 1);
 }
 
 TEST_F(RoutingBackendTest, TheGpuWithTheFewestBytesOutstandingTakesTheRequest) {
