@@ -3,7 +3,7 @@
 // of its own elements, from many threads, every dtype and mixed ops (one batch's accumulations
 // are the union of its requests'); and the batching rules: a lone request goes at once, requests
 // gather while `in_flight` batches run and go together when one lands, a full batch goes at
-// once, the window ends a wait, the destructor answers what is open.
+// once, the window ends a wait, the destructor launches what is open and waits for it.
 
 #include "runtime/batching/small_batcher.h"
 
@@ -104,6 +104,13 @@ class GatedKernels final : public BlockKernels {
   std::vector<absl::AnyInvocable<void() &&>> held_;
 };
 
+// Opens the gate when it goes: declared after the batcher, so a test that ends early (a failed
+// ASSERT) never leaves the batcher's destructor waiting on held batches.
+struct OpenOnExit {
+  GatedKernels& kernels;
+  ~OpenOnExit() { kernels.Open(); }
+};
+
 std::string Check(std::span<const Op> ops, const TypedArray& array,
                   const absl::StatusOr<Stats>& stats) {
   if (!stats.ok()) return stats.status().ToString();
@@ -168,6 +175,7 @@ TEST(SmallBatcherTest, RequestsGatherWhileABatchRunsAndGoTogetherWhenItLands) {
   ThreadPool pool(2);
   GatedKernels kernels(pool, 1000);
   SmallBatcher batcher(kernels, {.window = 10s, .max_request_bytes = 1 << 16, .in_flight = 1});
+  OpenOnExit open_on_exit{kernels};
   kernels.Close();
   std::vector<Answer> answers(11);
   std::vector<TypedArray> arrays;
@@ -197,6 +205,7 @@ TEST(SmallBatcherTest, AFullBatchGoesAtOnceAndTheWindowEndsAWait) {
   GatedKernels kernels(pool, 4);
   auto batcher = std::make_unique<SmallBatcher>(
       kernels, BatchOptions{.window = 30ms, .max_request_bytes = 1 << 16, .in_flight = 1});
+  OpenOnExit open_on_exit{kernels};
   kernels.Close();
   std::vector<Answer> answers(10);
   const TypedArray array = testing::RandomArray(DType::kInt32, 33, testing::FreshSeed());
@@ -214,23 +223,30 @@ TEST(SmallBatcherTest, AFullBatchGoesAtOnceAndTheWindowEndsAWait) {
   }
 }
 
-TEST(SmallBatcherTest, TheDestructorAnswersWhatIsOpen) {
+TEST(SmallBatcherTest, TheDestructorLaunchesWhatIsOpenAndWaitsForIt) {
   ThreadPool pool(2);
   GatedKernels kernels(pool, 1000);
   std::vector<Answer> answers(3);
   const TypedArray array = testing::RandomArray(DType::kFloat64, 5, testing::FreshSeed());
+  size_t launched_before_open = 0;
+  std::thread opener;
   {
     SmallBatcher batcher(kernels, {.window = 10s, .max_request_bytes = 1 << 16, .in_flight = 1});
     kernels.Close();
-    for (Answer& answer : answers)
+    for (Answer& answer : answers) {
       batcher.Add(DType::kFloat64, {.sum = true}, array.bytes, answer.Done());
-    ASSERT_EQ(kernels.WaitForCalls(1), 1u);
-    std::thread opener([&] {
-      std::this_thread::sleep_for(20ms);
+    }
+    // The gate opens only once the destructor below has launched the open batch (the window is
+    // 10 s, and the first batch cannot land before the gate opens).
+    opener = std::thread([&] {
+      launched_before_open = kernels.WaitForCalls(2);
       kernels.Open();
     });
-    opener.detach();
-  }  // launches the open batch and waits for both
+    EXPECT_EQ(kernels.WaitForCalls(1), 1u);
+  }
+  opener.join();
+  EXPECT_EQ(launched_before_open, 2u);
+  EXPECT_EQ(kernels.sizes(), (std::vector<uint64_t>{1, 2}));
   for (Answer& answer : answers) {
     EXPECT_EQ(Check(std::vector<Op>{Op::kSum}, array, answer.promise.get_future().get().first), "");
   }
