@@ -42,6 +42,8 @@ TEST(UsageCollectorTest, EachDeviceReportsItsOwnUsage) {
     usage.memory_used_bytes = (uint64_t{9} << 30) + device;
     usage.memory_total_bytes = uint64_t{80} << 30;
     usage.lost = device == 1;
+    usage.batches = 100 + device;
+    usage.batched_requests = 1000 + device;
     backend.usage.push_back(usage);
   }
   const UsageCollector collector(backend, "v");
@@ -61,10 +63,13 @@ TEST(UsageCollectorTest, EachDeviceReportsItsOwnUsage) {
     EXPECT_EQ(SeriesValue(collector, "gpureduce_gpu_memory_total_bytes", labels),
               double(uint64_t{80} << 30));
     EXPECT_EQ(SeriesValue(collector, "gpureduce_device_lost", labels), device == 1 ? 1 : 0);
+    EXPECT_EQ(SeriesValue(collector, "gpureduce_batches_total", labels), 100 + device);
+    EXPECT_EQ(SeriesValue(collector, "gpureduce_batched_requests_total", labels), 1000 + device);
   }
-  // The counter is exposed as a counter, the rest as gauges.
+  // The counters are exposed as counters (their names end in _total), the rest as gauges.
   for (const prometheus::MetricFamily& family : collector.Collect()) {
-    const bool counter = family.name == "gpureduce_staging_waits_total";
+    const bool counter = family.name.size() > 6 &&
+                         family.name.compare(family.name.size() - 6, 6, "_total") == 0;
     EXPECT_EQ(family.type,
               counter ? prometheus::MetricType::Counter : prometheus::MetricType::Gauge)
         << family.name;
