@@ -68,8 +68,8 @@ TEST(UsageCollectorTest, EachDeviceReportsItsOwnUsage) {
   }
   // The counters are exposed as counters (their names end in _total), the rest as gauges.
   for (const prometheus::MetricFamily& family : collector.Collect()) {
-    const bool counter = family.name.size() > 6 &&
-                         family.name.compare(family.name.size() - 6, 6, "_total") == 0;
+    const bool counter =
+        family.name.size() > 6 && family.name.compare(family.name.size() - 6, 6, "_total") == 0;
     EXPECT_EQ(family.type,
               counter ? prometheus::MetricType::Counter : prometheus::MetricType::Gauge)
         << family.name;
