@@ -5,8 +5,6 @@ reads in place."""
 
 from __future__ import annotations
 
-import dataclasses
-import os
 from typing import Iterator, Optional, Sequence
 
 import grpc
@@ -15,6 +13,8 @@ import numpy
 from gpureduce import _arrays, _cuda, _dtypes, _output, _requests, _results
 # OpResult, OverflowWarning: re-exported, as `from gpureduce.client import ...` finds them.
 from gpureduce._results import Error, OpResult, OverflowWarning, Result  # noqa: F401
+# Region, RegionList: re-exported likewise.
+from gpureduce._regions import Region, RegionList, object_bytes
 from gpureduce.shared_memory import SharedRegion
 from gpureduce.v1 import reduce_pb2, reduce_pb2_grpc
 
@@ -24,47 +24,6 @@ OPS = _dtypes.OPS  # the op names, numpy's (gpureduce.OPS)
 # many bytes, as the CLI does (the server's default --max-chunk-bytes is 16 MiB). A chunk may end
 # inside an element: the server joins it with the next.
 DEFAULT_CHUNK_BYTES = 1 << 20
-
-
-@dataclasses.dataclass
-class Region:
-    """A registered shared-memory region, as the server describes it."""
-
-    name: str
-    kind: str               # "system" or "cuda"
-    key: str                # system: the POSIX shared-memory object's name ("/...")
-    device_id: int          # cuda: the device; system: -1
-    offset: int             # where the region starts in the object (or the allocation)
-    byte_size: int
-    requests_in_flight: int
-    register_us: float      # what registering it cost the server (mapping, pinning, opening)
-    writable: bool = False  # system: the server may write results into it (out=)
-
-    @classmethod
-    def from_message(cls, message) -> "Region":
-        kind = {reduce_pb2.SharedMemoryRegion.SYSTEM: "system",
-                reduce_pb2.SharedMemoryRegion.CUDA: "cuda"}.get(message.kind, "unspecified")
-        return cls(name=message.name, kind=kind, key=message.key, device_id=message.device_id,
-                   offset=message.offset, byte_size=message.byte_size,
-                   requests_in_flight=message.requests_in_flight,
-                   register_us=message.register_us, writable=message.writable)
-
-
-class RegionList(list):
-    """The registered regions (a list of Region) and the server's limits on them."""
-
-    def __init__(self, regions, max_regions: int, max_total_bytes: int, total_bytes: int):
-        super().__init__(regions)
-        self.max_regions = max_regions
-        self.max_total_bytes = max_total_bytes
-        self.total_bytes = total_bytes
-
-
-def _object_bytes(key: str) -> int:
-    """The size of POSIX shared-memory object `key` ("/name"), which Linux keeps in /dev/shm."""
-    if not key.startswith("/") or "/" in key[1:] or key in ("/", "/.", "/.."):
-        raise ValueError(f"{key!r} is not a POSIX shared-memory name (\"/\" and a name)")
-    return os.stat("/dev/shm" + key).st_size
 
 
 def _read(path: Optional[str]) -> Optional[bytes]:
@@ -328,7 +287,7 @@ class Client:
         the server opens it read-write and may write array requests' results into it (out=). A
         region holds elements of any dtype: the request that reads it names theirs."""
         if byte_size is None:
-            byte_size = max(_object_bytes(key) - offset, 0) // 4 * 4
+            byte_size = max(object_bytes(key) - offset, 0) // 4 * 4
         request = reduce_pb2.RegisterSystemSharedMemoryRequest(
             name=name, key=key, offset=offset, byte_size=byte_size, unlink_key=unlink_key,
             writable=writable)
