@@ -32,6 +32,17 @@ uint64_t RoutingBackend::FloatSize(const RequestSpec& spec) {
              : spec.size_hint * element_bytes / sizeof(float);
 }
 
+bool RoutingBackend::AutoBelowCrossover(const RequestSpec& spec) const {
+  return spec.auto_kernel && spec.size_hint > 0 && FloatSize(spec) < thresholds_.auto_cpu_below;
+}
+
+absl::StatusOr<std::unique_ptr<ReduceSession>> RoutingBackend::OpenOnCpuKernel(
+    const RequestSpec& spec) {
+  RequestSpec on_cpu = spec;
+  on_cpu.kernel = cpu_->default_kernel();
+  return cpu_->Open(on_cpu);
+}
+
 bool RoutingBackend::RunsOnCpu(const RequestSpec& spec) const {
   return cpu_->Runs(kernels::GetKernel(spec.kernel));
 }
@@ -49,10 +60,8 @@ absl::StatusOr<std::unique_ptr<ReduceSession>> RoutingBackend::Open(const Reques
     return gpus_->Open(spec);
   }
   if (RunsOnCpu(spec)) return cpu_->Open(spec);
-  if (spec.auto_kernel && spec.size_hint > 0 && FloatSize(spec) < thresholds_.auto_cpu_below) {
-    RequestSpec on_cpu = spec;
-    on_cpu.kernel = cpu_->default_kernel();
-    return cpu_->Open(on_cpu);
+  if (AutoBelowCrossover(spec)) {
+    return OpenOnCpuKernel(spec);
   }
   if (thresholds_.split_above != 0 && FloatSize(spec) >= thresholds_.split_above &&
       gpus_->gpu_count() > 1) {
@@ -80,9 +89,7 @@ absl::StatusOr<std::unique_ptr<ReduceSession>> RoutingBackend::OpenArray(const R
           " (a CUDA IPC region) or the spec pins that GPU; send the array by "
           "message or system shared memory, or leave the device unset"));
     }
-    RequestSpec on_cpu = spec;
-    on_cpu.kernel = cpu_->default_kernel();
-    return cpu_->Open(on_cpu);
+    return OpenOnCpuKernel(spec);
   }
   if (spec.kernel != kernels::KernelId::kSinglePass) {
     return absl::FailedPreconditionError(absl::StrCat(
@@ -91,10 +98,8 @@ absl::StatusOr<std::unique_ptr<ReduceSession>> RoutingBackend::OpenArray(const R
         "array kernels) or cpu (auto picks one)"));
   }
   if (spec.device >= 0) return gpus_->Open(spec);
-  if (spec.auto_kernel && spec.size_hint > 0 && FloatSize(spec) < thresholds_.auto_cpu_below) {
-    RequestSpec on_cpu = spec;
-    on_cpu.kernel = cpu_->default_kernel();
-    return cpu_->Open(on_cpu);
+  if (AutoBelowCrossover(spec)) {
+    return OpenOnCpuKernel(spec);
   }
   return OpenOnLeastLoaded(spec);
 }

@@ -58,7 +58,11 @@ class RoutingBackend final : public Backend {
   bool RunsOnCpu(const RequestSpec& spec) const;
   // The request's declared size in float32 elements' worth of bytes.
   static uint64_t FloatSize(const RequestSpec& spec);
+  // An `auto` request known to be smaller than the CPU crossover (auto_cpu_below).
+  bool AutoBelowCrossover(const RequestSpec& spec) const;
   absl::StatusOr<std::unique_ptr<ReduceSession>> OpenArray(const RequestSpec& spec);
+  // `spec` on the CPU, with the CPU's own kernel (`auto` below the crossover, or an array).
+  absl::StatusOr<std::unique_ptr<ReduceSession>> OpenOnCpuKernel(const RequestSpec& spec);
   // A session on every usable GPU that can take one, or null where fewer than two can.
   std::unique_ptr<ReduceSession> OpenSplit(const RequestSpec& spec);
   absl::StatusOr<std::unique_ptr<ReduceSession>> OpenOnLeastLoaded(const RequestSpec& spec);

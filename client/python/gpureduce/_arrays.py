@@ -170,13 +170,10 @@ def round_to_bfloat16(values) -> numpy.ndarray:
     return out.astype(numpy.float32)
 
 
-def _decode(message, layout: Layout) -> Tuple[str, numpy.ndarray]:
-    """An OpResult's elements as a NumPy array of the caller's result shape."""
-    name = _dtypes.dtype_name(message.dtype)
-    if not message.data and not message.shape:
-        raise Error(grpc.StatusCode.UNIMPLEMENTED,
-                    "the server answered an array request (axis=, keepdims=, reduce_many) with "
-                    "no array: it predates them (issue 23); upgrade it, or pass axis=None")
+def answer_extent(message, name: str, layout: Layout) -> Tuple[int, int]:
+    """An OpResult's element count and size, checked: NumPy's result shape for the layout, and a
+    dtype this client knows (Error INTERNAL otherwise). Whether the elements came in the response
+    or in a region (`out=`)."""
     shape = tuple(message.shape)
     if shape != layout.answer_shape:
         raise Error(grpc.StatusCode.INTERNAL,
@@ -184,8 +181,17 @@ def _decode(message, layout: Layout) -> Tuple[str, numpy.ndarray]:
                     f"{layout.answer_shape}")
     if name not in _dtypes.DTYPES:
         raise Error(grpc.StatusCode.INTERNAL, f"the server answered in {name}")
-    itemsize = _dtypes.DTYPES[name][1]
-    size = int(numpy.prod(shape, dtype=numpy.int64))
+    return int(numpy.prod(shape, dtype=numpy.int64)), _dtypes.DTYPES[name][1]
+
+
+def _decode(message, layout: Layout) -> Tuple[str, numpy.ndarray]:
+    """An OpResult's elements as a NumPy array of the caller's result shape."""
+    name = _dtypes.dtype_name(message.dtype)
+    if not message.data and not message.shape:
+        raise Error(grpc.StatusCode.UNIMPLEMENTED,
+                    "the server answered an array request (axis=, keepdims=, reduce_many) with "
+                    "no array: it predates them (issue 23); upgrade it, or pass axis=None")
+    size, itemsize = answer_extent(message, name, layout)
     if len(message.data) != size * itemsize:
         raise Error(grpc.StatusCode.INTERNAL,
                     f"the server answered {len(message.data)} bytes for {size} {name} results")
@@ -214,17 +220,23 @@ def _cast(op: str, result_dtype: str, values: numpy.ndarray, cast: Optional[str]
         return wide.astype(cast)
 
 
-def typed_arrays(response, names, sent_dtype: str, input_dtype: str, cast: Optional[str],
-                 layout: Layout) -> Result:
-    """The Result of an array request: each op's value a NumPy array of NumPy's result shape
-    and dtype (or `dtype=`'s), a NumPy scalar where that shape is ()."""
+def result_messages(response, names, sent_dtype: str) -> list:
+    """The response's OpResults, one per op of `names`, checked (the payload's dtype, their
+    count)."""
     checked_dtype(response, sent_dtype)
     messages = list(response.results)
     if len(messages) != len(names):
         raise Error(grpc.StatusCode.INTERNAL, f"the server answered {len(messages)} results "
                     f"for {len(names)} ops")
+    return messages
+
+
+def typed_arrays(response, names, sent_dtype: str, input_dtype: str, cast: Optional[str],
+                 layout: Layout) -> Result:
+    """The Result of an array request: each op's value a NumPy array of NumPy's result shape
+    and dtype (or `dtype=`'s), a NumPy scalar where that shape is ()."""
     results: List[OpResult] = []
-    for op, message in zip(names, messages):
+    for op, message in zip(names, result_messages(response, names, sent_dtype)):
         result_dtype, values = _decode(message, layout)
         values = _cast(op, result_dtype, values, cast)
         if sent_dtype != input_dtype and op not in _dtypes.ARG_OPS:

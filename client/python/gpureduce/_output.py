@@ -18,8 +18,8 @@ from typing import List, Optional
 import grpc
 import numpy
 
-from gpureduce import _dtypes
-from gpureduce._results import Error, OpResult, Result, checked_dtype, make_result
+from gpureduce import _arrays, _dtypes
+from gpureduce._results import Error, OpResult, Result, make_result
 from gpureduce.shared_memory import SharedRegion
 from gpureduce.v1 import reduce_pb2
 
@@ -40,13 +40,8 @@ class Output:
         """The Result of the request: each op's `value` a view of the region (see the module's
         docstring). Raises Error where an op's array is not in the region as announced (never
         copied from the response instead)."""
-        checked_dtype(response, input_dtype)
-        messages = list(response.results)
-        if len(messages) != len(names):
-            raise Error(grpc.StatusCode.INTERNAL, f"the server answered {len(messages)} results "
-                        f"for {len(names)} ops")
         results: List[OpResult] = []
-        for op, message in zip(names, messages):
+        for op, message in zip(names, _arrays.result_messages(response, names, input_dtype)):
             result_dtype = _dtypes.dtype_name(message.dtype)
             value = self._view(op, result_dtype, message, layout)
             results.append(OpResult(
@@ -63,15 +58,8 @@ class Output:
                         f"the server answered the {op} in the response, not in region "
                         f"{self.region.name} (no output_offset): it predates spec.output; "
                         "upgrade it, or pass no out=")
-        shape = tuple(message.shape)
-        if shape != layout.answer_shape:
-            raise Error(grpc.StatusCode.INTERNAL,
-                        f"the server answered shape {shape} for {layout.describe()}, not NumPy's "
-                        f"{layout.answer_shape}")
-        if name not in _dtypes.DTYPES:
-            raise Error(grpc.StatusCode.INTERNAL, f"the server answered in {name}")
-        wire, itemsize = _dtypes.DTYPES[name][2], _dtypes.DTYPES[name][1]
-        count = int(numpy.prod(shape, dtype=numpy.int64))
+        count, itemsize = _arrays.answer_extent(message, name, layout)
+        wire = _dtypes.DTYPES[name][2]
         at = message.output_offset
         if at % 8 or at < self.offset or at + count * itemsize > self.offset + self.byte_size:
             raise Error(grpc.StatusCode.INTERNAL,

@@ -6,11 +6,26 @@ import os
 import subprocess
 import tempfile
 import time
+import zlib
 
 import grpc
+import numpy
 import pytest
 
 import gpureduce
+
+
+# Fresh random data every run, repeatable: GPUREDUCE_TEST_SEED names the run's base seed.
+BASE_SEED = int(os.environ.get("GPUREDUCE_TEST_SEED", time.time_ns() % 2**32))
+
+
+@pytest.fixture
+def rng(request):
+    """A generator seeded per test from the run's base seed (printed on failure); a test module
+    may define its own."""
+    seed = BASE_SEED ^ zlib.crc32(request.node.nodeid.encode())
+    print(f"GPUREDUCE_TEST_SEED={BASE_SEED} (this test's seed {seed})")
+    return numpy.random.default_rng(seed)
 
 
 def _read(path):

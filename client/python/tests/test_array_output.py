@@ -8,9 +8,6 @@ over the payload) and the client's before anything is sent (out= of a full reduc
 not a region). Fresh random data of mixed sign each run (the seed is printed on failure;
 GPUREDUCE_TEST_SEED repeats a run)."""
 
-import os
-import time
-import zlib
 from multiprocessing import shared_memory
 
 import grpc
@@ -22,15 +19,7 @@ from gpureduce import _arrays
 from axes_reference import compare, expected, make
 from reference import same
 
-BASE_SEED = int(os.environ.get("GPUREDUCE_TEST_SEED", time.time_ns() % 2**32))
 MARKER = 0xA5
-
-
-@pytest.fixture
-def rng(request):
-    seed = BASE_SEED ^ zlib.crc32(request.node.nodeid.encode())
-    print(f"GPUREDUCE_TEST_SEED={BASE_SEED} (this test's seed {seed})")
-    return numpy.random.default_rng(seed)
 
 
 @pytest.fixture(scope="module")

@@ -8,10 +8,7 @@ elements; overflow, dtype=, 0-d and zero-length arrays; and the refusals: NumPy'
 the server's INVALID_ARGUMENT (naming the field) for a spec that reaches it.
 Offline pieces (encoding, decoding, the stream's chunks): test_axes_wire.py."""
 
-import os
-import time
 import warnings
-import zlib
 
 import grpc
 import numpy
@@ -22,18 +19,10 @@ from gpureduce.v1 import reduce_pb2, reduce_pb2_grpc
 from axes_reference import compare, expected, make
 from reference import ARG_OPS, OPS, check, same
 
-BASE_SEED = int(os.environ.get("GPUREDUCE_TEST_SEED", time.time_ns() % 2**32))
 DTYPES = ["float32", "float16", "bfloat16", "float64", "int32", "int64"]
 SHAPES = [(1,), (7,), (2, 31), (3, 1, 5), (1, 4, 1, 3), (2, 3, 4, 5)]
 REDUCING = [op for op in OPS if op not in ARG_OPS]  # one request for these, one for the arg ops
 ARGS = sorted(ARG_OPS)
-
-
-@pytest.fixture
-def rng(request):
-    seed = BASE_SEED ^ zlib.crc32(request.node.nodeid.encode())
-    print(f"GPUREDUCE_TEST_SEED={BASE_SEED} (this test's seed {seed})")
-    return numpy.random.default_rng(seed)
 
 
 @pytest.fixture(scope="module")
