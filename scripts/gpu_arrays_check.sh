@@ -25,7 +25,7 @@ GPUREDUCE_TEST_BACKEND=cuda timeout 300 bin/gpureduce-tests \
 log "shaped sessions on the GPU: rc=$?"
 grep -E "^\[  (PASSED|FAILED) |SKIPPED \] [0-9]" "$out/shaped-cuda.txt" | tee -a "$out/summary.txt"
 for tool in memcheck racecheck; do
-  timeout 300 compute-sanitizer --tool $tool bin/gpureduce-tests \
+  timeout 150 compute-sanitizer --tool $tool bin/gpureduce-tests \
     --gtest_filter='*ShapedSession*Cudafloat16:*ShapedSession*Cudaint64' >"$out/$tool.txt" 2>&1
   log "$tool: rc=$?"
   grep -E "ERROR SUMMARY|RACECHECK SUMMARY|^\[  (PASSED|FAILED) " "$out/$tool.txt" | tee -a "$out/summary.txt"
@@ -58,7 +58,8 @@ grep -E "^== |GB/s|errors" "$out/load.txt" | head -60 >>"$out/summary.txt"
 #    responses and the batches in its metrics.
 for round in 1 2; do
   for batching in off on; do
-    flags=(--metrics-listen=127.0.0.1:0)
+    # As scripts/measure_load.sh's c64 cells: 64 in flight from one address.
+    flags=(--metrics-listen=127.0.0.1:0 --max-concurrent-requests=128)
     [ $batching = on ] && flags+=(--batch-small-requests)
     start_local_server cuda bin/gpureduce-server bin/gpureduce "$out" "${flags[@]}"
     echo "== batching $batching, round $round" >>"$out/batching.txt"
@@ -67,7 +68,7 @@ for round in 1 2; do
       --concurrency=1 --duration=5s >"$out/heavy-$batching-$round.txt" 2>&1 &
     heavy=$!
     timeout 60 bin/gpureduce-load --target="$server_target" --kernel=single_pass --floats 1024 \
-      --concurrency=64 --duration=5s >>"$out/batching.txt" 2>&1
+      --concurrency=64 --connections=4 --duration=5s >>"$out/batching.txt" 2>&1
     log "batching $batching round $round: rc=$?"
     wait $heavy
     { echo "heavy stream beside:"; grep -E "answers|GB/s" "$out/heavy-$batching-$round.txt"; } >>"$out/batching.txt"

@@ -69,12 +69,15 @@ void CudaBlockKernels::Run(Enqueue enqueue, uint64_t stats_at, uint64_t count, F
             status = CudaError(static_cast<cudaError_t>(stream_status), "the array kernels",
                                __FILE__, __LINE__);
           }
-          absl::StatusOr<std::vector<gpureduce::Stats>> stats = status;
+          // (A StatusOr may not be made from an OK status.)
+          absl::StatusOr<std::vector<gpureduce::Stats>> stats;
           if (status.ok()) {
-            stats.emplace(count);
-            std::memcpy(stats->data(), HostOf(slot) + stats_at, count * kStatsBytes);
+            std::vector<gpureduce::Stats> read(count);
+            std::memcpy(read.data(), HostOf(slot) + stats_at, count * kStatsBytes);
+            stats = std::move(read);
             timing.compute = ElapsedBetween(slot.started, slot.reduced);
           } else {
+            stats = status;
             device_.ReportError(status);
           }
           device_.staging().Release(&slot);
