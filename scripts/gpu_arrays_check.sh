@@ -53,10 +53,12 @@ done
 kill -TERM "$server_pid"; wait "$server_pid"
 grep -E "^== |GB/s|errors" "$out/load.txt" | head -60 >>"$out/summary.txt"
 
-# 4. Small requests batched (--batch-small-requests) against not, same client, alternating: 1,024
-#    floats on single_pass at concurrency 64, the server's kernel time per request in the
-#    responses and the batches in its metrics.
-for round in 1 2; do
+# 4. Small requests batched (--batch-small-requests, its defaults) against not, alternating, 3
+#    rounds: 1,024 floats on single_pass at concurrency 64 with a heavy stream beside them (the
+#    server's kernel time per request in the responses, the batches in its metrics), then the
+#    same requests open loop at a fixed 40,000/s, where the rate is equal and the latency and
+#    GPU time compare alone.
+for round in 1 2 3; do
   for batching in off on; do
     # As scripts/measure_load.sh's c64 cells: 64 in flight from one address.
     flags=(--metrics-listen=127.0.0.1:0 --max-concurrent-requests=128)
@@ -73,9 +75,17 @@ for round in 1 2; do
     wait $heavy
     { echo "heavy stream beside:"; grep -E "answers|GB/s" "$out/heavy-$batching-$round.txt"; } >>"$out/batching.txt"
     port=$(grep -oE "metrics on [^ ]*:[0-9]+" "$out/server-cuda.log" | grep -oE "[0-9]+$" | head -1)
-    [ -n "$port" ] && python3 -c "import urllib.request,sys; print(''.join(l for l in urllib.request.urlopen('http://127.0.0.1:$port/metrics').read().decode().splitlines(True) if 'batch' in l and not l.startswith('#')))" >>"$out/batching.txt" 2>&1
+    metrics() {
+      [ -n "$port" ] && python3 -c "import urllib.request; print(''.join(l for l in urllib.request.urlopen('http://127.0.0.1:$port/metrics').read().decode().splitlines(True) if 'batch' in l and not l.startswith('#')))" >>"$out/batching.txt" 2>&1
+    }
+    metrics
+    echo "== open loop 40000/s, batching $batching, round $round" >>"$out/batching.txt"
+    timeout 60 bin/gpureduce-load --target="$server_target" --kernel=single_pass --floats 1024 \
+      --rate=40000 --connections=4 --duration=5s >>"$out/batching.txt" 2>&1
+    log "open loop batching $batching round $round: rc=$?"
+    metrics
     kill -TERM "$server_pid"; wait "$server_pid"
   done
 done
-grep -E "^== |rps|kernel|batch|heavy|GB/s" "$out/batching.txt" | head -60 >>"$out/summary.txt"
+grep -E "^== |rps|latency|server us|batch|heavy" "$out/batching.txt" | grep -v "^gpureduce-load" >>"$out/summary.txt"
 log "done"

@@ -66,15 +66,20 @@ void BackendFlags::Register(FlagSet& flags) {
                     "declare expected_count) are reduced on the CPU, where a copy and a launch "
                     "cost more than the reduction; the response names the kernel that ran; 0: "
                     "all on the GPU");
-  flags.AddBool("gpu-arrays", &options_.gpu_arrays,
-                "CUDA backend: requests with axes or segments run on the GPU's array kernels "
-                "(as single_pass; --auto-cpu-below applies as to whole arrays); off: on the "
-                "CPU's kernel. Off by default until verified on a GPU host (docs/array-api.md)");
+  flags.AddBool(
+      "gpu-arrays", &options_.gpu_arrays,
+      "CUDA backend: requests with axes or segments run on the GPU's array kernels "
+      "(as single_pass; --auto-cpu-below applies as to whole arrays); off: on the "
+      "CPU's kernel, which keeps up with the transport as well (off by default: on an H200 "
+      "host the CPU's kernel answered 4 MiB array requests as fast or faster; "
+      "docs/array-api.md)");
   flags.AddBool("batch-small-requests", &options_.batch_small_requests,
                 "CUDA backend: small unary requests on single_pass (up to "
                 "--batch-max-request-bytes) are gathered into one launch per GPU, each answered "
                 "on its own (its queue time includes the gathering, its kernel time is its share "
-                "of the batch's); off by default until measured on a GPU host");
+                "of the batch's). It cuts each request's GPU time (4x or more at concurrency 64) "
+                "for up to --batch-window of latency: for a GPU busy with small launches, off "
+                "by default (docs/gpu-backend.md)");
   flags.AddDuration("batch-window", &batch_window_,
                     "with --batch-small-requests: the longest a request waits for others; a batch "
                     "also goes when it is full, or at once when fewer than --batches-in-flight "

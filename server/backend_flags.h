@@ -34,7 +34,7 @@ class BackendFlags {
   std::string kind_;                 // --backend, from options_ until parsed
   std::string devices_;              // --devices, the same
   std::string streams_;              // the deprecated --streams; empty: not given
-  absl::Duration batch_window_ = absl::Microseconds(50);  // --batch-window
+  absl::Duration batch_window_ = absl::Microseconds(100);  // --batch-window
 };
 
 // "all", or GPU indices such as "0,2", each at most once.

@@ -17,12 +17,20 @@ constexpr uint64_t kAlign = 256;
 // Segments per call at most: their Stats take at most a quarter of the slot.
 constexpr uint64_t kMostSegments = 4096;
 constexpr uint64_t kStatsBytes = sizeof(gpureduce::Stats);
+// A step whose payload, bounds and Stats fit in this runs as one launch through the mapping.
+constexpr uint64_t kSmallStepBytes = 256 * 1024;
+// How long a small step's launching thread waits for it before the completion thread takes over.
+constexpr std::chrono::microseconds kInlineWait{100};
 static_assert(std::is_trivially_copyable_v<gpureduce::Stats>);  // copied back as bytes
 
 uint64_t AlignUp(uint64_t bytes) { return (bytes + kAlign - 1) / kAlign * kAlign; }
 
 std::byte* HostOf(StagingSlot& slot) { return reinterpret_cast<std::byte*>(slot.host); }
 std::byte* DeviceOf(StagingSlot& slot) { return reinterpret_cast<std::byte*>(slot.device.get()); }
+// The GPU's address of the slot's pinned half.
+std::byte* MappedOf(StagingSlot& slot) {
+  return reinterpret_cast<std::byte*>(const_cast<float*>(slot.mapped));
+}
 
 }  // namespace
 
@@ -41,57 +49,103 @@ CudaBlockKernels::CudaBlockKernels(Device& device, uint64_t load_bytes)
 
 CudaBlockKernels::~CudaBlockKernels() { device_.RemoveLoad(load_bytes_); }
 
-void CudaBlockKernels::Run(Enqueue enqueue, uint64_t stats_at, uint64_t count, Fetched fetched) {
+void CudaBlockKernels::Run(Enqueue enqueue, uint64_t stats_at, uint64_t count, bool small,
+                           Fetched fetched) {
   if (cancelled_.load(std::memory_order_relaxed)) {
     std::move(fetched)(absl::CancelledError("the request was cancelled"), Timing{});
     return;
   }
+  // A small step with a free slot runs here and now: a hand-over to a copy thread would cost
+  // more than its copy (PieceScheduler does the same for a small request).
+  if (small) {
+    if (PieceSlot* free = device_.staging().TryAcquire(); free != nullptr) {
+      RunStep(*static_cast<StagingSlot*>(free), Timing{}, std::move(enqueue), stats_at, count,
+              small, std::move(fetched));
+      return;
+    }
+  }
   const auto asked = std::chrono::steady_clock::now();
   // With a slot (or the CANCELLED of a wait that Cancel ended), on a copy thread.
-  auto step = [this, asked, stats_at, count, enqueue = std::move(enqueue),
+  auto step = [this, asked, stats_at, count, small, enqueue = std::move(enqueue),
                fetched = std::move(fetched)](absl::StatusOr<PieceSlot*> acquired) mutable {
     if (!acquired.ok()) {
       std::move(fetched)(acquired.status(), Timing{});
       return;
     }
-    StagingSlot& slot = *static_cast<StagingSlot*>(*acquired);
     Timing timing;
     timing.queue = std::chrono::steady_clock::now() - asked;
-    absl::Status status = device_.Activate();
-    if (status.ok()) status = std::move(enqueue)(slot, lane_.stream.get());
-    // Even after a failed enqueue the stream may hold the step's copies: wait for them. The
-    // Stats are read back and the slot released on the completion thread (a few hundred KiB at
-    // most); what follows runs on a copy thread.
-    device_.completions().RunAfter(
-        lane_.stream.get(), [this, &slot, status = std::move(status), timing, stats_at, count,
-                             fetched = std::move(fetched)](GpuStatus stream_status) mutable {
-          if (status.ok() && stream_status != kGpuSuccess) {
-            status = CudaError(static_cast<cudaError_t>(stream_status), "the array kernels",
-                               __FILE__, __LINE__);
-          }
-          // (A StatusOr may not be made from an OK status.)
-          absl::StatusOr<std::vector<gpureduce::Stats>> stats;
-          if (status.ok()) {
-            std::vector<gpureduce::Stats> read(count);
-            std::memcpy(read.data(), HostOf(slot) + stats_at, count * kStatsBytes);
-            stats = std::move(read);
-            timing.compute = ElapsedBetween(slot.started, slot.reduced);
-          } else {
-            stats = status;
-            device_.ReportError(status);
-          }
-          device_.staging().Release(&slot);
-          device_.SubmitCopy(
-              [stats = std::move(stats), timing, fetched = std::move(fetched)]() mutable {
-                std::move(fetched)(std::move(stats), timing);
-              });
-        });
+    RunStep(*static_cast<StagingSlot*>(*acquired), timing, std::move(enqueue), stats_at, count,
+            small, std::move(fetched));
   };
   device_.staging().Acquire(
       reinterpret_cast<uintptr_t>(this),
       [this, step = std::move(step)](absl::StatusOr<PieceSlot*> acquired) mutable {
         device_.SubmitCopy([step = std::move(step), acquired]() mutable { step(acquired); });
       });
+}
+
+namespace {
+// Set while a small step's answer runs: a step launched from it (a batch that waited for this
+// one) does not wait for its kernel there, so no thread nests one answer in another and the
+// completion thread never spins.
+thread_local bool answering = false;
+}  // namespace
+
+void CudaBlockKernels::RunStep(StagingSlot& slot, Timing timing, Enqueue enqueue, uint64_t stats_at,
+                               uint64_t count, bool small, Fetched fetched) {
+  absl::Status status = device_.Activate();
+  if (status.ok()) status = std::move(enqueue)(slot, lane_.stream.get());
+  if (status.ok() && small && !answering) {
+    // Its one kernel ends within microseconds: wait for it here (bounded) rather than hand it
+    // to the completion thread and back, as PieceScheduler::AnswerInline does.
+    const auto give_up = std::chrono::steady_clock::now() + kInlineWait;
+    cudaError_t polled = cudaEventQuery(slot.reduced.get());
+    while (polled == cudaErrorNotReady && std::chrono::steady_clock::now() < give_up) {
+      polled = cudaEventQuery(slot.reduced.get());
+    }
+    if (polled != cudaErrorNotReady) {
+      Land(slot, polled, std::move(status), timing, stats_at, count, small, std::move(fetched));
+      return;
+    }
+  }
+  // Even after a failed enqueue the stream may hold the step's copies: wait for them.
+  device_.completions().RunAfter(
+      lane_.stream.get(), [this, &slot, status = std::move(status), timing, stats_at, count, small,
+                           fetched = std::move(fetched)](GpuStatus stream_status) mutable {
+        Land(slot, static_cast<cudaError_t>(stream_status), std::move(status), timing, stats_at,
+             count, small, std::move(fetched));
+      });
+}
+
+void CudaBlockKernels::Land(StagingSlot& slot, cudaError_t stream_status, absl::Status status,
+                            Timing timing, uint64_t stats_at, uint64_t count, bool small,
+                            Fetched fetched) {
+  if (status.ok() && stream_status != cudaSuccess) {
+    status = CudaError(stream_status, "the array kernels", __FILE__, __LINE__);
+  }
+  // (A StatusOr may not be made from an OK status.)
+  absl::StatusOr<std::vector<gpureduce::Stats>> stats;
+  if (status.ok()) {
+    std::vector<gpureduce::Stats> read(count);
+    std::memcpy(read.data(), HostOf(slot) + stats_at, count * kStatsBytes);
+    stats = std::move(read);
+    timing.compute = ElapsedBetween(slot.started, slot.reduced);
+  } else {
+    stats = status;
+    device_.ReportError(status);
+  }
+  device_.staging().Release(&slot);
+  // A small step's few Stats are answered on this thread; a large one's (up to a few hundred
+  // KiB of Stats to finalize) on a copy thread, off the completion thread.
+  if (small) {
+    const bool nested = std::exchange(answering, true);
+    std::move(fetched)(std::move(stats), timing);
+    answering = nested;
+    return;
+  }
+  device_.SubmitCopy([stats = std::move(stats), timing, fetched = std::move(fetched)]() mutable {
+    std::move(fetched)(std::move(stats), timing);
+  });
 }
 
 void CudaBlockKernels::Cancel() {
@@ -111,25 +165,33 @@ void CudaBlockKernels::Segments(const kernels::cpu::StatsRequest& request,
   }
   const gpureduce::DType dtype = request.dtype;
   const gpureduce::StatsNeeds needs = request.needs;
+  // A small step (a batch of small requests, say) is one launch: the kernel reads the payload
+  // and bounds through the GPU's mapping of the slot's pinned half and writes the Stats there;
+  // a larger one is copied to the device and back, which reads the payload faster.
+  const bool small = stats_at + segments * kStatsBytes <= kSmallStepBytes;
   Run(
       [=](StagingSlot& slot, cudaStream_t stream) -> absl::Status {
         std::byte* host = HostOf(slot);
-        std::byte* device = DeviceOf(slot);
+        std::byte* device = small ? MappedOf(slot) : DeviceOf(slot);
         std::memcpy(host, data.data(), data.size());
         std::memcpy(host + bounds_at, bounds.data(), bounds.size_bytes());
         CUDA_RETURN_IF_ERROR(cudaEventRecord(slot.started.get(), stream));
-        CUDA_RETURN_IF_ERROR(cudaMemcpyAsync(device, host, bounds_at + bounds.size_bytes(),
-                                             cudaMemcpyHostToDevice, stream));
+        if (!small) {
+          CUDA_RETURN_IF_ERROR(cudaMemcpyAsync(device, host, bounds_at + bounds.size_bytes(),
+                                               cudaMemcpyHostToDevice, stream));
+        }
         CUDA_RETURN_IF_ERROR(kernels::cuda::ReduceSegmentsInto(
             stream, dtype, needs, device, reinterpret_cast<const uint64_t*>(device + bounds_at),
             segments, bounds.back(), reinterpret_cast<gpureduce::Stats*>(device + stats_at)));
-        CUDA_RETURN_IF_ERROR(cudaMemcpyAsync(host + stats_at, device + stats_at,
-                                             segments * kStatsBytes, cudaMemcpyDeviceToHost,
-                                             stream));
+        if (!small) {
+          CUDA_RETURN_IF_ERROR(cudaMemcpyAsync(host + stats_at, device + stats_at,
+                                               segments * kStatsBytes, cudaMemcpyDeviceToHost,
+                                               stream));
+        }
         CUDA_RETURN_IF_ERROR(cudaEventRecord(slot.reduced.get(), stream));
         return absl::OkStatus();
       },
-      stats_at, segments, std::move(done));
+      stats_at, segments, small, std::move(done));
 }
 
 void CudaBlockKernels::Columns(const kernels::cpu::StatsRequest& request,
@@ -188,7 +250,7 @@ void CudaBlockKernels::ColumnsFrom(const kernels::cpu::StatsRequest& request,
         CUDA_RETURN_IF_ERROR(cudaEventRecord(slot.reduced.get(), stream));
         return absl::OkStatus();
       },
-      stats_at, count,
+      stats_at, count, /*small=*/false,
       [this, request, data, rows, columns, base_row, first, so_far, done = std::move(done)](
           absl::StatusOr<std::vector<gpureduce::Stats>> fresh, Timing timing) mutable {
         so_far.queue += timing.queue;

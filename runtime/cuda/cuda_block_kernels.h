@@ -6,7 +6,8 @@
 // Stats come back into the slot, all on one of the device's lanes. The slot is the call's only
 // memory, so the device's staging pool bounds array requests as it bounds the others; the host
 // work (staging, reading the Stats back) runs on the device's copy threads, the waits on its
-// completion thread.
+// completion thread, except for small steps (a batch of small requests): those run where they
+// are asked, as one launch that reads the slot's pinned half through the GPU's mapping.
 
 #include <atomic>
 #include <cstdint>
@@ -43,10 +44,18 @@ class CudaBlockKernels final : public BlockKernels {
   using Fetched =
       absl::AnyInvocable<void(absl::StatusOr<std::vector<gpureduce::Stats>>, Timing) &&>;
 
-  // One step: a slot, `enqueue` on a copy thread; once the GPU is done, the `count` Stats the
-  // step left at byte `stats_at` of the slot's host half (or the step's first failure) to
-  // `fetched`, on a copy thread, with the slot back in the pool.
-  void Run(Enqueue enqueue, uint64_t stats_at, uint64_t count, Fetched fetched);
+  // One step: a slot, `enqueue`; once the GPU is done, the `count` Stats the step left at byte
+  // `stats_at` of the slot's host half (or the step's first failure) to `fetched`, with the slot
+  // back in the pool. A `small` step takes a free slot on this thread and waits for its kernel
+  // here (bounded), answering here too; else the enqueue runs on a copy thread and the answer
+  // comes on one.
+  void Run(Enqueue enqueue, uint64_t stats_at, uint64_t count, bool small, Fetched fetched);
+  // The step on `slot`, enqueued on this thread.
+  void RunStep(StagingSlot& slot, Timing timing, Enqueue enqueue, uint64_t stats_at, uint64_t count,
+               bool small, Fetched fetched);
+  // Its Stats read (or its failure), the slot released, `fetched` called.
+  void Land(StagingSlot& slot, cudaError_t stream_status, absl::Status status, Timing timing,
+            uint64_t stats_at, uint64_t count, bool small, Fetched fetched);
   // Columns [first, columns.size()) of the table, a slot's worth at a time.
   void ColumnsFrom(const kernels::cpu::StatsRequest& request, std::span<const std::byte> data,
                    uint64_t rows, std::span<gpureduce::Stats> columns, uint64_t base_row,
