@@ -1,7 +1,7 @@
 // ReduceRowsAsync (kernels/reduce.h): every row of tables of every dtype against the independent
 // reference over that row alone, for every op, at row lengths on both sides of the columns pass's
-// longest (short rows reduced side by side, long ones each by ReduceBlock), with NaN, infinities
-// and ties in rows; every row handed to the sink once.
+// longest (short rows reduced side by side, long ones each by ReduceBlock, sums alone of short
+// float rows in place), with NaN, infinities and ties in rows; every row handed to the sink once.
 
 #include <cmath>
 #include <future>
@@ -41,10 +41,14 @@ TEST_P(RowsReduceTest, EveryRowMatchesTheReference) {
   std::mt19937_64 random(seed);
   ThreadPool pool(3);
   const std::vector<Op> ops(std::begin(kAllOps), std::end(kAllOps));
-  for (const size_t length : {1, 3, 16, 128, 129, 1000}) {
-    for (const std::vector<Op>& set : {ops, std::vector<Op>{Op::kSum, Op::kNanArgMax, Op::kVar}}) {
+  // Sums alone: float32 and float64 rows summed in place (up to 128 and below 64).
+  const std::vector<Op> sums = {Op::kSum, Op::kMean, Op::kNanSum, Op::kNanMean};
+  for (const size_t length : {1, 3, 16, 48, 64, 128, 129, 1000}) {
+    for (const std::vector<Op>& set :
+         {ops, std::vector<Op>{Op::kSum, Op::kNanArgMax, Op::kVar}, sums}) {
       SCOPED_TRACE(absl::StrCat("length ", length, ", ", set.size(), " ops"));
-      const size_t rows = length > 100 ? 300 : 700;  // more than one block of the pass's rows
+      // More than one block of the pass's rows, and not a multiple of the rows summed at once.
+      const size_t rows = length > 100 ? 301 : 701;
       TypedArray table = testing::RandomArray(dtype, rows * length, random());
       if (!IsInteger(dtype)) {
         for (size_t k = 0; k < 20; ++k) table.Set(random() % table.size(), NAN);
