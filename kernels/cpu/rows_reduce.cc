@@ -18,6 +18,7 @@
 #include <vector>
 
 #include "kernels/cpu/block_reduce.h"
+#include "kernels/cpu/sums_in_place.h"
 #include "kernels/cpu/transpose.h"
 #include "kernels/reduce.h"
 
@@ -68,21 +69,8 @@ void ReduceRowsByPass(const RowsJob& job, uint64_t first, uint64_t count) {
   }
 }
 
-// Whether rows of `length` of `request` are summed in place (SumRowsInPlace): sums alone (SUM,
-// MEAN and their NaN forms) of float32 rows up to kPassLongestRow, float64 ones shorter than 64.
-// Measured against the columns pass on one thread of the dev VM, 64 MiB, 3 interleaved rounds,
-// the same digests: float32 1.9x at 16, 1.6x at 32, 1.4x at 64, 1.1x at 128; float64 1.65x at
-// 16, 1.2-1.4x at 24-48, but 0.9x at 64 and 128, where the pass keeps the sums in registers.
-bool SumsInPlace(const StatsRequest& request, uint64_t length) {
-  const StatsNeeds& n = request.needs;
-  if (!n.sum || n.sum_squares || n.prod || n.min || n.max || n.moments) return false;
-  if (request.dtype == DType::kFloat32) return length <= kPassLongestRow;
-  return request.dtype == DType::kFloat64 && length < 64;
-}
-
-// Sums alone of short rows, each added where it lies, element by element in order as the
-// columns pass adds a transposed column (the same Stats, bit for bit) but without the transposed
-// copy; kInterleave rows at a time, so that their additions run as independent chains.
+// Sums alone of short rows (sums_in_place.h), kInterleave rows at a time, so that their
+// additions run as independent chains.
 template <typename T>
 void SumRowsInPlace(const RowsJob& job, uint64_t first, uint64_t count) {
   constexpr uint64_t kInterleave = 4;
@@ -90,43 +78,22 @@ void SumRowsInPlace(const RowsJob& job, uint64_t first, uint64_t count) {
   const uint64_t length = job.length;
   for (uint64_t r0 = first; r0 < first + count; r0 += kInterleave) {
     const uint64_t n = std::min(kInterleave, first + count - r0);
+    if (n < kInterleave) {  // the task's last few rows
+      for (uint64_t r = r0; r < r0 + n; ++r) job.sink(r, SumsOf(data + r * length, length));
+      continue;
+    }
     double sum[kInterleave] = {};
     uint32_t nans[kInterleave] = {};
-    if (n == kInterleave) {
-      for (uint64_t e = 0; e < length; ++e) {
-        for (uint64_t i = 0; i < kInterleave; ++i) {
-          const T v = data[(r0 + i) * length + e];
-          const bool nan = v != v;
-          nans[i] += static_cast<uint32_t>(nan);
-          sum[i] += static_cast<double>(nan ? T{} : v);
-        }
-      }
-    } else {
-      for (uint64_t i = 0; i < n; ++i) {
-        for (uint64_t e = 0; e < length; ++e) {
-          const T v = data[(r0 + i) * length + e];
-          const bool nan = v != v;
-          nans[i] += static_cast<uint32_t>(nan);
-          sum[i] += static_cast<double>(nan ? T{} : v);
-        }
+    for (uint64_t e = 0; e < length; ++e) {
+      for (uint64_t i = 0; i < kInterleave; ++i) {
+        const T v = data[(r0 + i) * length + e];
+        const bool nan = v != v;
+        nans[i] += static_cast<uint32_t>(nan);
+        sum[i] += static_cast<double>(nan ? T{} : v);
       }
     }
-    for (uint64_t i = 0; i < n; ++i) {
-      Stats block;  // as the columns pass makes a fresh column's
-      block.integer = false;
-      block.count = length;
-      block.nan_count = nans[i];
-      block.first_nan = -1;
-      for (uint64_t e = 0; nans[i] != 0 && e < length; ++e) {
-        const T v = data[(r0 + i) * length + e];
-        if (v != v) {
-          block.first_nan = static_cast<int64_t>(e);
-          break;
-        }
-      }
-      block.sum = sum[i];
-      block.sum_squares = 0;
-      job.sink(r0 + i, block);
+    for (uint64_t i = 0; i < kInterleave; ++i) {
+      job.sink(r0 + i, SumsStats(data + (r0 + i) * length, length, sum[i], nans[i]));
     }
   }
 }
@@ -135,7 +102,7 @@ void RunRowsTask(const std::shared_ptr<RowsJob>& job, uint64_t task) {
   std::call_once(job->started_once, [&] { job->started = Clock::now(); });
   const uint64_t first = task * job->rows_per_task;
   const uint64_t count = std::min(job->rows_per_task, job->rows - first);
-  if (job->by_pass && SumsInPlace(job->request, job->length)) {
+  if (job->by_pass && SumsInPlace(job->request.dtype, job->request.needs, job->length)) {
     if (job->request.dtype == DType::kFloat32) {
       SumRowsInPlace<float>(*job, first, count);
     } else {

@@ -8,6 +8,8 @@
 // through the columns pass instead where it is faster (PassLongestSegment), up to kColumnsWidth
 // at once, each a column of a transposed block padded with NaN to the group's longest (the pass
 // skips NaN; the padding is then taken out of each segment's count, NaN count and first NaN).
+// Sums alone of such segments are added where they lie instead (sums_in_place.h: 1.6x and 1.4x
+// at 16 and 32 float32, 1.5x and 1.3x float64, one thread of the dev VM).
 
 #include <algorithm>
 #include <atomic>
@@ -21,6 +23,7 @@
 #include <vector>
 
 #include "kernels/cpu/block_reduce.h"
+#include "kernels/cpu/sums_in_place.h"
 #include "kernels/reduce.h"
 
 namespace gpureduce::kernels::cpu {
@@ -135,7 +138,17 @@ void ReducePieces(SegmentsJob& job, size_t task) {
     const uint64_t from = std::max(begin, job.bounds[s]);
     const uint64_t to = std::min(end, job.bounds[s + 1]);
     if (from >= to) continue;  // an empty segment
-    if (from == job.bounds[s] && to == job.bounds[s + 1] && to - from <= by_pass) {
+    const bool whole = from == job.bounds[s] && to == job.bounds[s + 1];
+    // (Past by_pass, ReduceBlock's vector lanes beat one chain of additions: 0.5x at 128.)
+    if (whole && to - from <= by_pass &&
+        SumsInPlace(job.request.dtype, job.request.needs, to - from)) {
+      job.segments[s] =
+          job.request.dtype == DType::kFloat32
+              ? SumsOf(reinterpret_cast<const float*>(job.data.data()) + from, to - from)
+              : SumsOf(reinterpret_cast<const double*>(job.data.data()) + from, to - from);
+      continue;
+    }
+    if (whole && to - from <= by_pass) {
       group[grouped++] = s;
       if (grouped == kColumnsWidth) {
         ReduceGroupByPass(job, group, grouped);
