@@ -86,10 +86,7 @@ void SumRowsInPlace(const RowsJob& job, uint64_t first, uint64_t count) {
     uint32_t nans[kInterleave] = {};
     for (uint64_t e = 0; e < length; ++e) {
       for (uint64_t i = 0; i < kInterleave; ++i) {
-        const T v = data[(r0 + i) * length + e];
-        const bool nan = v != v;
-        nans[i] += static_cast<uint32_t>(nan);
-        sum[i] += static_cast<double>(nan ? T{} : v);
+        AddToSums(data[(r0 + i) * length + e], sum[i], nans[i]);
       }
     }
     for (uint64_t i = 0; i < kInterleave; ++i) {

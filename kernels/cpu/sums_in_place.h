@@ -21,6 +21,14 @@ inline bool SumsInPlace(DType dtype, const StatsNeeds& n, uint64_t length) {
   return dtype == DType::kFloat64 && length < 64;
 }
 
+// One element into a run's sum (a NaN counted and left out).
+template <typename T>
+inline void AddToSums(T v, double& sum, uint32_t& nans) {
+  const bool nan = v != v;
+  nans += static_cast<uint32_t>(nan);
+  sum += static_cast<double>(nan ? T{} : v);
+}
+
 // x[0..length)'s Stats from its sum (NaN left out) and NaN count, as the columns pass makes a
 // fresh column's.
 template <typename T>
@@ -46,11 +54,7 @@ template <typename T>
 Stats SumsOf(const T* x, uint64_t length) {
   double sum = 0;
   uint32_t nans = 0;
-  for (uint64_t e = 0; e < length; ++e) {
-    const bool nan = x[e] != x[e];
-    nans += static_cast<uint32_t>(nan);
-    sum += static_cast<double>(nan ? T{} : x[e]);
-  }
+  for (uint64_t e = 0; e < length; ++e) AddToSums(x[e], sum, nans);
   return SumsStats(x, length, sum, nans);
 }
 
