@@ -49,7 +49,8 @@ void ReduceCall::Release() {
     if (reading_.exchange(false, std::memory_order_relaxed)) {
       account_->connection().CreditDropped(allowed_bytes_, state_.limits.TransportLimit());
     }
-    account_->connection().allowed_bytes.fetch_sub(allowed_bytes_, std::memory_order_relaxed);
+    // Released after the credits: the memory guard that sees the allowance gone sees them too.
+    account_->connection().allowed_bytes.fetch_sub(allowed_bytes_, std::memory_order_release);
     allowed_bytes_ = 0;
   }
 }
@@ -167,9 +168,9 @@ void ReduceCall::Received(uint64_t bytes) {
   reading_.store(false, std::memory_order_relaxed);
   // The gRPC length prefix and DATA frame headers, and TLS records, generously.
   if (account_.has_value()) {
-    account_->MessageReceived();
     account_->connection().credited_bytes.fetch_add(bytes + bytes / 64 + 64,
                                                     std::memory_order_relaxed);
+    account_->MessageReceived();  // after the credit, as every allowance goes (byte_account.h)
   }
 }
 

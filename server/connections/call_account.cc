@@ -35,14 +35,14 @@ CallAccount::CallAccount(ConnectionGate& gate, std::shared_ptr<Connection> conne
 CallAccount::~CallAccount() {
   if (!received_.load(std::memory_order_relaxed)) {
     Credit(kUnreadCallBytes);
-    connection_->unread_calls.fetch_sub(1, std::memory_order_relaxed);
+    connection_->unread_calls.fetch_sub(1, std::memory_order_release);
   }
   connection_->live_calls.fetch_sub(1, std::memory_order_relaxed);
 }
 
 void CallAccount::MessageReceived() {
   if (received_.exchange(true, std::memory_order_relaxed)) return;
-  connection_->unread_calls.fetch_sub(1, std::memory_order_relaxed);
+  connection_->unread_calls.fetch_sub(1, std::memory_order_release);
 }
 
 void CallAccount::Cancelled() {

@@ -1,17 +1,14 @@
 #include "server/connections/memory_guard.h"
 
 #include <fcntl.h>
-#include <linux/sockios.h>
-#include <linux/tcp.h>
-#include <netinet/in.h>
-#include <sys/ioctl.h>
-#include <sys/socket.h>
 #include <unistd.h>
 
 #include <algorithm>
 #include <cstdio>
+#include <optional>
 
 #include "absl/strings/str_cat.h"
+#include "server/connections/byte_account.h"
 
 namespace gpureduce::server {
 
@@ -81,35 +78,15 @@ void MemoryGuard::Account() {
   const ConnectionLimits& limits = gate_.limits();
   for (const std::shared_ptr<Connection>& connection : gate_.Snapshot()) {
     if (connection->evicted()) continue;
-    tcp_info info{};
-    socklen_t length = sizeof(info);
-    int unread = 0;
-    if (getsockopt(connection->fd(), IPPROTO_TCP, TCP_INFO, &info, &length) != 0 ||
-        length < offsetof(tcp_info, tcpi_bytes_received) + sizeof(info.tcpi_bytes_received) ||
-        ioctl(connection->fd(), SIOCINQ, &unread) != 0) {
-      continue;
-    }
-    const uint64_t received = info.tcpi_bytes_received;
-    const uint64_t credited = connection->credited_bytes.load(std::memory_order_relaxed);
-    // Credits the client has not used up do not carry over: a client cannot bank them.
-    connection->unaccounted = std::max<int64_t>(
-        0, connection->unaccounted + static_cast<int64_t>(received - connection->seen_received) -
-               static_cast<int64_t>(credited - connection->seen_credited));
-    connection->seen_received = received;
-    connection->seen_credited = credited;
-    const int64_t held = connection->unaccounted - unread;
-    const int64_t allowed = static_cast<int64_t>(limits.slack_bytes) +
-                            connection->allowed_bytes.load(std::memory_order_relaxed) +
-                            connection->unread_calls.load(std::memory_order_relaxed) *
-                                static_cast<int64_t>(kUnreadCallBytes);
-    if (held > allowed) {
-      gate_.Evict(*connection, Eviction::kUnaccountedBytes,
-                  absl::StrCat("this connection sent ", held,
-                               " bytes of messages not yet complete, more than the ", allowed,
-                               " its calls may hold: a message far longer than the server "
-                               "accepts (--max-request-bytes, --max-chunk-bytes); stream large "
-                               "arrays in chunks"));
-    }
+    const std::optional<HeldBytes> bytes =
+        UpdateHeldBytes(*connection, limits.slack_bytes, ReadSocketBytes);
+    if (!bytes.has_value() || !bytes->over()) continue;
+    gate_.Evict(*connection, Eviction::kUnaccountedBytes,
+                absl::StrCat("this connection sent ", bytes->held,
+                             " bytes of messages not yet complete, more than the ", bytes->allowed,
+                             " its calls may hold: a message far longer than the server "
+                             "accepts (--max-request-bytes, --max-chunk-bytes); stream large "
+                             "arrays in chunks"));
   }
 }
 
