@@ -28,8 +28,11 @@ namespace gpureduce::kernels::cpu {
 
 // Independent accumulators per loop: hides add latency and fills the vector registers.
 inline constexpr size_t kLanes = 8;
-// The columns pass takes at most this many columns at once (its accumulators stay in L1).
+// Rows and segments go through the columns pass this many at a time (transposed: each a column).
 inline constexpr size_t kColumnsWidth = 256;
+// The columns pass takes at most this many columns at once: a table's rows are read this wide,
+// a run of whole rows up to 4 KiB of float32, and its accumulators stay in L1 for sums alone.
+inline constexpr size_t kColumnsPassWidth = 1024;
 
 struct Passes {
   // The sums: nan_count always (floats), and sum/sum_lo or int_sum/int_sum_wraps, sum_squares,
@@ -46,7 +49,7 @@ struct Passes {
   void (*add_product)(DType dtype, const std::byte* data, size_t size, Stats& stats);
   // float16 (else bfloat16) elements to float32, exactly (PROD's pass reads float32).
   void (*widen)(bool half, const uint16_t* in, size_t size, float* out);
-  // A block of `rows` rows of a row-major table, `width` (at most kColumnsWidth) columns from
+  // A block of `rows` rows of a row-major table, `width` (at most kColumnsPassWidth) columns from
   // `data`, rows `stride` elements apart: each column's Stats of the block (the accumulations
   // `needs` asks for but PROD; row r's index base_row + r) merged after out[c]. Floats and
   // int32 only (ColumnsPassTakes).

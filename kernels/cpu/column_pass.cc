@@ -35,15 +35,15 @@ __attribute__((always_inline)) inline T Select(bool cond, T a, T b) {
 // What one column of the tile has gathered over the block.
 template <typename ValueT, typename SumT>
 struct Tile {
-  SumT sum[kColumnsWidth];
-  double squares[kColumnsWidth];
-  double m2[kColumnsWidth];
-  uint32_t nans[kColumnsWidth];
-  int32_t first_nan[kColumnsWidth];
-  ValueT least[kColumnsWidth];
-  ValueT most[kColumnsWidth];
-  int32_t least_at[kColumnsWidth];
-  int32_t most_at[kColumnsWidth];
+  SumT sum[kColumnsPassWidth];
+  double squares[kColumnsPassWidth];
+  double m2[kColumnsPassWidth];
+  uint32_t nans[kColumnsPassWidth];
+  int32_t first_nan[kColumnsPassWidth];
+  ValueT least[kColumnsPassWidth];
+  ValueT most[kColumnsPassWidth];
+  int32_t least_at[kColumnsPassWidth];
+  int32_t most_at[kColumnsPassWidth];
 };
 
 // The row's elements as ValueT: 16-bit floats widened (F16C where the copy has it) and int32
@@ -108,7 +108,7 @@ void AddColumnsOf(const std::byte* bytes, size_t stride, size_t rows, size_t wid
   using Sum = std::conditional_t<kInteger, int64_t, double>;
   const auto* data = reinterpret_cast<const Storage*>(bytes);
   Tile<Value, Sum> t;
-  Value widened[kColumnsWidth];
+  Value widened[kColumnsPassWidth];
   for (size_t c = 0; c < width; ++c) {
     t.sum[c] = 0;
     t.squares[c] = 0;
@@ -173,7 +173,7 @@ void AddColumnsOf(const std::byte* bytes, size_t stride, size_t rows, size_t wid
     }
   }
   if constexpr (kMoments) {  // a second pass over the block (in cache) about each column's mean
-    double mean[kColumnsWidth];
+    double mean[kColumnsPassWidth];
     for (size_t c = 0; c < width; ++c) {
       const double valid = static_cast<double>(rows - t.nans[c]);
       mean[c] = valid > 0 ? static_cast<double>(t.sum[c]) / valid : 0.0;

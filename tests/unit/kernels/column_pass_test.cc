@@ -86,7 +86,7 @@ TEST_P(ColumnPassTest, EveryCopyMatchesTheReferenceWithTheSameBits) {
   const uint64_t seed = testing::FreshSeed();
   SCOPED_TRACE(absl::StrCat("seed ", seed));
   std::mt19937_64 random(seed);
-  constexpr size_t kRows = 37, kCols = 300;
+  constexpr size_t kRows = 37, kCols = 1100;
   const TypedArray table = Table(dtype, kRows, kCols, random);
   const std::vector<Op> ops = OpsWithoutProducts();
   const StatsNeeds needs = NeedsOf(ops);
@@ -94,11 +94,11 @@ TEST_P(ColumnPassTest, EveryCopyMatchesTheReferenceWithTheSameBits) {
   std::vector<Stats> first;
   for (const Passes* passes : RunnablePasses()) {
     std::vector<Stats> columns(kCols, EmptyStats(dtype));
-    // Rows 0..19 then 20..36 (merged after), columns in two calls of at most kColumnsWidth.
+    // Rows 0..19 then 20..36 (merged after), columns in two calls of at most kColumnsPassWidth.
     for (size_t r0 : {size_t{0}, size_t{20}}) {
       const size_t rows = r0 == 0 ? 20 : kRows - 20;
-      for (size_t c0 = 0; c0 < kCols; c0 += kColumnsWidth) {
-        const size_t width = std::min(kColumnsWidth, kCols - c0);
+      for (size_t c0 = 0; c0 < kCols; c0 += kColumnsPassWidth) {
+        const size_t width = std::min(kColumnsPassWidth, kCols - c0);
         passes->add_columns(dtype, needs, table.bytes.data() + (r0 * kCols + c0) * element, kCols,
                             rows, width, r0, columns.data() + c0);
       }
@@ -121,7 +121,8 @@ TEST_P(ColumnPassTest, ReduceColumnsNarrowAndWideInTwoCalls) {
   std::mt19937_64 random(seed);
   ThreadPool pool(3);
   std::vector<Op> ops(std::begin(kAllOps), std::end(kAllOps));  // PROD too: transposed
-  for (const auto& [rows, cols] : {std::pair<size_t, size_t>{1000, 3}, {53, 1100}, {3000, 70}}) {
+  for (const auto& [rows, cols] :
+       {std::pair<size_t, size_t>{1000, 3}, {53, 1100}, {3000, 70}, {301, 1000}}) {
     SCOPED_TRACE(absl::StrCat("(", rows, ", ", cols, ")"));
     const TypedArray table = Table(dtype, rows, std::max<size_t>(cols, 8), random);
     const size_t width = std::max<size_t>(cols, 8);
