@@ -71,26 +71,26 @@ void ReduceRowsByPass(const RowsJob& job, uint64_t first, uint64_t count) {
 
 // Sums alone of short rows (sums_in_place.h), kInterleave rows at a time, so that their
 // additions run as independent chains.
-template <typename T>
+template <DType kDType>
 void SumRowsInPlace(const RowsJob& job, uint64_t first, uint64_t count) {
   constexpr uint64_t kInterleave = 4;
-  const T* data = reinterpret_cast<const T*>(job.data.data());
+  const auto* data = reinterpret_cast<const SumsStorage<kDType>*>(job.data.data());
   const uint64_t length = job.length;
   for (uint64_t r0 = first; r0 < first + count; r0 += kInterleave) {
     const uint64_t n = std::min(kInterleave, first + count - r0);
     if (n < kInterleave) {  // the task's last few rows
-      for (uint64_t r = r0; r < r0 + n; ++r) job.sink(r, SumsOf(data + r * length, length));
+      for (uint64_t r = r0; r < r0 + n; ++r) job.sink(r, SumsOf<kDType>(data + r * length, length));
       continue;
     }
     double sum[kInterleave] = {};
     uint32_t nans[kInterleave] = {};
     for (uint64_t e = 0; e < length; ++e) {
       for (uint64_t i = 0; i < kInterleave; ++i) {
-        AddToSums(data[(r0 + i) * length + e], sum[i], nans[i]);
+        AddToSums<kDType>(data[(r0 + i) * length + e], sum[i], nans[i]);
       }
     }
     for (uint64_t i = 0; i < kInterleave; ++i) {
-      job.sink(r0 + i, SumsStats(data + (r0 + i) * length, length, sum[i], nans[i]));
+      job.sink(r0 + i, SumsStats<kDType>(data + (r0 + i) * length, length, sum[i], nans[i]));
     }
   }
 }
@@ -100,11 +100,8 @@ void RunRowsTask(const std::shared_ptr<RowsJob>& job, uint64_t task) {
   const uint64_t first = task * job->rows_per_task;
   const uint64_t count = std::min(job->rows_per_task, job->rows - first);
   if (job->by_pass && SumsInPlace(job->request.dtype, job->request.needs, job->length)) {
-    if (job->request.dtype == DType::kFloat32) {
-      SumRowsInPlace<float>(*job, first, count);
-    } else {
-      SumRowsInPlace<double>(*job, first, count);
-    }
+    VisitSumsDType(job->request.dtype,
+                   [&](auto dtype) { SumRowsInPlace<decltype(dtype)::value>(*job, first, count); });
   } else if (job->by_pass) {
     ReduceRowsByPass(*job, first, count);
   } else {

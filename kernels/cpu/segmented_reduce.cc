@@ -143,10 +143,11 @@ void ReducePieces(SegmentsJob& job, size_t task) {
     if (from >= to) continue;  // an empty segment
     const bool whole = from == job.bounds[s] && to == job.bounds[s + 1];
     if (in_place && whole && to - from <= by_pass) {
-      job.segments[s] =
-          job.request.dtype == DType::kFloat32
-              ? SumsOf(reinterpret_cast<const float*>(job.data.data()) + from, to - from)
-              : SumsOf(reinterpret_cast<const double*>(job.data.data()) + from, to - from);
+      job.segments[s] = VisitSumsDType(job.request.dtype, [&](auto dtype) {
+        constexpr DType kDType = decltype(dtype)::value;
+        return SumsOf<kDType>(reinterpret_cast<const SumsStorage<kDType>*>(job.data.data()) + from,
+                              to - from);
+      });
       continue;
     }
     if (whole && to - from <= by_pass) {
