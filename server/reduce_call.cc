@@ -170,7 +170,7 @@ void ReduceCall::Received(uint64_t bytes) {
   if (account_.has_value()) {
     account_->connection().credited_bytes.fetch_add(bytes + bytes / 64 + 64,
                                                     std::memory_order_relaxed);
-    account_->MessageReceived();  // after the credit, as every allowance goes (byte_account.h)
+    account_->MessageReceived();  // its unread allowance goes after the credit (byte_account.h)
   }
 }
 

@@ -35,7 +35,10 @@ struct HeldBytes {
 // - the calls' allowances after the socket, then the credits again: bytes received before the
 //   socket was read belong to a call still allowed them, or to one whose message was credited
 //   before it ended (the credits since the first read count for this look, not the account).
-// So a client within its limits is never over, however long the guard's thread stalls.
+// So however long the guard's thread stalls, its read order puts no honest client over. What
+// the order cannot help: credits given ahead of bytes by design (a call's 1 KiB, the 64 KiB of
+// a call that read nothing, a dropped message's allowance) are lost if a look falls between
+// them and their bytes, and streams gRPC holds before their calls exist have only the slack.
 std::optional<HeldBytes> UpdateHeldBytes(Connection& connection, uint64_t slack_bytes,
                                          absl::FunctionRef<bool(int, SocketBytes*)> read_socket);
 

@@ -105,26 +105,6 @@ TEST_F(ByteAccountTest, AMessageWhoseCallEndsWhileTheGuardLooksIsNotHeld) {
   EXPECT_EQ(Look().held, 0);
 }
 
-TEST_F(ByteAccountTest, CreditsOfBytesAfterTheSocketWasReadAreNotBanked) {
-  // A look counts credits that came after the socket was read, so it may see less than is
-  // held, never more; the account keeps only those the look began with.
-  std::optional<HeldBytes> bytes =
-      UpdateHeldBytes(*connection_, kSlack, [](int, SocketBytes*) { return true; });
-  ASSERT_TRUE(bytes.has_value());
-  connection_->credited_bytes += 10 * kChunk;  // after the look
-  std::optional<HeldBytes> late =
-      UpdateHeldBytes(*connection_, kSlack, [this](int, SocketBytes* socket) {
-        socket->received = received_;
-        connection_->credited_bytes += 10 * kChunk;  // credited while the guard looks
-        return true;
-      });
-  ASSERT_TRUE(late.has_value());
-  EXPECT_EQ(late->held, 0);
-  EXPECT_EQ(Look().held, 0) << "the next look counts them, and they meet no bytes";
-  received_ += 2 * kChunk;  // bytes nothing credits: the credits before were not banked
-  EXPECT_EQ(Look().held, static_cast<int64_t>(2 * kChunk));
-}
-
 TEST(ReadSocketBytesTest, CountsWhatATcpSocketReceivedAndWhatItHoldsUnread) {
   const int listener = socket(AF_INET, SOCK_STREAM, 0);
   sockaddr_in address{};
