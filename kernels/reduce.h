@@ -122,6 +122,14 @@ using RowSink = std::function<void(uint64_t row, const Stats& stats)>;
 void ReduceRowsAsync(ThreadPool& pool, const StatsRequest& request, std::span<const std::byte> data,
                      uint64_t length, RowSink sink, RowsDone done);
 
+// ReduceSegmentsAsync with each segment's Stats handed to `sink` (as ReduceRowsAsync's rows)
+// instead of returned: a segment that lies whole in one task from that task, in parallel; one
+// cut across tasks, or empty, from the task that finishes last, before `done`, whose vector is
+// then empty. Each segment once, with the same Stats as ReduceSegmentsAsync's.
+void ReduceSegmentsAsync(ThreadPool& pool, const StatsRequest& request,
+                         std::span<const std::byte> data, std::span<const uint64_t> bounds,
+                         RowSink sink, SegmentsDone done);
+
 // Reduces a row-major table down its columns (NumPy's axis=0): `data` holds `rows` rows of
 // columns.size() elements, row r's indices are base_row + r, and column c's elements merge into
 // columns[c] after what it holds (a stream's earlier rows). Tasks take tiles of columns (a narrow

@@ -30,7 +30,7 @@
 namespace gpureduce::bench {
 namespace {
 
-// Segments per kernels::cpu::ReduceSegments call, as the service's reducer hands them over.
+// Segments per kernels::cpu::ReduceSegmentsAsync call, as the service's reducer hands them over.
 constexpr uint64_t kSegmentBatch = 16384;
 
 struct Case {
@@ -164,8 +164,9 @@ int main(int argc, char** argv) {
   flags.AddBool("specials", &specials, "sprinkle NaN into the float inputs");
   flags.AddUint64("segment", &segment,
                   "reduce segments of this many elements, each to its own answer "
-                  "(kernels::cpu::ReduceSegments in batches of 16,384, each segment's ops "
-                  "finalized as the service does; the digest folds them); 0: the whole array");
+                  "(kernels::cpu::ReduceSegmentsAsync in batches of 16,384, each segment's ops "
+                  "finalized by the task that reduced it, as the service does; the digest folds "
+                  "them); 0: the whole array");
   flags.AddUint64("columns", &columns,
                   "reduce the array as a row-major table of this many columns down each column "
                   "(kernels::cpu::ReduceColumns, NumPy's axis=0; the digest folds theirs)");
@@ -228,7 +229,7 @@ int main(int argc, char** argv) {
         std::vector<Stats> segments;
         if (segment > 0) {
           // As the service answers segments: batches of ShapedReducer's 16,384, each segment's
-          // ops finalized as its batch returns.
+          // ops finalized by the task that reduced it (the CPU's SegmentsTo).
           const size_t ops = c.ops.size();
           const size_t size = DTypeSize(dtype);
           const uint64_t total = bounds.size() - 1;
@@ -238,15 +239,20 @@ int main(int argc, char** argv) {
             const uint64_t last = std::min(total, first + kSegmentBatch);
             local.assign(bounds.begin() + first, bounds.begin() + last + 1);
             for (uint64_t& bound : local) bound -= bounds[first];
-            const std::vector<Stats> batch = kernels::cpu::ReduceSegments(
+            std::promise<void> finished;
+            kernels::cpu::ReduceSegmentsAsync(
                 pool, request, std::span(bytes).subspan(bounds[first] * size, local.back() * size),
-                local);
-            for (uint64_t i = 0; i < batch.size(); ++i) {
-              for (size_t k = 0; k < ops; ++k) {
-                const absl::StatusOr<OpResult> r = FinalizeOp(c.ops[k], dtype, 0, batch[i]);
-                answers[(first + i) * ops + k] = r.ok() ? r->unrounded : -1.0;
-              }
-            }
+                local,
+                [&answers, &c, ops, dtype, first](uint64_t i, const Stats& one) {
+                  for (size_t k = 0; k < ops; ++k) {
+                    const absl::StatusOr<OpResult> r = FinalizeOp(c.ops[k], dtype, 0, one);
+                    answers[(first + i) * ops + k] = r.ok() ? r->unrounded : -1.0;
+                  }
+                },
+                [&finished](std::vector<Stats>, kernels::cpu::ReduceTiming) {
+                  finished.set_value();
+                });
+            finished.get_future().get();
           }
         } else if (rows_of > 0) {
           // As the service answers rows: each row's ops finalized by the task that reduced it,

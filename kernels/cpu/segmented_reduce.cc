@@ -48,8 +48,10 @@ struct SegmentsJob {
   std::span<const uint64_t> bounds;
   uint64_t count = 0;
   size_t task_elements = 0;
-  std::vector<Stats> segments;                // each written by the task it starts in
-  std::vector<std::optional<Piece>> carried;  // per task
+  RowSink sink;                                  // where whole segments go, if set
+  std::vector<Stats> segments;                   // each written by the task it starts in (no sink)
+  std::vector<std::optional<Piece>> carried;     // per task: the piece of a segment begun earlier
+  std::vector<std::optional<Piece>> continuing;  // per task, with a sink: one going on after it
   std::atomic<size_t> remaining{0};
   SegmentsDone done;
   Clock::time_point submitted;
@@ -70,6 +72,15 @@ uint64_t PassLongestSegment(const StatsRequest& request) {
   if (extremes && sums) return kPassLongestSegment;
   if (!extremes && !needs.moments) return 32;
   return 0;
+}
+
+// A segment's Stats, whole: to the sink where there is one, else kept for `done`.
+void Complete(SegmentsJob& job, size_t segment, Stats stats) {
+  if (job.sink) {
+    job.sink(segment, stats);
+  } else {
+    job.segments[segment] = std::move(stats);
+  }
 }
 
 // Segments group[0..count) (each whole, 1 to kPassLongestSegment elements) side by side through
@@ -117,7 +128,7 @@ void ReduceGroupByPass(SegmentsJob& job, const size_t* group, size_t count) {
     stats.nan_count -= longest - length;
     // A first NaN found in the padding (after every element) is none of the segment's.
     if (stats.first_nan >= static_cast<int64_t>(length)) stats.first_nan = -1;
-    job.segments[group[c]] = stats;
+    Complete(job, group[c], stats);
   }
 }
 
@@ -143,11 +154,12 @@ void ReducePieces(SegmentsJob& job, size_t task) {
     if (from >= to) continue;  // an empty segment
     const bool whole = from == job.bounds[s] && to == job.bounds[s + 1];
     if (in_place && whole && to - from <= by_pass) {
-      job.segments[s] = VisitSumsDType(job.request.dtype, [&](auto dtype) {
-        constexpr DType kDType = decltype(dtype)::value;
-        return SumsOf<kDType>(reinterpret_cast<const SumsStorage<kDType>*>(job.data.data()) + from,
-                              to - from);
-      });
+      Complete(job, s, VisitSumsDType(job.request.dtype, [&](auto dtype) {
+                 constexpr DType kDType = decltype(dtype)::value;
+                 return SumsOf<kDType>(
+                     reinterpret_cast<const SumsStorage<kDType>*>(job.data.data()) + from,
+                     to - from);
+               }));
       continue;
     }
     if (whole && to - from <= by_pass) {
@@ -160,13 +172,39 @@ void ReducePieces(SegmentsJob& job, size_t task) {
     }
     const auto bytes = job.data.subspan(from * element_bytes, (to - from) * element_bytes);
     Stats stats = ReduceBlock(job.request, bytes, from - job.bounds[s]);
-    if (job.bounds[s] >= begin) {
-      job.segments[s] = std::move(stats);
-    } else {
+    if (whole) {
+      Complete(job, s, std::move(stats));
+    } else if (job.bounds[s] < begin) {
       job.carried[task] = Piece{s, std::move(stats)};
+    } else if (job.sink) {
+      job.continuing[task] = Piece{s, std::move(stats)};
+    } else {
+      job.segments[s] = std::move(stats);
     }
   }
   if (grouped > 0) ReduceGroupByPass(job, group, grouped);
+}
+
+// With a sink, once every task is done: the segments cut across tasks, each one's pieces merged
+// in order (it goes on from the task it began in, `continuing`, through the next ones'
+// `carried`), and the empty ones (no task reduces them).
+void SinkTheRest(SegmentsJob& job) {
+  std::optional<Piece> open;
+  for (size_t task = 0; task < job.carried.size(); ++task) {
+    if (std::optional<Piece>& piece = job.carried[task]) {
+      if (!open) open = Piece{piece->segment, EmptyStats(job.request.dtype)};
+      open->stats = MergeStats(open->stats, piece->stats);
+      const uint64_t end = std::min<uint64_t>(job.count, (task + 1) * job.task_elements);
+      if (job.bounds[piece->segment + 1] <= end) {
+        job.sink(open->segment, open->stats);
+        open.reset();
+      }
+    }
+    if (job.continuing[task]) open = std::move(job.continuing[task]);
+  }
+  for (size_t s = 0; s + 1 < job.bounds.size(); ++s) {
+    if (job.bounds[s] == job.bounds[s + 1]) job.sink(s, EmptyStats(job.request.dtype));
+  }
 }
 
 void RunSegmentsTask(const std::shared_ptr<SegmentsJob>& job, size_t task) {
@@ -174,8 +212,12 @@ void RunSegmentsTask(const std::shared_ptr<SegmentsJob>& job, size_t task) {
   ReducePieces(*job, task);
   if (job->remaining.fetch_sub(1, std::memory_order_acq_rel) != 1) return;
   std::vector<Stats>& segments = job->segments;
-  for (const std::optional<Piece>& piece : job->carried) {
-    if (piece) segments[piece->segment] = MergeStats(segments[piece->segment], piece->stats);
+  if (job->sink) {
+    SinkTheRest(*job);
+  } else {
+    for (const std::optional<Piece>& piece : job->carried) {
+      if (piece) segments[piece->segment] = MergeStats(segments[piece->segment], piece->stats);
+    }
   }
   ReduceTiming timing;
   timing.queue = job->started - job->submitted;
@@ -185,27 +227,33 @@ void RunSegmentsTask(const std::shared_ptr<SegmentsJob>& job, size_t task) {
 
 }  // namespace
 
-void ReduceSegmentsAsync(ThreadPool& pool, const StatsRequest& request,
-                         std::span<const std::byte> data, std::span<const uint64_t> bounds,
-                         SegmentsDone done) {
+namespace {
+
+void StartSegments(ThreadPool& pool, const StatsRequest& request, std::span<const std::byte> data,
+                   std::span<const uint64_t> bounds, RowSink sink, SegmentsDone done) {
   auto job = std::make_shared<SegmentsJob>();
   job->request = request;
   job->data = data;
   job->bounds = bounds;
   job->count = data.size() / DTypeSize(request.dtype);
   job->task_elements = TaskElements(request.dtype);
+  job->sink = std::move(sink);
   job->done = std::move(done);
   job->submitted = Clock::now();
   const size_t tasks =
       static_cast<size_t>((job->count + job->task_elements - 1) / job->task_elements);
+  const size_t segments = bounds.empty() ? 0 : bounds.size() - 1;
   if (tasks == 0 || bounds.size() < 2) {
     // No elements: every segment (if any) is empty.
-    std::vector<Stats> segments(bounds.empty() ? 0 : bounds.size() - 1, EmptyStats(request.dtype));
-    std::move(job->done)(std::move(segments), ReduceTiming{});
+    std::vector<Stats> empty;
+    for (size_t s = 0; s < segments && job->sink; ++s) job->sink(s, EmptyStats(request.dtype));
+    if (!job->sink) empty.assign(segments, EmptyStats(request.dtype));
+    std::move(job->done)(std::move(empty), ReduceTiming{});
     return;
   }
-  job->segments.assign(bounds.size() - 1, EmptyStats(request.dtype));
+  if (!job->sink) job->segments.assign(segments, EmptyStats(request.dtype));
   job->carried.resize(tasks);
+  if (job->sink) job->continuing.resize(tasks);
   job->remaining.store(tasks, std::memory_order_relaxed);
   if (tasks == 1) {  // as ReduceAsync: a wake-up would cost more than the task
     RunSegmentsTask(job, 0);
@@ -214,6 +262,20 @@ void ReduceSegmentsAsync(ThreadPool& pool, const StatsRequest& request,
   for (size_t task = 0; task < tasks; ++task) {
     pool.Submit([job, task] { RunSegmentsTask(job, task); });
   }
+}
+
+}  // namespace
+
+void ReduceSegmentsAsync(ThreadPool& pool, const StatsRequest& request,
+                         std::span<const std::byte> data, std::span<const uint64_t> bounds,
+                         SegmentsDone done) {
+  StartSegments(pool, request, data, bounds, nullptr, std::move(done));
+}
+
+void ReduceSegmentsAsync(ThreadPool& pool, const StatsRequest& request,
+                         std::span<const std::byte> data, std::span<const uint64_t> bounds,
+                         RowSink sink, SegmentsDone done) {
+  StartSegments(pool, request, data, bounds, std::move(sink), std::move(done));
 }
 
 std::vector<Stats> ReduceSegments(ThreadPool& pool, const StatsRequest& request,

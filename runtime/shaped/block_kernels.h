@@ -45,6 +45,16 @@ class BlockKernels {
   virtual void Columns(const kernels::cpu::StatsRequest& request, std::span<const std::byte> data,
                        uint64_t rows, std::span<gpureduce::Stats> columns, uint64_t base_row,
                        ColumnsDone done) = 0;
+  // Whether SegmentsTo answers (the CPU's): segments' Stats handed to a sink from the tasks that
+  // reduced them, as Rows's rows, rather than returned at the end.
+  virtual bool sinks_segments() const { return false; }
+  // kernels::cpu::ReduceSegmentsAsync's with a sink: every segment's Stats to `sink` (segment
+  // indices within `bounds`), once, before `done`. Only where sinks_segments().
+  virtual void SegmentsTo(const kernels::cpu::StatsRequest& /*request*/,
+                          std::span<const std::byte> /*data*/, std::span<const uint64_t> /*bounds*/,
+                          kernels::cpu::RowSink /*sink*/, RowsDone done) {
+    std::move(done)(absl::UnimplementedError("these kernels return segments' Stats"), Timing{});
+  }
   // kernels::cpu::ReduceRowsAsync's: whole rows of `length`, each row's Stats to `sink`.
   virtual void Rows(const kernels::cpu::StatsRequest& request, std::span<const std::byte> data,
                     uint64_t length, kernels::cpu::RowSink sink, RowsDone done) = 0;
@@ -73,6 +83,10 @@ class CpuBlockKernels final : public BlockKernels {
                ColumnsDone done) override;
   void Rows(const kernels::cpu::StatsRequest& request, std::span<const std::byte> data,
             uint64_t length, kernels::cpu::RowSink sink, RowsDone done) override;
+  bool sinks_segments() const override { return true; }
+  void SegmentsTo(const kernels::cpu::StatsRequest& request, std::span<const std::byte> data,
+                  std::span<const uint64_t> bounds, kernels::cpu::RowSink sink,
+                  RowsDone done) override;
 
  private:
   ThreadPool& pool_;

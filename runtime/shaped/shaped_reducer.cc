@@ -3,6 +3,7 @@
 #include <algorithm>
 #include <atomic>
 #include <memory>
+#include <optional>
 #include <utility>
 
 #include "absl/strings/str_cat.h"
@@ -146,6 +147,10 @@ void ShapedReducer::LaunchRows(absl::AnyInvocable<void() &&> next) {
   for (uint64_t s = first; s < last; ++s) bounds->push_back(std::max(SegmentStart(s), lo) - lo);
   bounds->push_back(hi - lo);
   const auto data = piece_.subspan((lo - piece_base_) * element_bytes_, (hi - lo) * element_bytes_);
+  if (kernels_.sinks_segments() && map_->direct()) {
+    LaunchSegmentsToSink(first, last, lo, hi, end, std::move(bounds), data, std::move(next));
+    return;
+  }
   kernels_.Segments(request_, data, *bounds,
                     [this, bounds, first, lo, hi, end, next = std::move(next)](
                         absl::StatusOr<std::vector<gpureduce::Stats>> reduced,
@@ -173,6 +178,58 @@ void ShapedReducer::LaunchRows(absl::AnyInvocable<void() &&> next) {
                       position_ += hi - lo;
                       std::move(next)();
                     });
+}
+
+void ShapedReducer::LaunchSegmentsToSink(uint64_t first, uint64_t last, uint64_t lo, uint64_t hi,
+                                         uint64_t end,
+                                         std::shared_ptr<std::vector<uint64_t>> bounds,
+                                         std::span<const std::byte> data,
+                                         absl::AnyInvocable<void() &&> next) {
+  // A segment within the piece answers its output from the task that reduced it (outputs in
+  // any order: the map is direct); the batch's first, if it began in an earlier piece, and its
+  // last, if it goes on in the next, wait for CloseBatch.
+  auto edges = std::make_shared<BatchEdges>();
+  kernels_.SegmentsTo(
+      request_, data, *bounds,
+      [this, first, lo, end, edges](uint64_t i, const gpureduce::Stats& stats) {
+        const uint64_t s = first + i;
+        if (SegmentStart(s) < lo) {
+          edges->head = stats;
+        } else if (SegmentEnd(s) > end) {
+          edges->tail = stats;
+        } else {
+          map_->Deliver(s, std::span(&stats, 1));
+        }
+      },
+      [this, bounds, first, last, lo, hi, end, edges, next = std::move(next)](
+          absl::Status status, kernels::cpu::ReduceTiming timing) mutable {
+        if (StepFinished(status, timing, 0)) {
+          CloseBatch(first, last, lo, end, *edges);
+          position_ += hi - lo;
+        }
+        std::move(next)();
+      });
+}
+
+void ShapedReducer::CloseBatch(uint64_t first, uint64_t last, uint64_t lo, uint64_t end,
+                               BatchEdges& edges) {
+  if (edges.head.has_value()) {  // segment `first`: its first elements came in earlier pieces
+    gpureduce::Stats& stats = *edges.head;
+    ShiftIndices(lo - SegmentStart(first), stats);
+    stats = gpureduce::MergeStats(open_, stats);
+    if (SegmentEnd(first) > end) {
+      open_ = std::move(stats);  // it goes on in the next piece too
+      return;
+    }
+    map_->Deliver(first, std::span(&stats, 1));
+    open_ = kernels::cpu::EmptyStats(request_.dtype);
+  }
+  if (edges.tail.has_value()) {  // segment last - 1 goes on in the next piece
+    open_ = std::move(*edges.tail);
+    next_segment_ = last - 1;
+  } else {
+    next_segment_ = last;
+  }
 }
 
 void ShapedReducer::LaunchColumns(absl::AnyInvocable<void() &&> next) {

@@ -49,6 +49,20 @@ class ShapedReducer {
   // The piece's whole rows from position_ (a row's start) at once, each answered by the task that
   // reduced it (ReduceRowsAsync): uniform rows that fit a task, answering their own outputs.
   bool LaunchWholeRows(absl::AnyInvocable<void() &&>& next);
+  // Segments [first, last) of the piece's [lo, hi) by kernels that answer each to a sink (their
+  // outputs directly; the piece ends at `end`).
+  void LaunchSegmentsToSink(uint64_t first, uint64_t last, uint64_t lo, uint64_t hi, uint64_t end,
+                            std::shared_ptr<std::vector<uint64_t>> bounds,
+                            std::span<const std::byte> data, absl::AnyInvocable<void() &&> next);
+  // A batch of segments' ends cut by the piece's bounds: the first's Stats if it began in an
+  // earlier piece, the last's if it goes on in the next (set from the kernels' threads).
+  struct BatchEdges {
+    std::optional<gpureduce::Stats> head;
+    std::optional<gpureduce::Stats> tail;
+  };
+  // Once segments [first, last) of the piece [lo, end) are reduced and the others answered: the
+  // edges merged with what came before and set aside for what follows; next_segment_ moved on.
+  void CloseBatch(uint64_t first, uint64_t last, uint64_t lo, uint64_t end, BatchEdges& edges);
   void LaunchColumns(absl::AnyInvocable<void() &&> next);
   // Runs the piece's steps one after another without recursing when they finish inline.
   void Continue();

@@ -4,11 +4,14 @@
 #include <cmath>
 #include <cstdint>
 #include <cstring>
+#include <future>
 #include <limits>
+#include <mutex>
 #include <span>
 #include <string>
 #include <vector>
 
+#include "absl/strings/str_cat.h"
 #include "common/reduction/op_name.h"
 #include "common/reduction/op_result.h"
 #include "gtest/gtest.h"
@@ -162,6 +165,64 @@ TEST_P(SegmentedReduceTest, EmptyInputsAndEmptySegments) {
   EXPECT_FALSE(FinalizeOp(Op::kMin, dtype, 0, segments[0]).ok());
   EXPECT_EQ(CheckSegments(pool_, array, bounds), "");
   EXPECT_EQ(CheckSegments(pool_, array, bounds, OpsButProducts()), "");
+}
+
+// With a sink: every segment once (those cut across tasks and the empty ones too), the same
+// answers as returned ones, bit for bit, and nothing returned.
+TEST_P(SegmentedReduceTest, ASinkTakesEverySegmentOnceWithTheSameStats) {
+  const DType dtype = GetParam();
+  const size_t n = 3 * TaskElements(dtype) + 777;
+  const uint64_t seed = testing::FreshSeed();
+  SCOPED_TRACE(testing::SeedTrace(seed));
+  TypedArray array = testing::RandomArray(dtype, n, seed);
+  if (!IsInteger(dtype)) {
+    for (size_t k = 0; k < 50; ++k) array.Set((seed + k * 7919) % n, NAN);
+  }
+  std::vector<uint64_t> bounds = MixedBounds(n, TaskElements(dtype), seed);
+  bounds.push_back(n);  // and an empty one at the end, past every task
+  const Op sums[] = {Op::kSum, Op::kMean, Op::kNanSum, Op::kNanMean};
+  for (std::span<const Op> ops : {std::span<const Op>(kAllOps), std::span<const Op>(sums)}) {
+    const StatsRequest request{dtype, NeedsOf(ops)};
+    const std::vector<Stats> returned = ReduceSegments(pool_, request, array.bytes, bounds);
+    std::vector<Stats> sunk(bounds.size() - 1);
+    std::vector<int> times(bounds.size() - 1, 0);
+    std::mutex mu;
+    std::promise<size_t> finished;
+    ReduceSegmentsAsync(
+        pool_, request, array.bytes, bounds,
+        [&](uint64_t segment, const Stats& stats) {
+          std::lock_guard<std::mutex> lock(mu);
+          sunk[segment] = stats;
+          ++times[segment];
+        },
+        [&](std::vector<Stats> rest, ReduceTiming) { finished.set_value(rest.size()); });
+    EXPECT_EQ(finished.get_future().get(), 0u) << "a sink takes them all";
+    std::string failures;
+    for (size_t s = 0; s < sunk.size() && failures.size() < 2000; ++s) {
+      if (times[s] != 1) failures += absl::StrCat("segment ", s, " sunk ", times[s], " times\n");
+      for (Op op : ops) {
+        const absl::StatusOr<OpResult> a = FinalizeOp(op, dtype, 1, sunk[s]);
+        const absl::StatusOr<OpResult> b = FinalizeOp(op, dtype, 1, returned[s]);
+        const bool same = a.ok() == b.ok() &&
+                          (!a.ok() || ((std::memcmp(&a->value, &b->value, sizeof(double)) == 0 ||
+                                        (std::isnan(a->value) && std::isnan(b->value))) &&
+                                       a->index == b->index && a->int_value == b->int_value));
+        if (!same) failures += absl::StrCat("segment ", s, " ", OpName(op), " differs\n");
+      }
+    }
+    EXPECT_EQ(failures, "");
+  }
+  std::vector<int> empty_times(2, 0);
+  std::promise<void> finished;
+  ReduceSegmentsAsync(
+      pool_, {dtype, NeedsOf(kAllOps)}, {}, std::vector<uint64_t>{0, 0, 0},
+      [&](uint64_t segment, const Stats& stats) {
+        EXPECT_EQ(stats.count, 0u);
+        ++empty_times[segment];
+      },
+      [&](std::vector<Stats>, ReduceTiming) { finished.set_value(); });
+  finished.get_future().get();
+  EXPECT_EQ(empty_times, (std::vector<int>{1, 1}));
 }
 
 INSTANTIATE_TEST_SUITE_P(EveryDType, SegmentedReduceTest, ::testing::ValuesIn(kAllDTypes),

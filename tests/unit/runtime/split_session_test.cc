@@ -141,7 +141,9 @@ TEST_F(SplitSessionTest, TiesAndNaNsAcrossPartsKeepTheFirstOccurrence) {
       EXPECT_EQ(Check(op, data, Shared(op, data, parts)), "") << what;
       const absl::StatusOr<gpureduce::ReduceResult> got = Shared(op, data, parts);
       ASSERT_TRUE(got.ok());
-      if (op == Op::kArgMin || op == Op::kArgMax) EXPECT_EQ(got->index, 150001) << what;
+      if (op == Op::kArgMin || op == Op::kArgMax) {
+        EXPECT_EQ(got->index, 150001) << what;
+      }
     }
     // NaNs in two parts: the first NaN wins.
     std::vector<float> nans = data;
@@ -153,7 +155,9 @@ TEST_F(SplitSessionTest, TiesAndNaNsAcrossPartsKeepTheFirstOccurrence) {
       for (const auto* got : {&streamed, &shared}) {
         ASSERT_TRUE(got->ok()) << got->status();
         EXPECT_TRUE(std::isnan((*got)->value)) << gpureduce::OpName(op);
-        if (op == Op::kArgMin || op == Op::kArgMax) EXPECT_EQ((*got)->index, 100003);
+        if (op == Op::kArgMin || op == Op::kArgMax) {
+          EXPECT_EQ((*got)->index, 100003);
+        }
       }
     }
   }
