@@ -30,8 +30,9 @@
 namespace gpureduce::bench {
 namespace {
 
-// Segments per kernels::cpu::ReduceSegmentsAsync call, as the service's reducer hands them over.
-constexpr uint64_t kSegmentBatch = 16384;
+// Segments per kernels::cpu::ReduceSegmentsAsync call, as the service's reducer hands them over
+// to the CPU's kernels (CpuBlockKernels::max_sunk_segments).
+constexpr uint64_t kSegmentBatch = uint64_t{1} << 18;
 
 struct Case {
   const char* name;
@@ -164,7 +165,7 @@ int main(int argc, char** argv) {
   flags.AddBool("specials", &specials, "sprinkle NaN into the float inputs");
   flags.AddUint64("segment", &segment,
                   "reduce segments of this many elements, each to its own answer "
-                  "(kernels::cpu::ReduceSegmentsAsync in batches of 16,384, each segment's ops "
+                  "(kernels::cpu::ReduceSegmentsAsync in batches of 262,144, each segment's ops "
                   "finalized by the task that reduced it, as the service does; the digest folds "
                   "them); 0: the whole array");
   flags.AddUint64("columns", &columns,
@@ -228,7 +229,7 @@ int main(int argc, char** argv) {
         const auto start = std::chrono::steady_clock::now();
         std::vector<Stats> segments;
         if (segment > 0) {
-          // As the service answers segments: batches of ShapedReducer's 16,384, each segment's
+          // As the service answers segments: batches of ShapedReducer's 262,144, each segment's
           // ops finalized by the task that reduced it (the CPU's SegmentsTo).
           const size_t ops = c.ops.size();
           const size_t size = DTypeSize(dtype);

@@ -33,6 +33,8 @@ class BlockKernels {
   // segments.
   virtual uint64_t max_piece_bytes() const = 0;
   virtual uint64_t max_segments() const = 0;
+  // The most segments one SegmentsTo call takes (nothing held per segment but its bound).
+  virtual uint64_t max_sunk_segments() const { return max_segments(); }
   // The longest row Rows takes; 0 where there is no Rows.
   virtual uint64_t max_direct_row(gpureduce::DType dtype) const = 0;
 
@@ -72,6 +74,11 @@ class CpuBlockKernels final : public BlockKernels {
   uint64_t max_piece_bytes() const override { return 0; }
   // Their Stats (168 bytes each) stay a few MiB however many segments a piece holds.
   uint64_t max_segments() const override { return 16384; }
+  // Answered as they are reduced, segments hold only their bounds (2 MiB here, less than the
+  // 16Ki returned ones' Stats): enough short segments to keep a pool of 16 busy (segments of
+  // 16 elements in batches of 16Ki were 4 tasks each: 16 threads of the H200 host read them
+  // at 2.7x one thread's rate).
+  uint64_t max_sunk_segments() const override { return uint64_t{1} << 18; }
   uint64_t max_direct_row(gpureduce::DType dtype) const override {
     return kernels::cpu::TaskElements(dtype);
   }

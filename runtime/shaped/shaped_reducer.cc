@@ -136,8 +136,10 @@ void ShapedReducer::LaunchRows(absl::AnyInvocable<void() &&> next) {
   const uint64_t lo = position_;
   const uint64_t end = piece_base_ + piece_.size() / element_bytes_;
   const uint64_t first = next_segment_;
+  const bool sink = kernels_.sinks_segments() && map_->direct();
+  const uint64_t most = sink ? kernels_.max_sunk_segments() : kernels_.max_segments();
   uint64_t last = first;  // one past the batch's last segment
-  while (last < segments_ && last - first < kernels_.max_segments() &&
+  while (last < segments_ && last - first < most &&
          (SegmentStart(last) < end || SegmentEnd(last) <= end)) {
     ++last;
   }
@@ -147,7 +149,7 @@ void ShapedReducer::LaunchRows(absl::AnyInvocable<void() &&> next) {
   for (uint64_t s = first; s < last; ++s) bounds->push_back(std::max(SegmentStart(s), lo) - lo);
   bounds->push_back(hi - lo);
   const auto data = piece_.subspan((lo - piece_base_) * element_bytes_, (hi - lo) * element_bytes_);
-  if (kernels_.sinks_segments() && map_->direct()) {
+  if (sink) {
     LaunchSegmentsToSink(first, last, lo, hi, end, std::move(bounds), data, std::move(next));
     return;
   }

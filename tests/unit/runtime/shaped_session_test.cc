@@ -330,6 +330,33 @@ INSTANTIATE_TEST_SUITE_P(EveryBackendAndDType, ShapedSessionTest,
                                DTypeName(std::get<1>(info.param)));
                          });
 
+// More segments than one kernels' call takes (the CPU's 262,144 answered as they are reduced),
+// in pieces cut anywhere: batches follow each other within a piece and across pieces.
+TEST(ShapedSession, MoreSegmentsThanABatchTakes) {
+  std::unique_ptr<Backend> backend = Cpu();
+  const uint64_t seed = testing::FreshSeed();
+  SCOPED_TRACE(absl::StrCat("seed ", seed));
+  std::mt19937_64 random(seed);
+  std::vector<uint64_t> lengths(300000);
+  for (uint64_t& length : lengths) length = random() % 4;  // empty ones too
+  const std::vector<Op> ops = {Op::kSum, Op::kNanMean};    // both answer an empty segment
+  absl::StatusOr<ReduceLayout> layout = ReduceLayout::ForSegments(lengths);
+  ASSERT_TRUE(layout.ok());
+  TypedArray array = testing::RandomArray(DType::kFloat32, layout->count(), random());
+  const std::vector<uint64_t> cuts = RandomCuts(layout->count(), random);
+  absl::StatusOr<std::vector<ArrayResult>> arrays = RunRequest(
+      *backend, ops, DType::kFloat32, std::make_shared<ReduceLayout>(*layout), array, cuts);
+  ASSERT_TRUE(arrays.ok()) << arrays.status();
+  std::vector<std::vector<uint64_t>> members;
+  uint64_t at = 0;
+  for (uint64_t length : lengths) {
+    members.emplace_back();
+    for (uint64_t e = at; e < at + length; ++e) members.back().push_back(e);
+    at += length;
+  }
+  EXPECT_EQ(Check(ops, *arrays, array, members), "");
+}
+
 TEST(ShapedSession, AnOutputThatCannotBeAnsweredNamesItsPlace) {
   std::unique_ptr<Backend> backend = Cpu();
   const std::vector<uint64_t> shape = {3, 4};
