@@ -178,40 +178,48 @@ TEST_P(SegmentedReduceTest, ASinkTakesEverySegmentOnceWithTheSameStats) {
   if (!IsInteger(dtype)) {
     for (size_t k = 0; k < 50; ++k) array.Set((seed + k * 7919) % n, NAN);
   }
-  std::vector<uint64_t> bounds = MixedBounds(n, TaskElements(dtype), seed);
-  bounds.push_back(n);  // and an empty one at the end, past every task
+  std::vector<uint64_t> mixed = MixedBounds(n, TaskElements(dtype), seed);
+  mixed.push_back(n);  // and an empty one at the end, past every task
+  // Bounds either side of a task's end, one segment over three tasks ending exactly at one,
+  // and an empty one there.
+  const uint64_t task = TaskElements(dtype);
+  const std::vector<uint64_t> at_tasks = {0,     1, task - 1, 3 * task, 3 * task, 3 * task + 1,
+                                          n - 1, n, n};
   const Op sums[] = {Op::kSum, Op::kMean, Op::kNanSum, Op::kNanMean};
-  for (std::span<const Op> ops : {std::span<const Op>(kAllOps), std::span<const Op>(sums)}) {
-    const StatsRequest request{dtype, NeedsOf(ops)};
-    const std::vector<Stats> returned = ReduceSegments(pool_, request, array.bytes, bounds);
-    std::vector<Stats> sunk(bounds.size() - 1);
-    std::vector<int> times(bounds.size() - 1, 0);
-    std::mutex mu;
-    std::promise<size_t> finished;
-    ReduceSegmentsAsync(
-        pool_, request, array.bytes, bounds,
-        [&](uint64_t segment, const Stats& stats) {
-          std::lock_guard<std::mutex> lock(mu);
-          sunk[segment] = stats;
-          ++times[segment];
-        },
-        [&](std::vector<Stats> rest, ReduceTiming) { finished.set_value(rest.size()); });
-    EXPECT_EQ(finished.get_future().get(), 0u) << "a sink takes them all";
-    std::string failures;
-    for (size_t s = 0; s < sunk.size() && failures.size() < 2000; ++s) {
-      if (times[s] != 1) failures += absl::StrCat("segment ", s, " sunk ", times[s], " times\n");
-      for (Op op : ops) {
-        const absl::StatusOr<OpResult> a = FinalizeOp(op, dtype, 1, sunk[s]);
-        const absl::StatusOr<OpResult> b = FinalizeOp(op, dtype, 1, returned[s]);
-        const bool same = a.ok() == b.ok() &&
-                          (!a.ok() || ((std::memcmp(&a->value, &b->value, sizeof(double)) == 0 ||
-                                        (std::isnan(a->value) && std::isnan(b->value))) &&
-                                       a->index == b->index && a->int_value == b->int_value));
-        if (!same) failures += absl::StrCat("segment ", s, " ", OpName(op), " differs\n");
+  for (const std::vector<uint64_t>& bounds : {mixed, at_tasks}) {
+    for (std::span<const Op> ops : {std::span<const Op>(kAllOps), std::span<const Op>(sums)}) {
+      const StatsRequest request{dtype, NeedsOf(ops)};
+      const std::vector<Stats> returned = ReduceSegments(pool_, request, array.bytes, bounds);
+      std::vector<Stats> sunk(bounds.size() - 1);
+      std::vector<int> times(bounds.size() - 1, 0);
+      std::mutex mu;
+      std::promise<size_t> finished;
+      ReduceSegmentsAsync(
+          pool_, request, array.bytes, bounds,
+          [&](uint64_t segment, const Stats& stats) {
+            std::lock_guard<std::mutex> lock(mu);
+            sunk[segment] = stats;
+            ++times[segment];
+          },
+          [&](std::vector<Stats> rest, ReduceTiming) { finished.set_value(rest.size()); });
+      EXPECT_EQ(finished.get_future().get(), 0u) << "a sink takes them all";
+      std::string failures;
+      for (size_t s = 0; s < sunk.size() && failures.size() < 2000; ++s) {
+        if (times[s] != 1) failures += absl::StrCat("segment ", s, " sunk ", times[s], " times\n");
+        for (Op op : ops) {
+          const absl::StatusOr<OpResult> a = FinalizeOp(op, dtype, 1, sunk[s]);
+          const absl::StatusOr<OpResult> b = FinalizeOp(op, dtype, 1, returned[s]);
+          const bool same = a.ok() == b.ok() &&
+                            (!a.ok() || ((std::memcmp(&a->value, &b->value, sizeof(double)) == 0 ||
+                                          (std::isnan(a->value) && std::isnan(b->value))) &&
+                                         a->index == b->index && a->int_value == b->int_value));
+          if (!same) failures += absl::StrCat("segment ", s, " ", OpName(op), " differs\n");
+        }
       }
+      EXPECT_EQ(failures, "");
     }
-    EXPECT_EQ(failures, "");
   }
+  EXPECT_EQ(CheckSegments(pool_, array, at_tasks), "");  // and those bounds against the reference
   std::vector<int> empty_times(2, 0);
   std::promise<void> finished;
   ReduceSegmentsAsync(

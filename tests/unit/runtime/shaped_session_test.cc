@@ -330,8 +330,9 @@ INSTANTIATE_TEST_SUITE_P(EveryBackendAndDType, ShapedSessionTest,
                                DTypeName(std::get<1>(info.param)));
                          });
 
-// More segments than one kernels' call takes (the CPU's 262,144 answered as they are reduced),
-// in pieces cut anywhere: batches follow each other within a piece and across pieces.
+// More segments than one kernels' call takes (the CPU's 262,144 answered as they are reduced)
+// in one piece, so that batches follow each other within it, then segments longer than two
+// tasks, the piece cut in the middle of one of them.
 TEST(ShapedSession, MoreSegmentsThanABatchTakes) {
   std::unique_ptr<Backend> backend = Cpu();
   const uint64_t seed = testing::FreshSeed();
@@ -339,11 +340,17 @@ TEST(ShapedSession, MoreSegmentsThanABatchTakes) {
   std::mt19937_64 random(seed);
   std::vector<uint64_t> lengths(300000);
   for (uint64_t& length : lengths) length = random() % 4;  // empty ones too
-  const std::vector<Op> ops = {Op::kSum, Op::kNanMean};    // both answer an empty segment
+  uint64_t cut = 0;
+  for (uint64_t length : lengths) cut += length;
+  constexpr uint64_t kLong = 2 * (uint64_t{1} << 16) + 5;  // past two tasks of float32
+  cut += kLong + kLong / 3;                                // inside the second long one
+  for (int i = 0; i < 3; ++i) lengths.push_back(kLong);
+  for (int i = 0; i < 1000; ++i) lengths.push_back(random() % 4);
+  const std::vector<Op> ops = {Op::kSum, Op::kNanMean};  // both answer an empty segment
   absl::StatusOr<ReduceLayout> layout = ReduceLayout::ForSegments(lengths);
   ASSERT_TRUE(layout.ok());
   TypedArray array = testing::RandomArray(DType::kFloat32, layout->count(), random());
-  const std::vector<uint64_t> cuts = RandomCuts(layout->count(), random);
+  const std::vector<uint64_t> cuts = {cut, layout->count()};
   absl::StatusOr<std::vector<ArrayResult>> arrays = RunRequest(
       *backend, ops, DType::kFloat32, std::make_shared<ReduceLayout>(*layout), array, cuts);
   ASSERT_TRUE(arrays.ok()) << arrays.status();
