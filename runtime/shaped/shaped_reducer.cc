@@ -138,9 +138,9 @@ void ShapedReducer::LaunchRows(absl::AnyInvocable<void() &&> next) {
   const uint64_t first = next_segment_;
   const bool sink = kernels_.sinks_segments() && map_->direct();
   uint64_t most = sink ? kernels_.max_sunk_segments() : kernels_.max_segments();
-  // A row begun in an earlier piece goes alone: the whole rows after it are faster whole
-  // (LaunchWholeRows) than as segments.
-  if (!segmented_ && SegmentStart(first) < lo) most = 1;
+  // A row begun in an earlier piece goes alone where whole rows after it are faster whole
+  // (LaunchWholeRows, the CPU's) than as segments.
+  if (sink && !segmented_ && SegmentStart(first) < lo) most = 1;
   uint64_t last = first;  // one past the batch's last segment
   while (last < segments_ && last - first < most &&
          (SegmentStart(last) < end || SegmentEnd(last) <= end)) {
