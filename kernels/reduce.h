@@ -123,9 +123,10 @@ void ReduceRowsAsync(ThreadPool& pool, const StatsRequest& request, std::span<co
                      uint64_t length, RowSink sink, RowsDone done);
 
 // ReduceSegmentsAsync with each segment's Stats handed to `sink` (as ReduceRowsAsync's rows)
-// instead of returned: a segment that lies whole in one task from that task, in parallel; one
-// cut across tasks, or empty, from the task that finishes last, before `done`, whose vector is
-// then empty. Each segment once, with the same Stats as ReduceSegmentsAsync's.
+// instead of returned: a segment that lies whole in one task (or an empty one starting there)
+// from that task, in parallel; one cut across tasks from the task that finishes last, before
+// `done`, whose vector is then empty. Each segment once, with the same Stats as
+// ReduceSegmentsAsync's.
 void ReduceSegmentsAsync(ThreadPool& pool, const StatsRequest& request,
                          std::span<const std::byte> data, std::span<const uint64_t> bounds,
                          RowSink sink, SegmentsDone done);

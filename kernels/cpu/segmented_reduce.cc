@@ -187,7 +187,7 @@ void ReducePieces(SegmentsJob& job, size_t task) {
 
 // With a sink, once every task is done: the segments cut across tasks, each one's pieces merged
 // in order (it goes on from the task it began in, `continuing`, through the next ones'
-// `carried`), and the empty ones (no task reduces them).
+// `carried`).
 void SinkTheRest(SegmentsJob& job) {
   std::optional<Piece> open;
   for (size_t task = 0; task < job.carried.size(); ++task) {
@@ -202,14 +202,27 @@ void SinkTheRest(SegmentsJob& job) {
     }
     if (job.continuing[task]) open = std::move(job.continuing[task]);
   }
-  for (size_t s = 0; s + 1 < job.bounds.size(); ++s) {
-    if (job.bounds[s] == job.bounds[s + 1]) job.sink(s, EmptyStats(job.request.dtype));
+}
+
+// With a sink: the empty segments that start in task `task`'s elements (the last task's also
+// those at the end), which no task reduces.
+void SinkEmptySegments(SegmentsJob& job, size_t task) {
+  const uint64_t begin = task * job.task_elements;
+  const auto from = std::lower_bound(job.bounds.begin(), job.bounds.end() - 1, begin);
+  const auto to = task + 1 == job.carried.size()
+                      ? job.bounds.end() - 1
+                      : std::lower_bound(from, job.bounds.end() - 1, begin + job.task_elements);
+  for (auto bound = from; bound != to; ++bound) {
+    if (*bound == *(bound + 1)) {
+      job.sink(static_cast<uint64_t>(bound - job.bounds.begin()), EmptyStats(job.request.dtype));
+    }
   }
 }
 
 void RunSegmentsTask(const std::shared_ptr<SegmentsJob>& job, size_t task) {
   std::call_once(job->started_once, [&] { job->started = Clock::now(); });
   ReducePieces(*job, task);
+  if (job->sink) SinkEmptySegments(*job, task);
   if (job->remaining.fetch_sub(1, std::memory_order_acq_rel) != 1) return;
   std::vector<Stats>& segments = job->segments;
   if (job->sink) {
