@@ -207,6 +207,18 @@ std::vector<uint64_t> RandomCuts(uint64_t count, std::mt19937_64& random) {
   return cuts;
 }
 
+// Each segment's elements, by index, for segments of `lengths` one after another.
+std::vector<std::vector<uint64_t>> MembersOf(const std::vector<uint64_t>& lengths) {
+  std::vector<std::vector<uint64_t>> members;
+  uint64_t at = 0;
+  for (uint64_t length : lengths) {
+    members.emplace_back();
+    for (uint64_t e = at; e < at + length; ++e) members.back().push_back(e);
+    at += length;
+  }
+  return members;
+}
+
 // Ops that take any axes (arg ops take one axis, or all).
 std::vector<Op> OpsFor(size_t axes, size_t rank) {
   std::vector<Op> ops;
@@ -310,14 +322,7 @@ TEST_P(ShapedSessionTest, SegmentsOfEveryLengthIncludingEmpty) {
   absl::StatusOr<std::vector<ArrayResult>> arrays =
       RunRequest(*backend, ops, dtype, std::make_shared<ReduceLayout>(*layout), array, cuts);
   ASSERT_TRUE(arrays.ok()) << arrays.status();
-  std::vector<std::vector<uint64_t>> members;
-  uint64_t at = 0;
-  for (uint64_t length : lengths) {
-    members.emplace_back();
-    for (uint64_t e = at; e < at + length; ++e) members.back().push_back(e);
-    at += length;
-  }
-  EXPECT_EQ(Check(ops, *arrays, array, members), "");
+  EXPECT_EQ(Check(ops, *arrays, array, MembersOf(lengths)), "");
 }
 
 INSTANTIATE_TEST_SUITE_P(EveryBackendAndDType, ShapedSessionTest,
@@ -354,14 +359,7 @@ TEST(ShapedSession, MoreSegmentsThanABatchTakes) {
   absl::StatusOr<std::vector<ArrayResult>> arrays = RunRequest(
       *backend, ops, DType::kFloat32, std::make_shared<ReduceLayout>(*layout), array, cuts);
   ASSERT_TRUE(arrays.ok()) << arrays.status();
-  std::vector<std::vector<uint64_t>> members;
-  uint64_t at = 0;
-  for (uint64_t length : lengths) {
-    members.emplace_back();
-    for (uint64_t e = at; e < at + length; ++e) members.back().push_back(e);
-    at += length;
-  }
-  EXPECT_EQ(Check(ops, *arrays, array, members), "");
+  EXPECT_EQ(Check(ops, *arrays, array, MembersOf(lengths)), "");
 }
 
 TEST(ShapedSession, AnOutputThatCannotBeAnsweredNamesItsPlace) {
