@@ -33,8 +33,9 @@ class BlockKernels {
   // segments.
   virtual uint64_t max_piece_bytes() const = 0;
   virtual uint64_t max_segments() const = 0;
-  // The most segments one SegmentsTo call takes (nothing held per segment but its bound).
-  virtual uint64_t max_sunk_segments() const { return max_segments(); }
+  // The most segments one SegmentsTo call takes (nothing held per segment but its bound); 0
+  // where there is no SegmentsTo.
+  virtual uint64_t max_sunk_segments() const { return 0; }
   // The longest row Rows takes; 0 where there is no Rows.
   virtual uint64_t max_direct_row(gpureduce::DType dtype) const = 0;
 
@@ -47,11 +48,9 @@ class BlockKernels {
   virtual void Columns(const kernels::cpu::StatsRequest& request, std::span<const std::byte> data,
                        uint64_t rows, std::span<gpureduce::Stats> columns, uint64_t base_row,
                        ColumnsDone done) = 0;
-  // Whether SegmentsTo answers (the CPU's): segments' Stats handed to a sink from the tasks that
-  // reduced them, as Rows's rows, rather than returned at the end.
-  virtual bool sinks_segments() const { return false; }
-  // kernels::cpu::ReduceSegmentsAsync's with a sink: every segment's Stats to `sink` (segment
-  // indices within `bounds`), once, before `done`. Only where sinks_segments().
+  // kernels::cpu::ReduceSegmentsAsync's with a sink (the CPU's): every segment's Stats to `sink`
+  // (segment indices within `bounds`) from the tasks that reduced them, as Rows's rows, once,
+  // before `done`. Only where max_sunk_segments() is not 0.
   virtual void SegmentsTo(const kernels::cpu::StatsRequest& /*request*/,
                           std::span<const std::byte> /*data*/, std::span<const uint64_t> /*bounds*/,
                           kernels::cpu::RowSink /*sink*/, RowsDone done) {
@@ -90,7 +89,6 @@ class CpuBlockKernels final : public BlockKernels {
                ColumnsDone done) override;
   void Rows(const kernels::cpu::StatsRequest& request, std::span<const std::byte> data,
             uint64_t length, kernels::cpu::RowSink sink, RowsDone done) override;
-  bool sinks_segments() const override { return true; }
   void SegmentsTo(const kernels::cpu::StatsRequest& request, std::span<const std::byte> data,
                   std::span<const uint64_t> bounds, kernels::cpu::RowSink sink,
                   RowsDone done) override;

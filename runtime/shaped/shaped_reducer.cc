@@ -136,7 +136,7 @@ void ShapedReducer::LaunchRows(absl::AnyInvocable<void() &&> next) {
   const uint64_t lo = position_;
   const uint64_t end = piece_base_ + piece_.size() / element_bytes_;
   const uint64_t first = next_segment_;
-  const bool sink = kernels_.sinks_segments() && map_->direct();
+  const bool sink = kernels_.max_sunk_segments() > 0 && map_->direct();
   uint64_t most = sink ? kernels_.max_sunk_segments() : kernels_.max_segments();
   // A row begun in an earlier piece goes alone where whole rows after it are faster whole
   // (LaunchWholeRows, the CPU's) than as segments.
@@ -157,30 +157,24 @@ void ShapedReducer::LaunchRows(absl::AnyInvocable<void() &&> next) {
     return;
   }
   kernels_.Segments(request_, data, *bounds,
-                    [this, bounds, first, lo, hi, end, next = std::move(next)](
+                    [this, bounds, first, last, lo, hi, end, next = std::move(next)](
                         absl::StatusOr<std::vector<gpureduce::Stats>> reduced,
                         kernels::cpu::ReduceTiming timing) mutable {
-                      if (!StepFinished(reduced.status(), timing, 0)) {
-                        std::move(next)();
-                        return;
-                      }
-                      std::vector<gpureduce::Stats>& pieces = *reduced;
-                      for (uint64_t i = 0; i < pieces.size(); ++i) {
-                        const uint64_t s = first + i;
-                        gpureduce::Stats stats = std::move(pieces[i]);
-                        if (SegmentStart(s) < lo) {  // its first elements came in earlier pieces
-                          ShiftIndices(lo - SegmentStart(s), stats);
-                          stats = gpureduce::MergeStats(open_, stats);
+                      if (StepFinished(reduced.status(), timing, 0)) {
+                        // In order: the map may merge blocks as they come.
+                        std::vector<gpureduce::Stats>& pieces = *reduced;
+                        BatchEdges edges;
+                        uint64_t i = 0, n = pieces.size();
+                        if (SegmentStart(first) < lo) edges.head = std::move(pieces[i++]);
+                        if (AnswerHead(first, lo, end, edges)) {
+                          if (n > i && SegmentEnd(first + n - 1) > end) {
+                            edges.tail = std::move(pieces[--n]);
+                          }
+                          for (; i < n; ++i) map_->Deliver(first + i, std::span(&pieces[i], 1));
+                          SetTailAside(last, edges);
                         }
-                        if (SegmentEnd(s) > end) {
-                          open_ = std::move(stats);  // it goes on in the next piece
-                          continue;
-                        }
-                        map_->Deliver(s, std::span(&stats, 1));
-                        open_ = kernels::cpu::EmptyStats(request_.dtype);
-                        next_segment_ = s + 1;
+                        position_ += hi - lo;
                       }
-                      position_ += hi - lo;
                       std::move(next)();
                     });
 }
@@ -192,7 +186,7 @@ void ShapedReducer::LaunchSegmentsToSink(uint64_t first, uint64_t last, uint64_t
                                          absl::AnyInvocable<void() &&> next) {
   // A segment within the piece answers its output from the task that reduced it (outputs in
   // any order: the map is direct); the batch's first, if it began in an earlier piece, and its
-  // last, if it goes on in the next, wait for CloseBatch.
+  // last, if it goes on in the next, wait for AnswerHead and SetTailAside.
   auto edges = std::make_shared<BatchEdges>();
   kernels_.SegmentsTo(
       request_, data, *bounds,
@@ -209,26 +203,28 @@ void ShapedReducer::LaunchSegmentsToSink(uint64_t first, uint64_t last, uint64_t
       [this, bounds, first, last, lo, hi, end, edges, next = std::move(next)](
           absl::Status status, kernels::cpu::ReduceTiming timing) mutable {
         if (StepFinished(status, timing, 0)) {
-          CloseBatch(first, last, lo, end, *edges);
+          if (AnswerHead(first, lo, end, *edges)) SetTailAside(last, *edges);
           position_ += hi - lo;
         }
         std::move(next)();
       });
 }
 
-void ShapedReducer::CloseBatch(uint64_t first, uint64_t last, uint64_t lo, uint64_t end,
-                               BatchEdges& edges) {
-  if (edges.head.has_value()) {  // segment `first`: its first elements came in earlier pieces
-    gpureduce::Stats& stats = *edges.head;
-    ShiftIndices(lo - SegmentStart(first), stats);
-    stats = gpureduce::MergeStats(open_, stats);
-    if (SegmentEnd(first) > end) {
-      open_ = std::move(stats);  // it goes on in the next piece too
-      return;
-    }
-    map_->Deliver(first, std::span(&stats, 1));
-    open_ = kernels::cpu::EmptyStats(request_.dtype);
+bool ShapedReducer::AnswerHead(uint64_t first, uint64_t lo, uint64_t end, BatchEdges& edges) {
+  if (!edges.head.has_value()) return true;
+  gpureduce::Stats& stats = *edges.head;  // its first elements came in earlier pieces
+  ShiftIndices(lo - SegmentStart(first), stats);
+  stats = gpureduce::MergeStats(open_, stats);
+  if (SegmentEnd(first) > end) {
+    open_ = std::move(stats);  // it goes on in the next piece too
+    return false;
   }
+  map_->Deliver(first, std::span(&stats, 1));
+  open_ = kernels::cpu::EmptyStats(request_.dtype);
+  return true;
+}
+
+void ShapedReducer::SetTailAside(uint64_t last, BatchEdges& edges) {
   if (edges.tail.has_value()) {  // segment last - 1 goes on in the next piece
     open_ = std::move(*edges.tail);
     next_segment_ = last - 1;

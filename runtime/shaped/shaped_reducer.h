@@ -60,9 +60,13 @@ class ShapedReducer {
     std::optional<gpureduce::Stats> head;
     std::optional<gpureduce::Stats> tail;
   };
-  // Once segments [first, last) of the piece [lo, end) are reduced and the others answered: the
-  // edges merged with what came before and set aside for what follows; next_segment_ moved on.
-  void CloseBatch(uint64_t first, uint64_t last, uint64_t lo, uint64_t end, BatchEdges& edges);
+  // Once a batch of segments from `first` in the piece [lo, end) is reduced: its first, if it
+  // began in an earlier piece (edges.head), merged with what came before and answered; false
+  // when it goes on past the piece (then it is the batch's only segment, set aside).
+  bool AnswerHead(uint64_t first, uint64_t lo, uint64_t end, BatchEdges& edges);
+  // Then, the other segments answered: the last, if it goes on in the next piece (edges.tail),
+  // set aside; next_segment_ moved on to the first not answered of those up to `last`.
+  void SetTailAside(uint64_t last, BatchEdges& edges);
   void LaunchColumns(absl::AnyInvocable<void() &&> next);
   // Runs the piece's steps one after another without recursing when they finish inline.
   void Continue();
