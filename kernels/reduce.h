@@ -111,8 +111,9 @@ std::vector<Stats> ReduceSegments(ThreadPool& pool, const StatsRequest& request,
 
 using ColumnsDone = absl::AnyInvocable<void(ReduceTiming) &&>;
 using RowsDone = absl::AnyInvocable<void(ReduceTiming) &&>;
-// Takes one row's Stats; called from pool threads at once, for distinct rows.
-using RowSink = std::function<void(uint64_t row, const Stats& stats)>;
+// Takes the Stats of rows first .. first + stats.size() - 1 (a run of them, so that the answers
+// are finalized many at a time); called from pool threads at once, for distinct rows.
+using RowSink = std::function<void(uint64_t first, std::span<const Stats> stats)>;
 
 // Reduces each row of a row-major table (NumPy's axis=-1): `data` holds whole rows of `length`
 // elements, and row r's Stats (indices counted from the row's start) go to `sink` from the task

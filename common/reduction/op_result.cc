@@ -6,6 +6,7 @@
 
 #include "absl/strings/str_cat.h"
 #include "common/reduction/op_name.h"
+#include "common/reduction/stats_values.h"
 
 namespace gpureduce {
 namespace {
@@ -28,25 +29,6 @@ double RoundToFormat(double value, FloatFormat format) {
   const double largest = std::ldexp(2.0 - std::ldexp(1.0, 1 - format.digits), format.max_exponent);
   if (std::fabs(rounded) > largest) return std::copysign(HUGE_VAL, value);
   return rounded;
-}
-
-__extension__ using Int128 = __int128;
-
-// The exact sum of integers, wrapped or not.
-Int128 ExactIntSum(const Stats& stats) {
-  return static_cast<Int128>(stats.int_sum) +
-         static_cast<Int128>(stats.int_sum_wraps) * 2 * (Int128{1} << 63);
-}
-
-double FloatSum(const Stats& stats) {
-  if (stats.integer) return static_cast<double>(ExactIntSum(stats));
-  return stats.sum + stats.sum_lo;
-}
-
-double FloatProd(const Stats& stats) {
-  // ldexp takes an int; past +-2^20 the answer is 0 or infinite either way.
-  const int64_t exponent = std::clamp<int64_t>(stats.prod_exponent, -(1 << 20), 1 << 20);
-  return std::ldexp(stats.prod, static_cast<int>(exponent));
 }
 
 absl::Status Empty(Op op) {

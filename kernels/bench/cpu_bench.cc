@@ -22,7 +22,9 @@
 #include "absl/strings/str_cat.h"
 #include "absl/strings/str_split.h"
 #include "common/flags.h"
+#include "common/reduction/answer_encoding.h"
 #include "common/reduction/op_name.h"
+#include "common/reduction/op_result.h"
 #include "common/thread_pool.h"
 #include "kernels/cpu/block_reduce.h"
 #include "kernels/reduce.h"
@@ -224,17 +226,30 @@ int main(int argc, char** argv) {
       const kernels::cpu::StatsRequest request{dtype, NeedsOf(c.ops)};
       std::vector<double> seconds;
       Stats stats;
-      std::vector<double> answers;  // --rows: each row's ops
+      // --rows and --segment: each op's result array, as the service writes it (EncodeAnswers).
+      std::vector<std::vector<std::byte>> answers(c.ops.size());
+      const auto sink_into = [&answers, &c, dtype](uint64_t base) {
+        return [&answers, &c, dtype, base](uint64_t first, std::span<const Stats> stats) {
+          for (size_t k = 0; k < c.ops.size(); ++k) {
+            const size_t size = DTypeSize(ResultDType(c.ops[k], dtype));
+            EncodeAnswers(c.ops[k], dtype, 0, stats, answers[k].data() + (base + first) * size);
+          }
+        };
+      };
+      const auto size_answers = [&answers, &c, dtype](uint64_t outputs) {
+        for (size_t k = 0; k < c.ops.size(); ++k) {
+          answers[k].resize(outputs * DTypeSize(ResultDType(c.ops[k], dtype)));
+        }
+      };
       for (uint32_t run = 0; run <= runs; ++run) {
         const auto start = std::chrono::steady_clock::now();
         std::vector<Stats> segments;
         if (segment > 0) {
           // As the service answers segments: batches of ShapedReducer's 262,144, each segment's
-          // ops finalized by the task that reduced it (the CPU's SegmentsTo).
-          const size_t ops = c.ops.size();
+          // ops answered by the task that reduced it (the CPU's SegmentsTo).
           const size_t size = DTypeSize(dtype);
           const uint64_t total = bounds.size() - 1;
-          answers.resize(total * ops);
+          size_answers(total);
           std::vector<uint64_t> local;
           for (uint64_t first = 0; first < total; first += kSegmentBatch) {
             const uint64_t last = std::min(total, first + kSegmentBatch);
@@ -243,33 +258,20 @@ int main(int argc, char** argv) {
             std::promise<void> finished;
             kernels::cpu::ReduceSegmentsAsync(
                 pool, request, std::span(bytes).subspan(bounds[first] * size, local.back() * size),
-                local,
-                [&answers, &c, ops, dtype, first](uint64_t i, const Stats& one) {
-                  for (size_t k = 0; k < ops; ++k) {
-                    const absl::StatusOr<OpResult> r = FinalizeOp(c.ops[k], dtype, 0, one);
-                    answers[(first + i) * ops + k] = r.ok() ? r->unrounded : -1.0;
-                  }
-                },
+                local, sink_into(first),
                 [&finished](std::vector<Stats>, kernels::cpu::ReduceTiming) {
                   finished.set_value();
                 });
             finished.get_future().get();
           }
         } else if (rows_of > 0) {
-          // As the service answers rows: each row's ops finalized by the task that reduced it,
-          // into a result array allocated once.
-          const size_t ops = c.ops.size();
-          answers.resize(count / rows_of * ops);
+          // As the service answers rows: each row's ops answered by the task that reduced it,
+          // into result arrays allocated once.
+          size_answers(count / rows_of);
           std::promise<void> finished;
           kernels::cpu::ReduceRowsAsync(
               pool, request, std::span(bytes).first(count / rows_of * rows_of * DTypeSize(dtype)),
-              rows_of,
-              [&answers, &c, ops, dtype](uint64_t row, const Stats& one) {
-                for (size_t k = 0; k < ops; ++k) {
-                  const absl::StatusOr<OpResult> r = FinalizeOp(c.ops[k], dtype, 0, one);
-                  answers[row * ops + k] = r.ok() ? r->unrounded : -1.0;
-                }
-              },
+              rows_of, sink_into(0),
               [&finished](kernels::cpu::ReduceTiming) { finished.set_value(); });
           finished.get_future().get();
         } else if (columns > 0) {
@@ -281,12 +283,12 @@ int main(int argc, char** argv) {
           stats = kernels::cpu::Reduce(pool, request, bytes);
         }
         const std::chrono::duration<double> took = std::chrono::steady_clock::now() - start;
-        if (rows_of > 0 || segment > 0) {  // the digest below folds every answer's bits
+        if (rows_of > 0 || segment > 0) {  // the digest below folds every answer's bytes
           stats = Stats{};
-          stats.count = answers.size();
+          stats.count = answers[0].size();
           uint64_t folded = 1469598103934665603ull;
-          for (double answer : answers) {
-            folded = (folded ^ std::bit_cast<uint64_t>(answer)) * 1099511628211ull;
+          for (const std::vector<std::byte>& array : answers) {
+            for (std::byte b : array) folded = (folded ^ uint64_t(b)) * 1099511628211ull;
           }
           stats.first_nan = static_cast<int64_t>(folded);
         }

@@ -18,6 +18,7 @@
 #include <vector>
 
 #include "kernels/cpu/block_reduce.h"
+#include "kernels/cpu/sink_run.h"
 #include "kernels/cpu/sums_in_place.h"
 #include "kernels/cpu/transpose.h"
 #include "kernels/reduce.h"
@@ -65,7 +66,7 @@ void ReduceRowsByPass(const RowsJob& job, uint64_t first, uint64_t count) {
     std::fill(block, block + width, EmptyStats(job.request.dtype));
     passes.add_columns(job.request.dtype, job.request.needs, transposed, width + kRowPad,
                        job.length, width, 0, block);
-    for (uint64_t r = 0; r < width; ++r) job.sink(r0 + r, block[r]);
+    job.sink(r0, std::span<const Stats>(block, width));
   }
 }
 
@@ -76,10 +77,11 @@ void SumRowsInPlace(const RowsJob& job, uint64_t first, uint64_t count) {
   constexpr uint64_t kInterleave = 4;
   const auto* data = reinterpret_cast<const SumsStorage<kDType>*>(job.data.data());
   const uint64_t length = job.length;
+  SinkRun run(job.sink);
   for (uint64_t r0 = first; r0 < first + count; r0 += kInterleave) {
     const uint64_t n = std::min(kInterleave, first + count - r0);
     if (n < kInterleave) {  // the task's last few rows
-      for (uint64_t r = r0; r < r0 + n; ++r) job.sink(r, SumsOf<kDType>(data + r * length, length));
+      for (uint64_t r = r0; r < r0 + n; ++r) run.Add(r, SumsOf<kDType>(data + r * length, length));
       continue;
     }
     double sum[kInterleave] = {};
@@ -90,7 +92,7 @@ void SumRowsInPlace(const RowsJob& job, uint64_t first, uint64_t count) {
       }
     }
     for (uint64_t i = 0; i < kInterleave; ++i) {
-      job.sink(r0 + i, SumsStats<kDType>(data + (r0 + i) * length, length, sum[i], nans[i]));
+      run.Add(r0 + i, SumsStats<kDType>(data + (r0 + i) * length, length, sum[i], nans[i]));
     }
   }
 }
@@ -106,8 +108,9 @@ void RunRowsTask(const std::shared_ptr<RowsJob>& job, uint64_t task) {
     ReduceRowsByPass(*job, first, count);
   } else {
     const size_t row_bytes = job->length * DTypeSize(job->request.dtype);
+    SinkRun run(job->sink);
     for (uint64_t r = first; r < first + count; ++r) {
-      job->sink(r, ReduceBlock(job->request, job->data.subspan(r * row_bytes, row_bytes), 0));
+      run.Add(r, ReduceBlock(job->request, job->data.subspan(r * row_bytes, row_bytes), 0));
     }
   }
   if (job->remaining.fetch_sub(1, std::memory_order_acq_rel) != 1) return;

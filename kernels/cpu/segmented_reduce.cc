@@ -23,6 +23,7 @@
 #include <vector>
 
 #include "kernels/cpu/block_reduce.h"
+#include "kernels/cpu/sink_run.h"
 #include "kernels/cpu/sums_in_place.h"
 #include "kernels/reduce.h"
 
@@ -74,10 +75,10 @@ uint64_t PassLongestSegment(const StatsRequest& request) {
   return 0;
 }
 
-// A segment's Stats, whole: to the sink where there is one, else kept for `done`.
-void Complete(SegmentsJob& job, size_t segment, Stats stats) {
+// A segment's Stats, whole: to the sink (through `run`) where there is one, else kept for `done`.
+void Complete(SegmentsJob& job, SinkRun& run, size_t segment, Stats stats) {
   if (job.sink) {
-    job.sink(segment, stats);
+    run.Add(segment, stats);
   } else {
     job.segments[segment] = std::move(stats);
   }
@@ -85,7 +86,7 @@ void Complete(SegmentsJob& job, size_t segment, Stats stats) {
 
 // Segments group[0..count) (each whole, 1 to kPassLongestSegment elements) side by side through
 // the columns pass.
-void ReduceGroupByPass(SegmentsJob& job, const size_t* group, size_t count) {
+void ReduceGroupByPass(SegmentsJob& job, SinkRun& run, const size_t* group, size_t count) {
   uint64_t longest = 0;
   for (size_t c = 0; c < count; ++c) {
     longest = std::max(longest, job.bounds[group[c] + 1] - job.bounds[group[c]]);
@@ -128,7 +129,7 @@ void ReduceGroupByPass(SegmentsJob& job, const size_t* group, size_t count) {
     stats.nan_count -= longest - length;
     // A first NaN found in the padding (after every element) is none of the segment's.
     if (stats.first_nan >= static_cast<int64_t>(length)) stats.first_nan = -1;
-    Complete(job, group[c], stats);
+    Complete(job, run, group[c], stats);
   }
 }
 
@@ -147,6 +148,7 @@ void ReducePieces(SegmentsJob& job, size_t task) {
   const bool in_place = by_pass > 0 && SumsInPlace(job.request.dtype, job.request.needs, by_pass);
   size_t group[kColumnsWidth];
   size_t grouped = 0;
+  SinkRun run(job.sink);
   for (size_t s = after == 0 ? 0 : after - 1; s + 1 < job.bounds.size() && job.bounds[s] < end;
        ++s) {
     const uint64_t from = std::max(begin, job.bounds[s]);
@@ -154,7 +156,7 @@ void ReducePieces(SegmentsJob& job, size_t task) {
     if (from >= to) continue;  // an empty segment
     const bool whole = from == job.bounds[s] && to == job.bounds[s + 1];
     if (in_place && whole && to - from <= by_pass) {
-      Complete(job, s, VisitSumsDType(job.request.dtype, [&](auto dtype) {
+      Complete(job, run, s, VisitSumsDType(job.request.dtype, [&](auto dtype) {
                  constexpr DType kDType = decltype(dtype)::value;
                  return SumsOf<kDType>(
                      reinterpret_cast<const SumsStorage<kDType>*>(job.data.data()) + from,
@@ -165,7 +167,7 @@ void ReducePieces(SegmentsJob& job, size_t task) {
     if (whole && to - from <= by_pass) {
       group[grouped++] = s;
       if (grouped == kColumnsWidth) {
-        ReduceGroupByPass(job, group, grouped);
+        ReduceGroupByPass(job, run, group, grouped);
         grouped = 0;
       }
       continue;
@@ -173,7 +175,7 @@ void ReducePieces(SegmentsJob& job, size_t task) {
     const auto bytes = job.data.subspan(from * element_bytes, (to - from) * element_bytes);
     Stats stats = ReduceBlock(job.request, bytes, from - job.bounds[s]);
     if (whole) {
-      Complete(job, s, std::move(stats));
+      Complete(job, run, s, std::move(stats));
     } else if (job.bounds[s] < begin) {
       job.carried[task] = Piece{s, std::move(stats)};
     } else if (job.sink) {
@@ -182,7 +184,7 @@ void ReducePieces(SegmentsJob& job, size_t task) {
       job.segments[s] = std::move(stats);
     }
   }
-  if (grouped > 0) ReduceGroupByPass(job, group, grouped);
+  if (grouped > 0) ReduceGroupByPass(job, run, group, grouped);
 }
 
 // With a sink, once every task is done: the segments cut across tasks, each one's pieces merged
@@ -196,7 +198,7 @@ void SinkTheRest(SegmentsJob& job) {
       open->stats = MergeStats(open->stats, piece->stats);
       const uint64_t end = std::min<uint64_t>(job.count, (task + 1) * job.task_elements);
       if (job.bounds[piece->segment + 1] <= end) {
-        job.sink(open->segment, open->stats);
+        job.sink(open->segment, std::span<const Stats>(&open->stats, 1));
         open.reset();
       }
     }
@@ -212,9 +214,10 @@ void SinkEmptySegments(SegmentsJob& job, size_t task) {
   const auto to = task + 1 == job.carried.size()
                       ? job.bounds.end() - 1
                       : std::lower_bound(from, job.bounds.end() - 1, begin + job.task_elements);
+  SinkRun run(job.sink);
   for (auto bound = from; bound != to; ++bound) {
     if (*bound == *(bound + 1)) {
-      job.sink(static_cast<uint64_t>(bound - job.bounds.begin()), EmptyStats(job.request.dtype));
+      run.Add(static_cast<uint64_t>(bound - job.bounds.begin()), EmptyStats(job.request.dtype));
     }
   }
 }
@@ -258,9 +261,11 @@ void StartSegments(ThreadPool& pool, const StatsRequest& request, std::span<cons
   const size_t segments = bounds.empty() ? 0 : bounds.size() - 1;
   if (tasks == 0 || bounds.size() < 2) {
     // No elements: every segment (if any) is empty.
-    std::vector<Stats> empty;
-    for (size_t s = 0; s < segments && job->sink; ++s) job->sink(s, EmptyStats(request.dtype));
-    if (!job->sink) empty.assign(segments, EmptyStats(request.dtype));
+    std::vector<Stats> empty(segments, EmptyStats(request.dtype));
+    if (job->sink) {
+      if (segments > 0) job->sink(0, empty);
+      empty.clear();
+    }
     std::move(job->done)(std::move(empty), ReduceTiming{});
     return;
   }

@@ -4,7 +4,7 @@
 
 #include "absl/strings/str_cat.h"
 #include "absl/strings/str_join.h"
-#include "common/reduction/result_encoding.h"
+#include "common/reduction/answer_encoding.h"
 
 namespace gpureduce::runtime {
 
@@ -19,26 +19,29 @@ ArrayResults::ArrayResults(const ReduceLayout& layout, std::span<const gpureduce
   }
 }
 
-void ArrayResults::Write(uint64_t output, const gpureduce::Stats& stats) {
+void ArrayResults::Write(uint64_t first, std::span<const gpureduce::Stats> stats) {
   if (failed_.load(std::memory_order_relaxed)) return;
   for (size_t i = 0; i < arrays_.size(); ++i) {
     ArrayResult& array = arrays_[i];
-    absl::StatusOr<gpureduce::OpResult> result =
-        gpureduce::FinalizeOp(array.op, dtype_, ddof_, stats);
-    if (!result.ok()) {
+    const size_t size = gpureduce::DTypeSize(array.dtype);
+    const gpureduce::EncodedAnswers answers =
+        gpureduce::EncodeAnswers(array.op, dtype_, ddof_, stats,
+                                 reinterpret_cast<std::byte*>(array.data.data()) + first * size);
+    if (!answers.status.ok()) {
       std::lock_guard<std::mutex> lock(mu_);
       if (status_.ok()) {  // the first to fail, of outputs written at once on several threads
-        status_ = absl::Status(result.status().code(),
-                               absl::StrCat(OutputName(output), ": ", result.status().message()));
+        status_ = absl::Status(
+            answers.status.code(),
+            absl::StrCat(OutputName(first + answers.failed), ": ", answers.status.message()));
       }
       failed_.store(true, std::memory_order_relaxed);
       return;
     }
-    if (result->overflow) overflows_[i].fetch_add(1, std::memory_order_relaxed);
-    const size_t size = gpureduce::DTypeSize(array.dtype);
-    gpureduce::EncodeResult(*result,
-                            reinterpret_cast<std::byte*>(array.data.data()) + output * size);
-    if (layout_.outputs() == 1) array.only = *result;
+    overflows_[i].fetch_add(answers.overflows, std::memory_order_relaxed);
+    if (layout_.outputs() == 1 &&
+        !stats.empty()) {  // the answer in `value` as well, as a full reduction's
+      array.only = *gpureduce::FinalizeOp(array.op, dtype_, ddof_, stats.front());
+    }
   }
 }
 

@@ -1,7 +1,8 @@
 #pragma once
 
 // An array request's answers (issue 23): for each op, one element of its result dtype per output,
-// finalized from the output's merged Stats as a full reduction's answer is (FinalizeOp).
+// finalized from the output's merged Stats as a full reduction's answer is (FinalizeOp; many at
+// once through EncodeAnswers).
 
 #include <atomic>
 #include <cstdint>
@@ -23,10 +24,10 @@ class ArrayResults {
   ArrayResults(const ReduceLayout& layout, std::span<const gpureduce::Op> ops,
                gpureduce::DType dtype, double ddof);
 
-  // Output `output`'s answers from its Stats. The first output an op cannot answer (all NaN
-  // under NANARGMIN) becomes status(), naming the output; later ones are ignored. Thread-safe
-  // for distinct outputs.
-  void Write(uint64_t output, const gpureduce::Stats& stats);
+  // The answers of outputs first .. first + stats.size() - 1 from their Stats. The first output
+  // an op cannot answer (all NaN under NANARGMIN) becomes status(), naming the output; later
+  // ones are ignored. Thread-safe for distinct outputs.
+  void Write(uint64_t first, std::span<const gpureduce::Stats> stats);
 
   // Once every Write has returned.
   absl::Status status() const;

@@ -26,8 +26,7 @@ OutputMap::OutputMap(std::span<const gpureduce::AxisGroup> outer, uint64_t block
 
 void OutputMap::Deliver(uint64_t block, std::span<const gpureduce::Stats> stats) {
   if (window_.empty()) {
-    for (uint64_t c = 0; c < block_outputs_; ++c)
-      results_.Write(block * block_outputs_ + c, stats[c]);
+    results_.Write(block * block_outputs_, stats.first(block_outputs_));
     return;
   }
   // The block's place in its slab, digit by digit from the innermost group: its kept digits
@@ -52,10 +51,8 @@ void OutputMap::Deliver(uint64_t block, std::span<const gpureduce::Stats> stats)
 
 void OutputMap::Flush(uint64_t slab) {
   const uint64_t base = slab * window_.size();
-  for (uint64_t w = 0; w < window_.size(); ++w) {
-    results_.Write(base + w, window_[w]);
-    window_[w] = kernels::cpu::EmptyStats(dtype_);
-  }
+  results_.Write(base, window_);
+  std::fill(window_.begin(), window_.end(), kernels::cpu::EmptyStats(dtype_));
 }
 
 }  // namespace gpureduce::runtime

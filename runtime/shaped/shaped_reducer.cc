@@ -120,7 +120,7 @@ bool ShapedReducer::LaunchWholeRows(absl::AnyInvocable<void() &&>& next) {
                                    rows * row_length_ * element_bytes_);
   kernels_.Rows(
       request_, data, row_length_,
-      [this, first](uint64_t row, const gpureduce::Stats& stats) {
+      [this, first](uint64_t row, std::span<const gpureduce::Stats> stats) {
         results_.Write(first + row, stats);
       },
       [this, rows, next = std::move(next)](absl::Status status,
@@ -190,15 +190,19 @@ void ShapedReducer::LaunchSegmentsToSink(uint64_t first, uint64_t last, uint64_t
   auto edges = std::make_shared<BatchEdges>();
   kernels_.SegmentsTo(
       request_, data, *bounds,
-      [this, first, lo, end, edges](uint64_t i, const gpureduce::Stats& stats) {
+      [this, first, lo, end, edges](uint64_t i, std::span<const gpureduce::Stats> stats) {
+        // The batch's first segment and its last may be cut; a run's others are whole.
         const uint64_t s = first + i;
         if (SegmentStart(s) < lo) {
-          edges->head = stats;
-        } else if (SegmentEnd(s) > end) {
-          edges->tail = stats;
-        } else {
-          map_->Deliver(s, std::span(&stats, 1));
+          edges->head = stats.front();
+          stats = stats.subspan(1);
+          ++i;
         }
+        if (!stats.empty() && SegmentEnd(first + i + stats.size() - 1) > end) {
+          edges->tail = stats.back();
+          stats = stats.first(stats.size() - 1);
+        }
+        if (!stats.empty()) results_.Write(first + i, stats);
       },
       [this, bounds, first, last, lo, hi, end, edges, next = std::move(next)](
           absl::Status status, kernels::cpu::ReduceTiming timing) mutable {
@@ -270,7 +274,7 @@ absl::StatusOr<std::vector<ArrayResult>> ShapedReducer::Finish() {
   }
   const gpureduce::Stats empty = kernels::cpu::EmptyStats(request_.dtype);
   if (layout_.count() == 0) {
-    for (uint64_t output = 0; output < layout_.outputs(); ++output) results_.Write(output, empty);
+    results_.Write(0, std::vector<gpureduce::Stats>(layout_.outputs(), empty));
   } else {
     for (; rows_ && next_segment_ < segments_; ++next_segment_) {
       map_->Deliver(next_segment_, std::span(&empty, 1));  // empty segments at the end

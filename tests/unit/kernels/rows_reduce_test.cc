@@ -61,10 +61,12 @@ TEST_P(RowsReduceTest, EveryRowMatchesTheReference) {
       std::promise<void> finished;
       ReduceRowsAsync(
           pool, {dtype, NeedsOf(set)}, table.bytes, length,
-          [&](uint64_t row, const Stats& stats) {
+          [&](uint64_t first, std::span<const Stats> stats) {
             std::lock_guard<std::mutex> lock(mu);
-            got[row] = stats;
-            ++seen[row];
+            for (size_t i = 0; i < stats.size(); ++i) {
+              got[first + i] = stats[i];
+              ++seen[first + i];
+            }
           },
           [&](ReduceTiming) { finished.set_value(); });
       finished.get_future().get();

@@ -196,10 +196,12 @@ TEST_P(SegmentedReduceTest, ASinkTakesEverySegmentOnceWithTheSameStats) {
       std::promise<size_t> finished;
       ReduceSegmentsAsync(
           pool_, request, array.bytes, bounds,
-          [&](uint64_t segment, const Stats& stats) {
+          [&](uint64_t first, std::span<const Stats> stats) {
             std::lock_guard<std::mutex> lock(mu);
-            sunk[segment] = stats;
-            ++times[segment];
+            for (size_t i = 0; i < stats.size(); ++i) {
+              sunk[first + i] = stats[i];
+              ++times[first + i];
+            }
           },
           [&](std::vector<Stats> rest, ReduceTiming) { finished.set_value(rest.size()); });
       EXPECT_EQ(finished.get_future().get(), 0u) << "a sink takes them all";
@@ -224,9 +226,11 @@ TEST_P(SegmentedReduceTest, ASinkTakesEverySegmentOnceWithTheSameStats) {
   std::promise<void> finished;
   ReduceSegmentsAsync(
       pool_, {dtype, NeedsOf(kAllOps)}, {}, std::vector<uint64_t>{0, 0, 0},
-      [&](uint64_t segment, const Stats& stats) {
-        EXPECT_EQ(stats.count, 0u);
-        ++empty_times[segment];
+      [&](uint64_t first, std::span<const Stats> stats) {
+        for (size_t i = 0; i < stats.size(); ++i) {
+          EXPECT_EQ(stats[i].count, 0u);
+          ++empty_times[first + i];
+        }
       },
       [&](std::vector<Stats>, ReduceTiming) { finished.set_value(); });
   finished.get_future().get();
