@@ -30,6 +30,13 @@ namespace gpureduce::kernels::cpu {
 inline constexpr size_t kLanes = 8;
 // Rows and segments go through the columns pass this many at a time (transposed: each a column).
 inline constexpr size_t kColumnsWidth = 256;
+// The short runs pass takes runs (rows, segments) of kShortestRun to kLongestRun elements, of at
+// most kLongestRunBytes: shorter ones fill too few of its lanes (rows of 2: 0.5-0.8x the columns
+// pass and the sums in place, one thread of the dev VM), longer ones are ReduceBlock's (float64
+// segments of 128: MIN and VAR 0.8x it there).
+inline constexpr size_t kShortestRun = 4;
+inline constexpr size_t kLongestRun = 128;
+inline constexpr size_t kLongestRunBytes = 512;
 // The columns pass takes at most this many columns at once: a table's rows are read this wide,
 // a run of whole rows up to 4 KiB of float32, and its accumulators stay in L1 for sums alone.
 inline constexpr size_t kColumnsPassWidth = 1024;
@@ -55,11 +62,23 @@ struct Passes {
   // int32 only (ColumnsPassTakes).
   void (*add_columns)(DType dtype, const StatsNeeds& needs, const std::byte* data, size_t stride,
                       size_t rows, size_t width, uint64_t base_row, Stats* out);
+  // Runs of `data`'s elements, run r from element bounds[r] to bounds[r + 1] (at most
+  // kLongestRun of them), each to its own Stats in out[r] (the accumulations `needs` asks for,
+  // indices from the run's start; the sums in float64 lanes, sum_lo 0). Floats only, no PROD
+  // (RunsPassTakes).
+  void (*add_runs)(DType dtype, const StatsNeeds& needs, const std::byte* data,
+                   const uint64_t* bounds, size_t runs, Stats* out);
 };
 
 // Whether the columns pass reduces `request` (else columns go through ReduceBlock, transposed).
 constexpr bool ColumnsPassTakes(const StatsRequest& request) {
   return !request.needs.prod && request.dtype != DType::kInt64;
+}
+
+// Whether the short runs pass reduces runs of `length` elements of `request`.
+constexpr bool RunsPassTakes(const StatsRequest& request, uint64_t length) {
+  return !request.needs.prod && !IsInteger(request.dtype) && length >= kShortestRun &&
+         length <= kLongestRun && length * DTypeSize(request.dtype) <= kLongestRunBytes;
 }
 
 namespace baseline {
@@ -85,6 +104,8 @@ void AddExtremes(DType dtype, bool min, bool max, const std::byte* data, size_t 
 void AddProduct(DType dtype, const std::byte* data, size_t size, Stats& stats);
 void AddColumns(DType dtype, const StatsNeeds& needs, const std::byte* data, size_t stride,
                 size_t rows, size_t width, uint64_t base_row, Stats* out);
+void AddRuns(DType dtype, const StatsNeeds& needs, const std::byte* data, const uint64_t* bounds,
+             size_t runs, Stats* out);
 }  // namespace GPUREDUCE_CPU_PASSES
 
 // The fastest passes this CPU runs.

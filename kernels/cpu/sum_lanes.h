@@ -1,9 +1,9 @@
 #pragma once
 
-// The sums pass's lanes (sum_pass.cc): the kLanes float64 accumulators as vectors of the
-// instruction set's width, and the loads, masks, compares and rounded-once operations its loops
-// are built of. Included by sum_pass.cc only, in the passes' namespace, so each instruction set's
-// copy keeps its own.
+// The sums pass's lanes (sum_pass.cc, and the short runs pass's, runs_pass.cc): the kLanes
+// float64 accumulators as vectors of the instruction set's width, and the loads, masks, compares
+// and rounded-once operations their loops are built of. Included by the passes only, in their
+// namespace, so each instruction set's copy keeps its own.
 
 #include <cstddef>
 #include <cstdint>

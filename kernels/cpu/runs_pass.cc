@@ -1,0 +1,268 @@
+// The short runs pass (block_reduce.h's add_runs): runs of a few float elements (a table's short
+// rows, short segments), each reduced to its own Stats where it lies, in the sums pass's kLanes
+// float64 lanes (sum_lanes.h): element e of a run in lane e % kLanes, the lanes then combined in
+// a fixed order. No transposed copy (the columns pass's) and no set-up per run (ReduceBlock's),
+// and the same bits in every copy: each lane's arithmetic is the source's, the combining scalar.
+
+#include <cmath>
+#include <cstddef>
+#include <cstdint>
+#include <cstring>
+#include <limits>
+
+#include <immintrin.h>
+
+#include "kernels/cpu/block_reduce.h"
+#include "kernels/cpu/element_load.h"
+#include "kernels/cpu/sum_lanes.h"
+
+namespace gpureduce::kernels::cpu::GPUREDUCE_CPU_PASSES {
+namespace {
+
+constexpr size_t kMaxGroups = kLongestRun / kLanes;
+constexpr size_t kAhead = 2048;
+static_assert(kLongestRun % kLanes == 0);
+
+// A run's group of kLanes elements as float64 lanes.
+struct Group {
+  Lanes v[kVectors];
+};
+
+// a where `take`, else b, lane by lane (bitwise: GCC lowers a vector select).
+__attribute__((always_inline)) inline Lanes Blend(const Mask& take, const Lanes& a,
+                                                  const Lanes& b) {
+  return reinterpret_cast<Lanes>((reinterpret_cast<Mask>(a) & take) |
+                                 (reinterpret_cast<Mask>(b) & ~take));
+}
+
+// The lanes' sum, in one order for every copy: each lane with the one kLanes / 2 after it, then
+// those sums pairwise likewise.
+inline double Total(const Lanes* lanes) {
+  double l[kLanes];
+  std::memcpy(l, lanes, sizeof(l));
+  return ((l[0] + l[4]) + (l[2] + l[6])) + ((l[1] + l[5]) + (l[3] + l[7]));
+}
+
+template <DType kDType>
+typename Element<kDType>::Storage NanStorage() {
+  if constexpr (kDType == DType::kFloat16) {
+    return 0x7e00;
+  } else if constexpr (kDType == DType::kBFloat16) {
+    return 0x7fc0;
+  } else {
+    return std::numeric_limits<typename Element<kDType>::Storage>::quiet_NaN();
+  }
+}
+
+template <DType kDType>
+__attribute__((always_inline)) inline void LoadGroup(const typename Element<kDType>::Storage* x,
+                                                     Group& out) {
+  Floats8 group{};
+  Floats4 halves[2];
+  if constexpr (sizeof(typename Element<kDType>::Storage) == 2 && kWidth == 4) {
+    LoadFloatHalves<kDType>(x, halves[0], halves[1]);
+  } else if constexpr (kDType != DType::kFloat64) {
+    LoadFloats<kDType>(x, group);
+  }
+  for (size_t v = 0; v < kVectors; ++v) LoadLanes<kDType>(x, group, halves, v, out.v[v]);
+}
+
+// Which of a group's elements equal `target`, a bit each.
+__attribute__((always_inline)) inline uint64_t EqualBits(const Group& group, double target) {
+#if defined(__AVX512F__)
+  return _mm512_cmp_pd_mask(reinterpret_cast<__m512d>(group.v[0]), _mm512_set1_pd(target),
+                            _CMP_EQ_OQ);
+#elif defined(__AVX__)
+  const __m256d t = _mm256_set1_pd(target);
+  const auto low = _mm256_movemask_pd(_mm256_cmp_pd(reinterpret_cast<__m256d>(group.v[0]), t, 0));
+  const auto high = _mm256_movemask_pd(_mm256_cmp_pd(reinterpret_cast<__m256d>(group.v[1]), t, 0));
+  return static_cast<uint64_t>(low) | static_cast<uint64_t>(high) << 4;
+#else
+  const __m128d t = _mm_set1_pd(target);
+  uint64_t bits = 0;
+  for (size_t v = 0; v < kVectors; ++v) {
+    const auto hit = _mm_movemask_pd(_mm_cmpeq_pd(reinterpret_cast<__m128d>(group.v[v]), t));
+    bits |= static_cast<uint64_t>(hit) << (v * kWidth);
+  }
+  return bits;
+#endif
+}
+
+// A run's last `rest` (1 to kLanes - 1) elements into `padded`, NaN after them: by a masked
+// load where the copy has one (a copy element by element costs about as much as the group).
+template <DType kDType>
+__attribute__((always_inline)) inline void LoadRest(const typename Element<kDType>::Storage* x,
+                                                    size_t rest,
+                                                    typename Element<kDType>::Storage* padded) {
+#if defined(__AVX512F__)
+  const auto take = static_cast<__mmask8>((1u << rest) - 1);
+  if constexpr (kDType == DType::kFloat64) {
+    _mm512_storeu_pd(padded, _mm512_mask_loadu_pd(_mm512_set1_pd(NanStorage<kDType>()), take, x));
+  } else if constexpr (kDType == DType::kFloat32) {
+    _mm256_storeu_ps(padded, _mm256_mask_loadu_ps(_mm256_set1_ps(NanStorage<kDType>()), take, x));
+  } else {
+    const __m128i nan = _mm_set1_epi16(static_cast<int16_t>(NanStorage<kDType>()));
+    _mm_storeu_si128(reinterpret_cast<__m128i*>(padded), _mm_mask_loadu_epi16(nan, take, x));
+  }
+#else
+  for (size_t i = 0; i < kLanes; ++i) padded[i] = i < rest ? x[i] : NanStorage<kDType>();
+#endif
+}
+
+// The first element equal to `target` (there is one), without a branch a group.
+inline int64_t FirstEqual(const Group* groups, size_t count, double target) {
+  uint64_t words[(kMaxGroups + 7) / 8] = {};
+  for (size_t k = 0; k < count; ++k) words[k / 8] |= EqualBits(groups[k], target) << (k % 8 * 8);
+  size_t w = 0;
+  while (words[w] == 0) ++w;
+  return static_cast<int64_t>(w * 64 + static_cast<size_t>(__builtin_ctzll(words[w])));
+}
+
+// Element `index` as its group holds it (exactly its value).
+inline double ElementOf(const Group* groups, int64_t index) {
+  double value;
+  std::memcpy(&value, reinterpret_cast<const char*>(groups) + index * sizeof(double),
+              sizeof(value));
+  return value;
+}
+
+template <DType kDType, bool kSquares, bool kMin, bool kMax, bool kMoments>
+void RunStats(const typename Element<kDType>::Storage* x, size_t length, Stats& out) {
+  using Storage = typename Element<kDType>::Storage;
+  const size_t groups = (length + kLanes - 1) / kLanes;
+  Group g[kMaxGroups];
+  Lanes sum[kVectors] = {};
+  Lanes squares[kVectors] = {};
+  Mask nans[kVectors] = {};
+  Lanes least[kVectors], most[kVectors];
+  for (size_t v = 0; v < kVectors; ++v) {
+    least[v] = Lanes{} + std::numeric_limits<double>::infinity();
+    most[v] = Lanes{} - std::numeric_limits<double>::infinity();
+  }
+  for (size_t k = 0; k < groups; ++k) {
+    if ((k + 1) * kLanes <= length) {
+      LoadGroup<kDType>(x + k * kLanes, g[k]);
+    } else {  // the last few, padded with NaN (skipped, then taken out of the NaN count)
+      Storage padded[kLanes];
+      LoadRest<kDType>(x + k * kLanes, length - k * kLanes, padded);
+      LoadGroup<kDType>(padded, g[k]);
+    }
+    for (size_t v = 0; v < kVectors; ++v) {
+      const Lanes a = g[k].v[v];
+      const Mask valid = a == a;
+      nans[v] += valid + 1;
+      const Lanes kept = Keep(valid, a);
+      sum[v] += kept;
+      if constexpr (kSquares) squares[v] += kept * kept;
+      // A NaN compares false.
+      if constexpr (kMin) least[v] = Blend(a < least[v], a, least[v]);
+      if constexpr (kMax) most[v] = Blend(a > most[v], a, most[v]);
+    }
+  }
+  int64_t nan_lanes[kLanes];
+  std::memcpy(nan_lanes, nans, sizeof(nan_lanes));
+  uint64_t nan_count = 0;
+  for (int64_t n : nan_lanes) nan_count += static_cast<uint64_t>(n);
+  nan_count -= groups * kLanes - length;
+  const uint64_t valid = length - nan_count;
+  out = Stats{};
+  out.count = length;
+  out.nan_count = nan_count;
+  out.first_nan = nan_count > 0 ? FirstNanOf<kDType>(x, length) : -1;
+  out.sum = Total(sum);
+  if constexpr (kSquares) out.sum_squares = Total(squares);
+  // Each extreme's value, then its first element (of -0 and 0, the first's value).
+  if constexpr (kMin) {
+    if (valid > 0) {
+      double l[kLanes];
+      std::memcpy(l, least, sizeof(l));
+      double low = l[0];
+      for (size_t i = 1; i < kLanes; ++i) low = l[i] < low ? l[i] : low;
+      out.min_index = FirstEqual(g, groups, low);
+      out.min = ElementOf(g, out.min_index);
+    }
+  }
+  if constexpr (kMax) {
+    if (valid > 0) {
+      double m[kLanes];
+      std::memcpy(m, most, sizeof(m));
+      double high = m[0];
+      for (size_t i = 1; i < kLanes; ++i) high = m[i] > high ? m[i] : high;
+      out.max_index = FirstEqual(g, groups, high);
+      out.max = ElementOf(g, out.max_index);
+    }
+  }
+  if constexpr (kMoments) {
+    const double mean = valid > 0 ? out.sum / static_cast<double>(valid) : 0.0;
+    Lanes m2[kVectors] = {};
+    for (size_t k = 0; k < groups; ++k) {
+      for (size_t v = 0; v < kVectors; ++v) {
+        const Lanes d = g[k].v[v] - mean;
+        m2[v] += Keep(g[k].v[v] == g[k].v[v], d * d);
+      }
+    }
+    out.mean = mean;
+    out.m2 = std::isfinite(mean) ? Total(m2) : 0.0;
+  }
+}
+
+template <DType kDType, bool kSquares, bool kMin, bool kMax, bool kMoments>
+void RunsOf(const std::byte* data, const uint64_t* bounds, size_t runs, Stats* out) {
+  using Storage = typename Element<kDType>::Storage;
+  const auto* x = reinterpret_cast<const Storage*>(data);
+  for (size_t r = 0; r < runs; ++r) {
+    // A run's work is short and branchy, so the core reads few runs ahead: the lines kAhead
+    // bytes on are asked for now.
+    const auto* from = reinterpret_cast<const char*>(x + bounds[r]);
+    const auto* to = reinterpret_cast<const char*>(x + bounds[r + 1]);
+    for (const char* line = from; line < to; line += 64) __builtin_prefetch(line + kAhead, 0, 0);
+    RunStats<kDType, kSquares, kMin, kMax, kMoments>(x + bounds[r], bounds[r + 1] - bounds[r],
+                                                     out[r]);
+  }
+}
+
+template <DType kDType, bool kMoments>
+void RunsWithMoments(const StatsNeeds& needs, const std::byte* data, const uint64_t* bounds,
+                     size_t runs, Stats* out) {
+  if (needs.min && needs.max) {
+    RunsOf<kDType, false, true, true, kMoments>(data, bounds, runs, out);
+  } else if (needs.min) {
+    RunsOf<kDType, false, true, false, kMoments>(data, bounds, runs, out);
+  } else if (needs.max) {
+    RunsOf<kDType, false, false, true, kMoments>(data, bounds, runs, out);
+  } else {
+    RunsOf<kDType, false, false, false, kMoments>(data, bounds, runs, out);
+  }
+}
+
+template <DType kDType>
+void RunsFor(const StatsNeeds& needs, const std::byte* data, const uint64_t* bounds, size_t runs,
+             Stats* out) {
+  if (needs.sum_squares) {  // rare beside extremes or moments: one copy for all
+    RunsOf<kDType, true, true, true, true>(data, bounds, runs, out);
+  } else if (needs.moments) {
+    RunsWithMoments<kDType, true>(needs, data, bounds, runs, out);
+  } else {
+    RunsWithMoments<kDType, false>(needs, data, bounds, runs, out);
+  }
+}
+
+}  // namespace
+
+void AddRuns(DType dtype, const StatsNeeds& needs, const std::byte* data, const uint64_t* bounds,
+             size_t runs, Stats* out) {
+  switch (dtype) {
+    case DType::kFloat32:
+      return RunsFor<DType::kFloat32>(needs, data, bounds, runs, out);
+    case DType::kFloat16:
+      return RunsFor<DType::kFloat16>(needs, data, bounds, runs, out);
+    case DType::kBFloat16:
+      return RunsFor<DType::kBFloat16>(needs, data, bounds, runs, out);
+    case DType::kFloat64:
+      return RunsFor<DType::kFloat64>(needs, data, bounds, runs, out);
+    default:
+      return;  // RunsPassTakes refuses integers
+  }
+}
+
+}  // namespace gpureduce::kernels::cpu::GPUREDUCE_CPU_PASSES

@@ -1,0 +1,161 @@
+// The short runs pass (kernels/cpu/runs_pass.cc) through every copy this CPU runs: runs of every
+// length it takes (and the shorter ones it can), each against the independent reference over that
+// run alone for every op it serves (all but the products), with NaN (in the last few elements the
+// lanes pad too, and whole runs of it), infinities, ties and -0 beside 0 placed in runs; the
+// extremes, their first indices and the NaN counts equal to the columns pass's; every variant of
+// the ops' needs; every copy gives the same bits.
+
+#include <bit>
+#include <cmath>
+#include <random>
+#include <string>
+#include <vector>
+
+#include "absl/strings/str_cat.h"
+#include "common/reduction/op_name.h"
+#include "gtest/gtest.h"
+#include "kernels/cpu/block_reduce.h"
+#include "kernels/reduce.h"
+#include "tests/support/random_data.h"
+#include "tests/unit/kernels/stats_reference.h"
+#include "tests/unit/kernels/typed_array.h"
+
+namespace gpureduce::kernels::cpu {
+namespace {
+
+using testing::TypedArray;
+
+constexpr DType kFloatDTypes[] = {DType::kFloat32, DType::kFloat16, DType::kBFloat16,
+                                  DType::kFloat64};
+
+// Runs of 1 to kLongestRun elements (each length once), then random lengths.
+std::vector<uint64_t> Bounds(std::mt19937_64& random) {
+  std::vector<uint64_t> bounds = {0};
+  for (uint64_t length = 1; length <= kLongestRun; ++length) bounds.push_back(bounds.back() + length);
+  for (int i = 0; i < 200; ++i) bounds.push_back(bounds.back() + 1 + random() % kLongestRun);
+  return bounds;
+}
+
+TypedArray Runs(DType dtype, const std::vector<uint64_t>& bounds, std::mt19937_64& random) {
+  TypedArray data = testing::RandomArray(dtype, bounds.back(), random());
+  const auto start = [&](size_t r) { return bounds[r]; };
+  const auto length = [&](size_t r) { return bounds[r + 1] - bounds[r]; };
+  for (size_t r = 0; r + 1 < bounds.size(); ++r) {
+    switch (r % 9) {
+      case 1:  // NaN last, where a run's last group is padded
+        data.Set(start(r) + length(r) - 1, NAN);
+        break;
+      case 2:  // all NaN
+        for (uint64_t e = 0; e < length(r); ++e) data.Set(start(r) + e, NAN);
+        break;
+      case 3:  // infinities, and a NaN first
+        data.Set(start(r), NAN);
+        data.Set(start(r) + length(r) / 2, INFINITY);
+        data.Set(start(r) + length(r) - 1, -INFINITY);
+        break;
+      case 4:  // the extremes tied across lanes
+        for (uint64_t e = 1; e < length(r); e += 3) data.Set(start(r) + e, data.values[start(r)]);
+        break;
+      case 5:  // 0 and -0 the least: the first one's is the answer
+        for (uint64_t e = 0; e < length(r); ++e) data.Set(start(r) + e, 1.0 + e % 3);
+        data.Set(start(r) + length(r) / 3, 0.0);
+        data.Set(start(r) + length(r) - 1, -0.0);
+        break;
+      default:
+        break;
+    }
+  }
+  return data;
+}
+
+std::vector<Op> OpsWithoutProducts() {
+  std::vector<Op> ops;
+  for (Op op : kAllOps) {
+    if (NanFormOf(op) != Op::kProd) ops.push_back(op);
+  }
+  return ops;
+}
+
+bool SameBits(const Stats& a, const Stats& b) {
+  const auto bits = [](double x) { return std::bit_cast<uint64_t>(x); };
+  return a.count == b.count && a.nan_count == b.nan_count && a.first_nan == b.first_nan &&
+         bits(a.sum) == bits(b.sum) && bits(a.sum_lo) == bits(b.sum_lo) &&
+         bits(a.sum_squares) == bits(b.sum_squares) && bits(a.min) == bits(b.min) &&
+         bits(a.max) == bits(b.max) && a.min_index == b.min_index && a.max_index == b.max_index &&
+         bits(a.mean) == bits(b.mean) && bits(a.m2) == bits(b.m2);
+}
+
+TEST(RunsPassTest, EveryCopyMatchesTheReferenceAndTheColumnsPassWithTheSameBits) {
+  const uint64_t seed = testing::FreshSeed();
+  SCOPED_TRACE(absl::StrCat("seed ", seed));
+  std::mt19937_64 random(seed);
+  const std::vector<Op> all = OpsWithoutProducts();
+  // Every copy of the needs the pass compiles: sums alone, each extreme alone, both, the
+  // moments with and without them, squares (with everything).
+  const std::vector<std::vector<Op>> sets = {
+      {Op::kSum, Op::kNanMean}, {Op::kMin, Op::kNanArgMin}, {Op::kMax, Op::kArgMax},
+      {Op::kMin, Op::kMax},     {Op::kVar, Op::kNanStd},    {Op::kVar, Op::kArgMin},
+      {Op::kSumSquares},        all};
+  for (DType dtype : kFloatDTypes) {
+    const std::vector<uint64_t> bounds = Bounds(random);
+    const TypedArray data = Runs(dtype, bounds, random);
+    const size_t runs = bounds.size() - 1;
+    for (const std::vector<Op>& ops : sets) {
+      SCOPED_TRACE(absl::StrCat(DTypeName(dtype), ", ", OpName(ops.front()), " and ",
+                                ops.size() - 1, " more"));
+      const StatsNeeds needs = NeedsOf(ops);
+      std::vector<Stats> first;
+      for (const Passes* passes : RunnablePasses()) {
+        std::vector<Stats> got(runs);
+        for (size_t r0 = 0; r0 < runs; r0 += 50) {  // calls of 50 runs, as the callers make
+          passes->add_runs(dtype, needs, data.bytes.data(), bounds.data() + r0,
+                           std::min<size_t>(50, runs - r0), got.data() + r0);
+        }
+        std::string failures;
+        for (size_t r = 0; r < runs && failures.size() < 2000; ++r) {
+          const uint64_t from = bounds[r], length = bounds[r + 1] - from;
+          const TypedArray own = testing::FromValues(
+              dtype, std::span<const double>(data.values).subspan(from, length));
+          for (Op op : ops) {
+            const std::string error = testing::CheckResult(testing::ReferenceOf(op, own, 1),
+                                                           FinalizeOp(op, dtype, 1, got[r]));
+            if (!error.empty()) {
+              failures += absl::StrCat("run ", r, " (", length, ") ", OpName(op), ": ", error, "\n");
+            }
+          }
+          // The columns pass's run, as a column of one: the same extremes, indices and NaN.
+          std::vector<Stats> column(1, EmptyStats(dtype));
+          passes->add_columns(dtype, needs, data.bytes.data() + from * DTypeSize(dtype), 1, length,
+                              1, 0, column.data());
+          const Stats& c = column[0];
+          const auto bits = [](double x) { return std::bit_cast<uint64_t>(x); };
+          // (The columns pass finds both extremes where either is asked.)
+          const bool min_differs =
+              needs.min && (got[r].min_index != c.min_index || bits(got[r].min) != bits(c.min));
+          const bool max_differs =
+              needs.max && (got[r].max_index != c.max_index || bits(got[r].max) != bits(c.max));
+          if (got[r].count != c.count || got[r].nan_count != c.nan_count ||
+              got[r].first_nan != c.first_nan || min_differs || max_differs) {
+            failures += absl::StrCat(
+                "run ", r, " (", length, "): count, NaN, first NaN, extremes' indices and values ",
+                got[r].count, " ", got[r].nan_count, " ", got[r].first_nan, " ", got[r].min_index,
+                " ", got[r].max_index, " ", got[r].min, " ", got[r].max, ", the columns pass's ",
+                c.count, " ", c.nan_count, " ", c.first_nan, " ", c.min_index, " ", c.max_index,
+                " ", c.min, " ", c.max, "\n");
+          }
+        }
+        EXPECT_EQ(failures, "");
+        if (first.empty()) {
+          first = got;
+          continue;
+        }
+        for (size_t r = 0; r < runs; ++r) {
+          EXPECT_TRUE(SameBits(first[r], got[r])) << "run " << r << ": a copy's bits differ";
+        }
+      }
+    }
+  }
+}
+
+}  // namespace
+}  // namespace gpureduce::kernels::cpu
