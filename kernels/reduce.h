@@ -127,10 +127,13 @@ void ReduceRowsAsync(ThreadPool& pool, const StatsRequest& request, std::span<co
 // instead of returned: a segment that lies whole in one task (or an empty one starting there)
 // from that task, in parallel; one cut across tasks from the task that finishes last, before
 // `done`, whose vector is then empty. Each segment once, with the same Stats as
-// ReduceSegmentsAsync's.
+// ReduceSegmentsAsync's. `bounds` count from an array `data` begins `base` elements into (a
+// request's own bounds, not rebased for each batch): segment s holds the elements of `data`
+// from bounds[s] - base to bounds[s + 1] - base, each clamped to data's ends (so the first may
+// have begun before it and the last go on after it).
 void ReduceSegmentsAsync(ThreadPool& pool, const StatsRequest& request,
                          std::span<const std::byte> data, std::span<const uint64_t> bounds,
-                         RowSink sink, SegmentsDone done);
+                         uint64_t base, RowSink sink, SegmentsDone done);
 
 // Reduces a row-major table down its columns (NumPy's axis=0): `data` holds `rows` rows of
 // columns.size() elements, row r's indices are base_row + r, and column c's elements merge into

@@ -34,7 +34,7 @@ namespace {
 
 // Segments per kernels::cpu::ReduceSegmentsAsync call, as the service's reducer hands them over
 // to the CPU's kernels (CpuBlockKernels::max_sunk_segments).
-constexpr uint64_t kSegmentBatch = uint64_t{1} << 18;
+constexpr uint64_t kSegmentBatch = uint64_t{1} << 22;
 
 struct Case {
   const char* name;
@@ -167,7 +167,7 @@ int main(int argc, char** argv) {
   flags.AddBool("specials", &specials, "sprinkle NaN into the float inputs");
   flags.AddUint64("segment", &segment,
                   "reduce segments of this many elements, each to its own answer "
-                  "(kernels::cpu::ReduceSegmentsAsync in batches of 262,144, each segment's ops "
+                  "(kernels::cpu::ReduceSegmentsAsync in batches of 4Mi, each segment's ops "
                   "finalized by the task that reduced it, as the service does; the digest folds "
                   "them); 0: the whole array");
   flags.AddUint64("columns", &columns,
@@ -245,20 +245,20 @@ int main(int argc, char** argv) {
         const auto start = std::chrono::steady_clock::now();
         std::vector<Stats> segments;
         if (segment > 0) {
-          // As the service answers segments: batches of ShapedReducer's 262,144, each segment's
-          // ops answered by the task that reduced it (the CPU's SegmentsTo).
+          // As the service answers segments: batches of ShapedReducer's 4Mi over the
+          // request's own bounds, each segment's ops answered by the task that reduced it (the
+          // CPU's SegmentsTo).
           const size_t size = DTypeSize(dtype);
           const uint64_t total = bounds.size() - 1;
           size_answers(total);
-          std::vector<uint64_t> local;
           for (uint64_t first = 0; first < total; first += kSegmentBatch) {
             const uint64_t last = std::min(total, first + kSegmentBatch);
-            local.assign(bounds.begin() + first, bounds.begin() + last + 1);
-            for (uint64_t& bound : local) bound -= bounds[first];
             std::promise<void> finished;
             kernels::cpu::ReduceSegmentsAsync(
-                pool, request, std::span(bytes).subspan(bounds[first] * size, local.back() * size),
-                local, sink_into(first),
+                pool, request,
+                std::span(bytes).subspan(bounds[first] * size,
+                                         (bounds[last] - bounds[first]) * size),
+                std::span(bounds).subspan(first, last - first + 1), bounds[first], sink_into(first),
                 [&finished](std::vector<Stats>, kernels::cpu::ReduceTiming) {
                   finished.set_value();
                 });

@@ -62,12 +62,12 @@ struct Passes {
   // int32 only (ColumnsPassTakes).
   void (*add_columns)(DType dtype, const StatsNeeds& needs, const std::byte* data, size_t stride,
                       size_t rows, size_t width, uint64_t base_row, Stats* out);
-  // Runs of `data`'s elements, run r from element bounds[r] to bounds[r + 1] (at most
-  // kLongestRun of them), each to its own Stats in out[r] (the accumulations `needs` asks for,
-  // indices from the run's start; the sums in float64 lanes, sum_lo 0). Floats only, no PROD
-  // (RunsPassTakes).
+  // Runs of `data`'s elements, run r from element bounds[r] - base to bounds[r + 1] - base (at
+  // most kLongestRun of them), each to its own Stats in out[r] (the accumulations `needs` asks
+  // for, indices from the run's start; the sums in float64 lanes, sum_lo 0). Floats only, no
+  // PROD (RunsPassTakes).
   void (*add_runs)(DType dtype, const StatsNeeds& needs, const std::byte* data,
-                   const uint64_t* bounds, size_t runs, Stats* out);
+                   const uint64_t* bounds, uint64_t base, size_t runs, Stats* out);
 };
 
 // Whether the columns pass reduces `request` (else columns go through ReduceBlock, transposed).
@@ -105,7 +105,7 @@ void AddProduct(DType dtype, const std::byte* data, size_t size, Stats& stats);
 void AddColumns(DType dtype, const StatsNeeds& needs, const std::byte* data, size_t stride,
                 size_t rows, size_t width, uint64_t base_row, Stats* out);
 void AddRuns(DType dtype, const StatsNeeds& needs, const std::byte* data, const uint64_t* bounds,
-             size_t runs, Stats* out);
+             uint64_t base, size_t runs, Stats* out);
 }  // namespace GPUREDUCE_CPU_PASSES
 
 // The fastest passes this CPU runs.

@@ -87,7 +87,7 @@ void ReduceRowsByRuns(const RowsJob& job, uint64_t first, uint64_t count) {
   for (uint64_t r0 = first; r0 < first + count; r0 += kRowsAtOnce) {
     const uint64_t n = std::min<uint64_t>(kRowsAtOnce, first + count - r0);
     passes.add_runs(job.request.dtype, job.request.needs,
-                    job.data.data() + r0 * job.length * element, bounds, n, block);
+                    job.data.data() + r0 * job.length * element, bounds, 0, n, block);
     job.sink(r0, std::span<const Stats>(block, n));
   }
 }

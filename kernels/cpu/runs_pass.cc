@@ -4,13 +4,13 @@
 // a fixed order. No transposed copy (the columns pass's) and no set-up per run (ReduceBlock's),
 // and the same bits in every copy: each lane's arithmetic is the source's, the combining scalar.
 
+#include <immintrin.h>
+
 #include <cmath>
 #include <cstddef>
 #include <cstdint>
 #include <cstring>
 #include <limits>
-
-#include <immintrin.h>
 
 #include "kernels/cpu/block_reduce.h"
 #include "kernels/cpu/element_load.h"
@@ -207,9 +207,9 @@ void RunStats(const typename Element<kDType>::Storage* x, size_t length, Stats& 
 }
 
 template <DType kDType, bool kSquares, bool kMin, bool kMax, bool kMoments>
-void RunsOf(const std::byte* data, const uint64_t* bounds, size_t runs, Stats* out) {
+void RunsOf(const std::byte* data, const uint64_t* bounds, uint64_t base, size_t runs, Stats* out) {
   using Storage = typename Element<kDType>::Storage;
-  const auto* x = reinterpret_cast<const Storage*>(data);
+  const auto* x = reinterpret_cast<const Storage*>(data) - base;  // at element `base`'s place
   for (size_t r = 0; r < runs; ++r) {
     // A run's work is short and branchy, so the core reads few runs ahead: the lines kAhead
     // bytes on are asked for now.
@@ -223,43 +223,43 @@ void RunsOf(const std::byte* data, const uint64_t* bounds, size_t runs, Stats* o
 
 template <DType kDType, bool kMoments>
 void RunsWithMoments(const StatsNeeds& needs, const std::byte* data, const uint64_t* bounds,
-                     size_t runs, Stats* out) {
+                     uint64_t base, size_t runs, Stats* out) {
   if (needs.min && needs.max) {
-    RunsOf<kDType, false, true, true, kMoments>(data, bounds, runs, out);
+    RunsOf<kDType, false, true, true, kMoments>(data, bounds, base, runs, out);
   } else if (needs.min) {
-    RunsOf<kDType, false, true, false, kMoments>(data, bounds, runs, out);
+    RunsOf<kDType, false, true, false, kMoments>(data, bounds, base, runs, out);
   } else if (needs.max) {
-    RunsOf<kDType, false, false, true, kMoments>(data, bounds, runs, out);
+    RunsOf<kDType, false, false, true, kMoments>(data, bounds, base, runs, out);
   } else {
-    RunsOf<kDType, false, false, false, kMoments>(data, bounds, runs, out);
+    RunsOf<kDType, false, false, false, kMoments>(data, bounds, base, runs, out);
   }
 }
 
 template <DType kDType>
-void RunsFor(const StatsNeeds& needs, const std::byte* data, const uint64_t* bounds, size_t runs,
-             Stats* out) {
+void RunsFor(const StatsNeeds& needs, const std::byte* data, const uint64_t* bounds, uint64_t base,
+             size_t runs, Stats* out) {
   if (needs.sum_squares) {  // rare beside extremes or moments: one copy for all
-    RunsOf<kDType, true, true, true, true>(data, bounds, runs, out);
+    RunsOf<kDType, true, true, true, true>(data, bounds, base, runs, out);
   } else if (needs.moments) {
-    RunsWithMoments<kDType, true>(needs, data, bounds, runs, out);
+    RunsWithMoments<kDType, true>(needs, data, bounds, base, runs, out);
   } else {
-    RunsWithMoments<kDType, false>(needs, data, bounds, runs, out);
+    RunsWithMoments<kDType, false>(needs, data, bounds, base, runs, out);
   }
 }
 
 }  // namespace
 
 void AddRuns(DType dtype, const StatsNeeds& needs, const std::byte* data, const uint64_t* bounds,
-             size_t runs, Stats* out) {
+             uint64_t base, size_t runs, Stats* out) {
   switch (dtype) {
     case DType::kFloat32:
-      return RunsFor<DType::kFloat32>(needs, data, bounds, runs, out);
+      return RunsFor<DType::kFloat32>(needs, data, bounds, base, runs, out);
     case DType::kFloat16:
-      return RunsFor<DType::kFloat16>(needs, data, bounds, runs, out);
+      return RunsFor<DType::kFloat16>(needs, data, bounds, base, runs, out);
     case DType::kBFloat16:
-      return RunsFor<DType::kBFloat16>(needs, data, bounds, runs, out);
+      return RunsFor<DType::kBFloat16>(needs, data, bounds, base, runs, out);
     case DType::kFloat64:
-      return RunsFor<DType::kFloat64>(needs, data, bounds, runs, out);
+      return RunsFor<DType::kFloat64>(needs, data, bounds, base, runs, out);
     default:
       return;  // RunsPassTakes refuses integers
   }

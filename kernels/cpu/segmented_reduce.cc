@@ -49,6 +49,7 @@ struct SegmentsJob {
   StatsRequest request;
   std::span<const std::byte> data;
   std::span<const uint64_t> bounds;
+  uint64_t base = 0;  // the element of the array `data` begins with, where `bounds` count from
   uint64_t count = 0;
   size_t task_elements = 0;
   RowSink sink;                                  // where whole segments go, if set
@@ -60,6 +61,9 @@ struct SegmentsJob {
   Clock::time_point submitted;
   std::once_flag started_once;
   Clock::time_point started;
+
+  // Segment s's first element in `data` (a bound outside it clamped to its ends).
+  uint64_t Bound(size_t s) const { return std::clamp(bounds[s], base, base + count) - base; }
 };
 
 // The longest segment of `request` that goes through the columns pass; 0: none. Floats only (a
@@ -91,7 +95,7 @@ void Complete(SegmentsJob& job, SinkRun& run, size_t segment, Stats stats) {
 void ReduceGroupByPass(SegmentsJob& job, SinkRun& run, const size_t* group, size_t count) {
   uint64_t longest = 0;
   for (size_t c = 0; c < count; ++c) {
-    longest = std::max(longest, job.bounds[group[c] + 1] - job.bounds[group[c]]);
+    longest = std::max(longest, job.Bound(group[c] + 1) - job.Bound(group[c]));
   }
   const uint64_t stride = count + kGroupPad;
   thread_local std::vector<uint64_t> buffer;  // words: aligned for every element size
@@ -100,7 +104,7 @@ void ReduceGroupByPass(SegmentsJob& job, SinkRun& run, const size_t* group, size
     auto* to = reinterpret_cast<ElementT*>(buffer.data());
     const auto* from = reinterpret_cast<const ElementT*>(job.data.data());
     for (size_t c = 0; c < count; ++c) {
-      const uint64_t first = job.bounds[group[c]], length = job.bounds[group[c] + 1] - first;
+      const uint64_t first = job.Bound(group[c]), length = job.Bound(group[c] + 1) - first;
       for (uint64_t r = 0; r < length; ++r) to[r * stride + c] = from[first + r];
       for (uint64_t r = length; r < longest; ++r) to[r * stride + c] = nan;
     }
@@ -125,7 +129,7 @@ void ReduceGroupByPass(SegmentsJob& job, SinkRun& run, const size_t* group, size
                              reinterpret_cast<const std::byte*>(buffer.data()), stride, longest,
                              count, 0, block);
   for (size_t c = 0; c < count; ++c) {
-    const uint64_t length = job.bounds[group[c] + 1] - job.bounds[group[c]];
+    const uint64_t length = job.Bound(group[c] + 1) - job.Bound(group[c]);
     Stats& stats = block[c];
     stats.count -= longest - length;
     stats.nan_count -= longest - length;
@@ -142,12 +146,12 @@ void ReduceRunsByPass(SegmentsJob& job, size_t first, size_t count) {
   const Passes& passes = ChosenPasses();
   if (!job.sink) {
     passes.add_runs(job.request.dtype, job.request.needs, job.data.data(), &job.bounds[first],
-                    count, &job.segments[first]);
+                    job.base, count, &job.segments[first]);
     return;
   }
   Stats block[kRunsAtOnce];
-  passes.add_runs(job.request.dtype, job.request.needs, job.data.data(), &job.bounds[first], count,
-                  block);
+  passes.add_runs(job.request.dtype, job.request.needs, job.data.data(), &job.bounds[first],
+                  job.base, count, block);
   job.sink(first, std::span<const Stats>(block, count));
 }
 
@@ -157,9 +161,11 @@ void ReducePieces(SegmentsJob& job, size_t task) {
   const uint64_t begin = task * job.task_elements;
   const uint64_t end = std::min<uint64_t>(job.count, begin + job.task_elements);
   const size_t element_bytes = DTypeSize(job.request.dtype);
-  // (bounds[0] is 0; were it not, the elements before it would be skipped, not misread.)
-  const auto after = static_cast<size_t>(
-      std::upper_bound(job.bounds.begin(), job.bounds.end(), begin) - job.bounds.begin());
+  // (Bound(0) is 0; were it not, the elements before it would be skipped, not misread.) The
+  // first s with Bound(s) > begin, as begin < count: with bounds[s] > base + begin.
+  const auto after =
+      static_cast<size_t>(std::upper_bound(job.bounds.begin(), job.bounds.end(), job.base + begin) -
+                          job.bounds.begin());
   const uint64_t by_pass = PassLongestSegment(job.request);
   // Sums alone of those (by_pass is within SumsInPlace's lengths) are added where they lie.
   // (Past by_pass, ReduceBlock's vector lanes beat one chain of additions: 0.5x at 128.)
@@ -168,12 +174,12 @@ void ReducePieces(SegmentsJob& job, size_t task) {
   size_t grouped = 0;
   SinkRun run(job.sink);
   size_t runs_first = 0, runs = 0;  // whole segments of the short runs pass's, in a row
-  for (size_t s = after == 0 ? 0 : after - 1; s + 1 < job.bounds.size() && job.bounds[s] < end;
+  for (size_t s = after == 0 ? 0 : after - 1; s + 1 < job.bounds.size() && job.Bound(s) < end;
        ++s) {
-    const uint64_t from = std::max(begin, job.bounds[s]);
-    const uint64_t to = std::min(end, job.bounds[s + 1]);
+    const uint64_t from = std::max(begin, job.Bound(s));
+    const uint64_t to = std::min(end, job.Bound(s + 1));
     if (from >= to) continue;  // an empty segment
-    const bool whole = from == job.bounds[s] && to == job.bounds[s + 1];
+    const bool whole = from == job.Bound(s) && to == job.Bound(s + 1);
     if (whole && RunsPassTakes(job.request, to - from)) {
       if (runs > 0 && (runs_first + runs != s || runs == kRunsAtOnce)) {
         ReduceRunsByPass(job, runs_first, runs);
@@ -201,10 +207,10 @@ void ReducePieces(SegmentsJob& job, size_t task) {
       continue;
     }
     const auto bytes = job.data.subspan(from * element_bytes, (to - from) * element_bytes);
-    Stats stats = ReduceBlock(job.request, bytes, from - job.bounds[s]);
+    Stats stats = ReduceBlock(job.request, bytes, from - job.Bound(s));
     if (whole) {
       Complete(job, run, s, std::move(stats));
-    } else if (job.bounds[s] < begin) {
+    } else if (job.Bound(s) < begin) {
       job.carried[task] = Piece{s, std::move(stats)};
     } else if (job.sink) {
       job.continuing[task] = Piece{s, std::move(stats)};
@@ -226,7 +232,7 @@ void SinkTheRest(SegmentsJob& job) {
       if (!open) open = Piece{piece->segment, EmptyStats(job.request.dtype)};
       open->stats = MergeStats(open->stats, piece->stats);
       const uint64_t end = std::min<uint64_t>(job.count, (task + 1) * job.task_elements);
-      if (job.bounds[piece->segment + 1] <= end) {
+      if (job.Bound(piece->segment + 1) <= end) {
         job.sink(open->segment, std::span<const Stats>(&open->stats, 1));
         open.reset();
       }
@@ -239,15 +245,22 @@ void SinkTheRest(SegmentsJob& job) {
 // those at the end), which no task reduces.
 void SinkEmptySegments(SegmentsJob& job, size_t task) {
   const uint64_t begin = task * job.task_elements;
-  const auto from = std::lower_bound(job.bounds.begin(), job.bounds.end() - 1, begin);
-  const auto to = task + 1 == job.carried.size()
-                      ? job.bounds.end() - 1
-                      : std::lower_bound(from, job.bounds.end() - 1, begin + job.task_elements);
+  const size_t segments = job.bounds.size() - 1;
+  // The first segment s with Bound(s) >= v: for 0 < v <= count, the first with bounds[s] >=
+  // base + v.
+  const auto first_at = [&](uint64_t v) -> size_t {
+    if (v == 0) return 0;
+    return static_cast<size_t>(
+        std::lower_bound(job.bounds.begin(), job.bounds.begin() + segments, job.base + v) -
+        job.bounds.begin());
+  };
+  const size_t from = first_at(begin);
+  const size_t to = task + 1 == job.carried.size()
+                        ? segments
+                        : std::max(from, first_at(begin + job.task_elements));
   SinkRun run(job.sink);
-  for (auto bound = from; bound != to; ++bound) {
-    if (*bound == *(bound + 1)) {
-      run.Add(static_cast<uint64_t>(bound - job.bounds.begin()), EmptyStats(job.request.dtype));
-    }
+  for (size_t s = from; s < to; ++s) {
+    if (job.Bound(s) == job.Bound(s + 1)) run.Add(s, EmptyStats(job.request.dtype));
   }
 }
 
@@ -275,11 +288,13 @@ void RunSegmentsTask(const std::shared_ptr<SegmentsJob>& job, size_t task) {
 namespace {
 
 void StartSegments(ThreadPool& pool, const StatsRequest& request, std::span<const std::byte> data,
-                   std::span<const uint64_t> bounds, RowSink sink, SegmentsDone done) {
+                   std::span<const uint64_t> bounds, uint64_t base, RowSink sink,
+                   SegmentsDone done) {
   auto job = std::make_shared<SegmentsJob>();
   job->request = request;
   job->data = data;
   job->bounds = bounds;
+  job->base = base;
   job->count = data.size() / DTypeSize(request.dtype);
   job->task_elements = TaskElements(request.dtype);
   job->sink = std::move(sink);
@@ -316,13 +331,13 @@ void StartSegments(ThreadPool& pool, const StatsRequest& request, std::span<cons
 void ReduceSegmentsAsync(ThreadPool& pool, const StatsRequest& request,
                          std::span<const std::byte> data, std::span<const uint64_t> bounds,
                          SegmentsDone done) {
-  StartSegments(pool, request, data, bounds, nullptr, std::move(done));
+  StartSegments(pool, request, data, bounds, 0, nullptr, std::move(done));
 }
 
 void ReduceSegmentsAsync(ThreadPool& pool, const StatsRequest& request,
                          std::span<const std::byte> data, std::span<const uint64_t> bounds,
-                         RowSink sink, SegmentsDone done) {
-  StartSegments(pool, request, data, bounds, std::move(sink), std::move(done));
+                         uint64_t base, RowSink sink, SegmentsDone done) {
+  StartSegments(pool, request, data, bounds, base, std::move(sink), std::move(done));
 }
 
 std::vector<Stats> ReduceSegments(ThreadPool& pool, const StatsRequest& request,

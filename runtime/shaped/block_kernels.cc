@@ -16,9 +16,9 @@ void CpuBlockKernels::Segments(const kernels::cpu::StatsRequest& request,
 
 void CpuBlockKernels::SegmentsTo(const kernels::cpu::StatsRequest& request,
                                  std::span<const std::byte> data, std::span<const uint64_t> bounds,
-                                 kernels::cpu::RowSink sink, RowsDone done) {
+                                 uint64_t base, kernels::cpu::RowSink sink, RowsDone done) {
   kernels::cpu::ReduceSegmentsAsync(
-      pool_, request, data, bounds, std::move(sink),
+      pool_, request, data, bounds, base, std::move(sink),
       [done = std::move(done)](std::vector<gpureduce::Stats>, Timing timing) mutable {
         std::move(done)(absl::OkStatus(), timing);
       });

@@ -50,10 +50,11 @@ class BlockKernels {
                        ColumnsDone done) = 0;
   // kernels::cpu::ReduceSegmentsAsync's with a sink (the CPU's): every segment's Stats to `sink`
   // (segment indices within `bounds`) from the tasks that reduced them, as Rows's rows, once,
-  // before `done`. Only where max_sunk_segments() is not 0.
+  // before `done`; `data` begins `base` elements into what `bounds` count (each clamped to
+  // data's ends). Only where max_sunk_segments() is not 0.
   virtual void SegmentsTo(const kernels::cpu::StatsRequest& /*request*/,
                           std::span<const std::byte> /*data*/, std::span<const uint64_t> /*bounds*/,
-                          kernels::cpu::RowSink /*sink*/, RowsDone done) {
+                          uint64_t /*base*/, kernels::cpu::RowSink /*sink*/, RowsDone done) {
     std::move(done)(absl::UnimplementedError("these kernels return segments' Stats"), Timing{});
   }
   // kernels::cpu::ReduceRowsAsync's: whole rows of `length`, each row's Stats to `sink`.
@@ -67,17 +68,19 @@ class BlockKernels {
 // The CPU backend's: its pool's tasks.
 class CpuBlockKernels final : public BlockKernels {
  public:
-  explicit CpuBlockKernels(ThreadPool& pool) : pool_(pool) {}
+  // `max_sunk_segments`: the batches' size (tests make it small to cut a request into several).
+  explicit CpuBlockKernels(ThreadPool& pool, uint64_t max_sunk_segments = uint64_t{1} << 22)
+      : pool_(pool), max_sunk_segments_(max_sunk_segments) {}
 
   // Unbounded: the CPU reads a piece where it lies.
   uint64_t max_piece_bytes() const override { return 0; }
   // Their Stats (168 bytes each) stay a few MiB however many segments a piece holds.
   uint64_t max_segments() const override { return 16384; }
-  // Answered as they are reduced, segments hold only their bounds (2 MiB here, less than the
-  // 16Ki returned ones' Stats): enough short segments to keep a pool of 16 busy (segments of
-  // 16 elements in batches of 16Ki were 4 tasks each: 16 threads of the H200 host read them
-  // at 2.7x one thread's rate).
-  uint64_t max_sunk_segments() const override { return uint64_t{1} << 18; }
+  // Answered as they are reduced, segments hold nothing here (the kernels read the request's
+  // own bounds): a batch is a barrier for the pool, so as many as a piece holds, up to 4Mi
+  // (segments of 16 float32 in batches of 256Ki were 64 tasks each: 16 threads of the H200
+  // host read them at a third of rows of 16's rate).
+  uint64_t max_sunk_segments() const override { return max_sunk_segments_; }
   uint64_t max_direct_row(gpureduce::DType dtype) const override {
     return kernels::cpu::TaskElements(dtype);
   }
@@ -90,11 +93,12 @@ class CpuBlockKernels final : public BlockKernels {
   void Rows(const kernels::cpu::StatsRequest& request, std::span<const std::byte> data,
             uint64_t length, kernels::cpu::RowSink sink, RowsDone done) override;
   void SegmentsTo(const kernels::cpu::StatsRequest& request, std::span<const std::byte> data,
-                  std::span<const uint64_t> bounds, kernels::cpu::RowSink sink,
+                  std::span<const uint64_t> bounds, uint64_t base, kernels::cpu::RowSink sink,
                   RowsDone done) override;
 
  private:
   ThreadPool& pool_;
+  const uint64_t max_sunk_segments_;
 };
 
 }  // namespace gpureduce::runtime

@@ -141,21 +141,17 @@ void ShapedReducer::LaunchRows(absl::AnyInvocable<void() &&> next) {
   // A row begun in an earlier piece goes alone where whole rows after it are faster whole
   // (LaunchWholeRows, the CPU's) than as segments.
   if (sink && !segmented_ && SegmentStart(first) < lo) most = 1;
-  uint64_t last = first;  // one past the batch's last segment
-  while (last < segments_ && last - first < most &&
-         (SegmentStart(last) < end || SegmentEnd(last) <= end)) {
-    ++last;
-  }
+  const uint64_t last = BatchEnd(first, most, end);  // one past the batch's last segment
   const uint64_t hi = std::min(SegmentEnd(last - 1), end);
+  const auto data = piece_.subspan((lo - piece_base_) * element_bytes_, (hi - lo) * element_bytes_);
+  if (sink) {
+    LaunchSegmentsToSink(first, last, lo, hi, end, data, std::move(next));
+    return;
+  }
   auto bounds = std::make_shared<std::vector<uint64_t>>();
   bounds->reserve(last - first + 1);
   for (uint64_t s = first; s < last; ++s) bounds->push_back(std::max(SegmentStart(s), lo) - lo);
   bounds->push_back(hi - lo);
-  const auto data = piece_.subspan((lo - piece_base_) * element_bytes_, (hi - lo) * element_bytes_);
-  if (sink) {
-    LaunchSegmentsToSink(first, last, lo, hi, end, std::move(bounds), data, std::move(next));
-    return;
-  }
   kernels_.Segments(request_, data, *bounds,
                     [this, bounds, first, last, lo, hi, end, next = std::move(next)](
                         absl::StatusOr<std::vector<gpureduce::Stats>> reduced,
@@ -179,17 +175,42 @@ void ShapedReducer::LaunchRows(absl::AnyInvocable<void() &&> next) {
                     });
 }
 
+uint64_t ShapedReducer::BatchEnd(uint64_t first, uint64_t most, uint64_t end) const {
+  // The segments that start before the piece's end, and the empty ones at it: a prefix of those
+  // from `first` (bounds only grow), found by halving (a batch takes up to 4Mi segments).
+  uint64_t low = first, high = std::min(segments_, first + most);
+  while (low < high) {
+    const uint64_t middle = low + (high - low) / 2;
+    if (SegmentStart(middle) < end || SegmentEnd(middle) <= end) {
+      low = middle + 1;
+    } else {
+      high = middle;
+    }
+  }
+  return low;
+}
+
 void ShapedReducer::LaunchSegmentsToSink(uint64_t first, uint64_t last, uint64_t lo, uint64_t hi,
-                                         uint64_t end,
-                                         std::shared_ptr<std::vector<uint64_t>> bounds,
-                                         std::span<const std::byte> data,
+                                         uint64_t end, std::span<const std::byte> data,
                                          absl::AnyInvocable<void() &&> next) {
   // A segment within the piece answers its output from the task that reduced it (outputs in
   // any order: the map is direct); the batch's first, if it began in an earlier piece, and its
-  // last, if it goes on in the next, wait for AnswerHead and SetTailAside.
+  // last, if it goes on in the next, wait for AnswerHead and SetTailAside. The kernel reads the
+  // layout's own bounds (counted from the array's start: nothing serial per segment here);
+  // rows of one length have none, so theirs are written out.
+  std::shared_ptr<std::vector<uint64_t>> starts;
+  std::span<const uint64_t> bounds;
+  if (segmented_) {
+    bounds = std::span<const uint64_t>(layout_.bounds()).subspan(first, last - first + 1);
+  } else {
+    starts = std::make_shared<std::vector<uint64_t>>();
+    starts->reserve(last - first + 1);
+    for (uint64_t s = first; s <= last; ++s) starts->push_back(SegmentStart(s));
+    bounds = *starts;
+  }
   auto edges = std::make_shared<BatchEdges>();
   kernels_.SegmentsTo(
-      request_, data, *bounds,
+      request_, data, bounds, lo,
       [this, first, lo, end, edges](uint64_t i, std::span<const gpureduce::Stats> stats) {
         // The batch's first segment and its last may be cut; a run's others are whole.
         const uint64_t s = first + i;
@@ -204,7 +225,7 @@ void ShapedReducer::LaunchSegmentsToSink(uint64_t first, uint64_t last, uint64_t
         }
         if (!stats.empty()) results_.Write(first + i, stats);
       },
-      [this, bounds, first, last, lo, hi, end, edges, next = std::move(next)](
+      [this, starts, first, last, lo, hi, end, edges, next = std::move(next)](
           absl::Status status, kernels::cpu::ReduceTiming timing) mutable {
         if (StepFinished(status, timing, 0)) {
           if (AnswerHead(first, lo, end, *edges)) SetTailAside(last, *edges);

@@ -52,8 +52,10 @@ class ShapedReducer {
   // Segments [first, last) of the piece's [lo, hi) by kernels that answer each to a sink (their
   // outputs directly; the piece ends at `end`).
   void LaunchSegmentsToSink(uint64_t first, uint64_t last, uint64_t lo, uint64_t hi, uint64_t end,
-                            std::shared_ptr<std::vector<uint64_t>> bounds,
                             std::span<const std::byte> data, absl::AnyInvocable<void() &&> next);
+  // One past the last segment of a batch from `first` (at most `most`) in a piece ending at
+  // `end`: those that start before it, and empty ones at it.
+  uint64_t BatchEnd(uint64_t first, uint64_t most, uint64_t end) const;
   // A batch of segments' ends cut by the piece's bounds: the first's Stats if it began in an
   // earlier piece, the last's if it goes on in the next (set from the kernels' threads).
   struct BatchEdges {

@@ -31,7 +31,8 @@ constexpr DType kFloatDTypes[] = {DType::kFloat32, DType::kFloat16, DType::kBFlo
 // Runs of 1 to kLongestRun elements (each length once), then random lengths.
 std::vector<uint64_t> Bounds(std::mt19937_64& random) {
   std::vector<uint64_t> bounds = {0};
-  for (uint64_t length = 1; length <= kLongestRun; ++length) bounds.push_back(bounds.back() + length);
+  for (uint64_t length = 1; length <= kLongestRun; ++length)
+    bounds.push_back(bounds.back() + length);
   for (int i = 0; i < 200; ++i) bounds.push_back(bounds.back() + 1 + random() % kLongestRun);
   return bounds;
 }
@@ -92,10 +93,10 @@ TEST(RunsPassTest, EveryCopyMatchesTheReferenceAndTheColumnsPassWithTheSameBits)
   const std::vector<Op> all = OpsWithoutProducts();
   // Every copy of the needs the pass compiles: sums alone, each extreme alone, both, the
   // moments with and without them, squares (with everything).
-  const std::vector<std::vector<Op>> sets = {
-      {Op::kSum, Op::kNanMean}, {Op::kMin, Op::kNanArgMin}, {Op::kMax, Op::kArgMax},
-      {Op::kMin, Op::kMax},     {Op::kVar, Op::kNanStd},    {Op::kVar, Op::kArgMin},
-      {Op::kSumSquares},        all};
+  const std::vector<std::vector<Op>> sets = {{Op::kSum, Op::kNanMean}, {Op::kMin, Op::kNanArgMin},
+                                             {Op::kMax, Op::kArgMax},  {Op::kMin, Op::kMax},
+                                             {Op::kVar, Op::kNanStd},  {Op::kVar, Op::kArgMin},
+                                             {Op::kSumSquares},        all};
   for (DType dtype : kFloatDTypes) {
     const std::vector<uint64_t> bounds = Bounds(random);
     const TypedArray data = Runs(dtype, bounds, random);
@@ -108,8 +109,10 @@ TEST(RunsPassTest, EveryCopyMatchesTheReferenceAndTheColumnsPassWithTheSameBits)
       for (const Passes* passes : RunnablePasses()) {
         std::vector<Stats> got(runs);
         for (size_t r0 = 0; r0 < runs; r0 += 50) {  // calls of 50 runs, as the callers make
-          passes->add_runs(dtype, needs, data.bytes.data(), bounds.data() + r0,
-                           std::min<size_t>(50, runs - r0), got.data() + r0);
+          // From the call's first element, as the segments' callers give it.
+          passes->add_runs(dtype, needs, data.bytes.data() + bounds[r0] * DTypeSize(dtype),
+                           bounds.data() + r0, bounds[r0], std::min<size_t>(50, runs - r0),
+                           got.data() + r0);
         }
         std::string failures;
         for (size_t r = 0; r < runs && failures.size() < 2000; ++r) {
@@ -120,7 +123,8 @@ TEST(RunsPassTest, EveryCopyMatchesTheReferenceAndTheColumnsPassWithTheSameBits)
             const std::string error = testing::CheckResult(testing::ReferenceOf(op, own, 1),
                                                            FinalizeOp(op, dtype, 1, got[r]));
             if (!error.empty()) {
-              failures += absl::StrCat("run ", r, " (", length, ") ", OpName(op), ": ", error, "\n");
+              failures +=
+                  absl::StrCat("run ", r, " (", length, ") ", OpName(op), ": ", error, "\n");
             }
           }
           // The columns pass's run, as a column of one: the same extremes, indices and NaN.

@@ -72,7 +72,7 @@ std::string CheckSegments(ThreadPool& pool, const TypedArray& array,
 // Segment lengths of every kind: empty, 1, 2, 31, a few hundred, and some longer than a task,
 // drawn from `seed`, until they cover n elements.
 std::vector<uint64_t> MixedBounds(size_t n, size_t task, uint64_t seed) {
-  const size_t lengths[] = {0, 1, 2, 31, 300, 1000, task + 3, 2 * task + 1};
+  const size_t lengths[] = {0, 1, 2, 16, 31, 128, 300, 1000, task + 3, 2 * task + 1};
   std::vector<uint64_t> bounds = {0};
   uint64_t state = seed | 1;
   while (bounds.back() < n) {
@@ -82,6 +82,51 @@ std::vector<uint64_t> MixedBounds(size_t n, size_t task, uint64_t seed) {
     bounds.push_back(std::min<uint64_t>(n, bounds.back() + length));
   }
   return bounds;
+}
+
+// With a sink over `data` (which begins `base` elements into what `bounds` count): every
+// segment sunk once, with `returned`'s answers bit for bit; the differences, one a line.
+std::string SinkDiffers(ThreadPool& pool, const StatsRequest& request, std::span<const Op> ops,
+                        std::span<const std::byte> data, std::span<const uint64_t> bounds,
+                        uint64_t base, const std::vector<Stats>& returned) {
+  std::vector<Stats> sunk(bounds.size() - 1);
+  std::vector<int> times(bounds.size() - 1, 0);
+  std::mutex mu;
+  std::promise<size_t> finished;
+  ReduceSegmentsAsync(
+      pool, request, data, bounds, base,
+      [&](uint64_t first, std::span<const Stats> stats) {
+        std::lock_guard<std::mutex> lock(mu);
+        for (size_t i = 0; i < stats.size(); ++i) {
+          sunk[first + i] = stats[i];
+          ++times[first + i];
+        }
+      },
+      [&](std::vector<Stats> rest, ReduceTiming) { finished.set_value(rest.size()); });
+  std::string failures;
+  if (finished.get_future().get() != 0) failures += "a sink takes them all, none returned\n";
+  for (size_t s = 0; s < sunk.size() && failures.size() < 2000; ++s) {
+    if (times[s] != 1) failures += absl::StrCat("segment ", s, " sunk ", times[s], " times\n");
+    for (Op op : ops) {
+      const absl::StatusOr<OpResult> a = FinalizeOp(op, request.dtype, 1, sunk[s]);
+      const absl::StatusOr<OpResult> b = FinalizeOp(op, request.dtype, 1, returned[s]);
+      const bool same = a.ok() == b.ok() &&
+                        (!a.ok() || ((std::memcmp(&a->value, &b->value, sizeof(double)) == 0 ||
+                                      (std::isnan(a->value) && std::isnan(b->value))) &&
+                                     a->index == b->index && a->int_value == b->int_value));
+      if (!same) failures += absl::StrCat("segment ", s, " ", OpName(op), " differs\n");
+    }
+  }
+  return failures;
+}
+
+// n random elements of `dtype`, 50 of them NaN where it has NaN.
+TypedArray WithNans(DType dtype, size_t n, uint64_t seed) {
+  TypedArray array = testing::RandomArray(dtype, n, seed);
+  if (!IsInteger(dtype)) {
+    for (size_t k = 0; k < 50; ++k) array.Set((seed + k * 7919) % n, NAN);
+  }
+  return array;
 }
 
 class SegmentedReduceTest : public ::testing::TestWithParam<DType> {
@@ -174,10 +219,7 @@ TEST_P(SegmentedReduceTest, ASinkTakesEverySegmentOnceWithTheSameStats) {
   const size_t n = 3 * TaskElements(dtype) + 777;
   const uint64_t seed = testing::FreshSeed();
   SCOPED_TRACE(testing::SeedTrace(seed));
-  TypedArray array = testing::RandomArray(dtype, n, seed);
-  if (!IsInteger(dtype)) {
-    for (size_t k = 0; k < 50; ++k) array.Set((seed + k * 7919) % n, NAN);
-  }
+  const TypedArray array = WithNans(dtype, n, seed);
   std::vector<uint64_t> mixed = MixedBounds(n, TaskElements(dtype), seed);
   mixed.push_back(n);  // and an empty one at the end, past every task
   // Bounds either side of a task's end, one segment over three tasks ending exactly at one,
@@ -190,42 +232,14 @@ TEST_P(SegmentedReduceTest, ASinkTakesEverySegmentOnceWithTheSameStats) {
     for (std::span<const Op> ops : {std::span<const Op>(kAllOps), std::span<const Op>(sums)}) {
       const StatsRequest request{dtype, NeedsOf(ops)};
       const std::vector<Stats> returned = ReduceSegments(pool_, request, array.bytes, bounds);
-      std::vector<Stats> sunk(bounds.size() - 1);
-      std::vector<int> times(bounds.size() - 1, 0);
-      std::mutex mu;
-      std::promise<size_t> finished;
-      ReduceSegmentsAsync(
-          pool_, request, array.bytes, bounds,
-          [&](uint64_t first, std::span<const Stats> stats) {
-            std::lock_guard<std::mutex> lock(mu);
-            for (size_t i = 0; i < stats.size(); ++i) {
-              sunk[first + i] = stats[i];
-              ++times[first + i];
-            }
-          },
-          [&](std::vector<Stats> rest, ReduceTiming) { finished.set_value(rest.size()); });
-      EXPECT_EQ(finished.get_future().get(), 0u) << "a sink takes them all";
-      std::string failures;
-      for (size_t s = 0; s < sunk.size() && failures.size() < 2000; ++s) {
-        if (times[s] != 1) failures += absl::StrCat("segment ", s, " sunk ", times[s], " times\n");
-        for (Op op : ops) {
-          const absl::StatusOr<OpResult> a = FinalizeOp(op, dtype, 1, sunk[s]);
-          const absl::StatusOr<OpResult> b = FinalizeOp(op, dtype, 1, returned[s]);
-          const bool same = a.ok() == b.ok() &&
-                            (!a.ok() || ((std::memcmp(&a->value, &b->value, sizeof(double)) == 0 ||
-                                          (std::isnan(a->value) && std::isnan(b->value))) &&
-                                         a->index == b->index && a->int_value == b->int_value));
-          if (!same) failures += absl::StrCat("segment ", s, " ", OpName(op), " differs\n");
-        }
-      }
-      EXPECT_EQ(failures, "");
+      EXPECT_EQ(SinkDiffers(pool_, request, ops, array.bytes, bounds, 0, returned), "");
     }
   }
   EXPECT_EQ(CheckSegments(pool_, array, at_tasks), "");  // and those bounds against the reference
   std::vector<int> empty_times(2, 0);
   std::promise<void> finished;
   ReduceSegmentsAsync(
-      pool_, {dtype, NeedsOf(kAllOps)}, {}, std::vector<uint64_t>{0, 0, 0},
+      pool_, {dtype, NeedsOf(kAllOps)}, {}, std::vector<uint64_t>{0, 0, 0}, 0,
       [&](uint64_t first, std::span<const Stats> stats) {
         for (size_t i = 0; i < stats.size(); ++i) {
           EXPECT_EQ(stats[i].count, 0u);
@@ -235,6 +249,35 @@ TEST_P(SegmentedReduceTest, ASinkTakesEverySegmentOnceWithTheSameStats) {
       [&](std::vector<Stats>, ReduceTiming) { finished.set_value(); });
   finished.get_future().get();
   EXPECT_EQ(empty_times, (std::vector<int>{1, 1}));
+}
+
+// A sink reading a request's own bounds over a slice of its array that cuts its first and last
+// segments (as ShapedReducer's batches do): the same answers as the bounds rebased and clamped.
+TEST_P(SegmentedReduceTest, ASinkReadsBoundsCountedFromBeforeItsData) {
+  const DType dtype = GetParam();
+  const size_t n = 3 * TaskElements(dtype) + 777;
+  const uint64_t seed = testing::FreshSeed();
+  SCOPED_TRACE(testing::SeedTrace(seed));
+  const TypedArray array = WithNans(dtype, n, seed);
+  const std::vector<uint64_t> bounds = MixedBounds(n, TaskElements(dtype), seed);
+  const size_t element = DTypeSize(dtype);
+  for (const auto& [lo, hi] :
+       {std::pair<uint64_t, uint64_t>{n / 5 + 3, n - n / 7},
+        std::pair<uint64_t, uint64_t>{0, n / 2 + 1}, std::pair<uint64_t, uint64_t>{n / 3, n}}) {
+    SCOPED_TRACE(absl::StrCat("elements ", lo, " to ", hi));
+    // The segments that meet [lo, hi): from the one holding lo to the first ending at or past hi.
+    const size_t first =
+        std::upper_bound(bounds.begin(), bounds.end() - 1, lo) - bounds.begin() - 1;
+    const size_t last = std::lower_bound(bounds.begin() + first, bounds.end(), hi) - bounds.begin();
+    const std::span<const uint64_t> own = std::span(bounds).subspan(first, last - first + 1);
+    std::vector<uint64_t> rebased;
+    for (uint64_t bound : own) rebased.push_back(std::clamp(bound, lo, hi) - lo);
+    const auto data =
+        std::span<const std::byte>(array.bytes).subspan(lo * element, (hi - lo) * element);
+    const StatsRequest request{dtype, NeedsOf(kAllOps)};
+    const std::vector<Stats> returned = ReduceSegments(pool_, request, data, rebased);
+    EXPECT_EQ(SinkDiffers(pool_, request, kAllOps, data, own, lo, returned), "");
+  }
 }
 
 INSTANTIATE_TEST_SUITE_P(EveryDType, SegmentedReduceTest, ::testing::ValuesIn(kAllDTypes),

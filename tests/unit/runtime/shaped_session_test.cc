@@ -5,6 +5,8 @@
 // mid-element run, one element). The GPU's staging slots are made small (256 KiB) so that its
 // pieces, batches of segments and runs of columns are cut too.
 
+#include "runtime/shaped/shaped_session.h"
+
 #include <algorithm>
 #include <cmath>
 #include <cstring>
@@ -20,9 +22,11 @@
 #include "absl/strings/str_join.h"
 #include "common/reduction/op_name.h"
 #include "common/reduction/reduce_layout.h"
+#include "common/thread_pool.h"
 #include "gmock/gmock.h"
 #include "gtest/gtest.h"
 #include "runtime/backend_factory.h"
+#include "runtime/shaped/block_kernels.h"
 #include "tests/support/random_data.h"
 #include "tests/unit/kernels/stats_reference.h"
 #include "tests/unit/kernels/typed_array.h"
@@ -48,18 +52,20 @@ std::unique_ptr<Backend> Cpu() {
   return std::move(*backend);
 }
 
-// The request's arrays, its payload sent in pieces cut at `cuts` (element positions).
-absl::StatusOr<std::vector<ArrayResult>> RunRequest(Backend& backend, std::span<const Op> ops,
-                                                    DType dtype,
-                                                    std::shared_ptr<ReduceLayout> layout,
-                                                    const TypedArray& array,
-                                                    const std::vector<uint64_t>& cuts) {
-  RequestSpec spec{ops.front(), backend.default_kernel(), 0, 0};
+RequestSpec Spec(std::span<const Op> ops, kernels::KernelId kernel, DType dtype,
+                 std::shared_ptr<ReduceLayout> layout) {
+  RequestSpec spec{ops.front(), kernel, 0, 0};
   spec.op_list.assign(ops.begin(), ops.end());
   spec.dtype = dtype;
   spec.ddof = 1;
   spec.layout = std::move(layout);
-  absl::StatusOr<std::unique_ptr<ReduceSession>> session = backend.Open(spec);
+  return spec;
+}
+
+// The session's arrays, its payload sent in pieces cut at `cuts` (element positions).
+absl::StatusOr<std::vector<ArrayResult>> RunSession(
+    absl::StatusOr<std::unique_ptr<ReduceSession>> session, DType dtype, const TypedArray& array,
+    const std::vector<uint64_t>& cuts) {
   if (!session.ok()) return session.status();
   const size_t size = DTypeSize(dtype);
   uint64_t at = 0;
@@ -84,6 +90,16 @@ absl::StatusOr<std::vector<ArrayResult>> RunRequest(Backend& backend, std::span<
     finished.set_value(std::move(arrays));
   });
   return finished.get_future().get();
+}
+
+// The request's arrays from `backend`, as RunSession sends them.
+absl::StatusOr<std::vector<ArrayResult>> RunRequest(Backend& backend, std::span<const Op> ops,
+                                                    DType dtype,
+                                                    std::shared_ptr<ReduceLayout> layout,
+                                                    const TypedArray& array,
+                                                    const std::vector<uint64_t>& cuts) {
+  return RunSession(backend.Open(Spec(ops, backend.default_kernel(), dtype, std::move(layout))),
+                    dtype, array, cuts);
 }
 
 // Output `o`'s answer rebuilt from the array's bytes, as FinalizeOp would have given it.
@@ -339,7 +355,13 @@ INSTANTIATE_TEST_SUITE_P(EveryBackendAndDType, ShapedSessionTest,
 // in one piece, so that batches follow each other within it, then segments longer than two
 // tasks, the piece cut in the middle of one of them.
 TEST(ShapedSession, MoreSegmentsThanABatchTakes) {
-  std::unique_ptr<Backend> backend = Cpu();
+  // The CPU's kernels with batches of 256Ki segments (4Mi by default): two batches here.
+  ThreadPool pool(4);
+  const auto cpu_session = [&pool](const RequestSpec& spec) {
+    return absl::StatusOr<std::unique_ptr<ReduceSession>>(
+        std::make_unique<ShapedSession>(std::make_unique<CpuBlockKernels>(pool, uint64_t{1} << 18),
+                                        spec, ShapedSessionInfo{"cpu"}));
+  };
   const uint64_t seed = testing::FreshSeed();
   SCOPED_TRACE(absl::StrCat("seed ", seed));
   std::mt19937_64 random(seed);
@@ -356,8 +378,10 @@ TEST(ShapedSession, MoreSegmentsThanABatchTakes) {
   ASSERT_TRUE(layout.ok());
   TypedArray array = testing::RandomArray(DType::kFloat32, layout->count(), random());
   const std::vector<uint64_t> cuts = {cut, layout->count()};
-  absl::StatusOr<std::vector<ArrayResult>> arrays = RunRequest(
-      *backend, ops, DType::kFloat32, std::make_shared<ReduceLayout>(*layout), array, cuts);
+  absl::StatusOr<std::vector<ArrayResult>> arrays =
+      RunSession(cpu_session(Spec(ops, kernels::KernelId::kCpu, DType::kFloat32,
+                                  std::make_shared<ReduceLayout>(*layout))),
+                 DType::kFloat32, array, cuts);
   ASSERT_TRUE(arrays.ok()) << arrays.status();
   EXPECT_EQ(Check(ops, *arrays, array, MembersOf(lengths)), "");
 }
