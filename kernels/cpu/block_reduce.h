@@ -64,8 +64,8 @@ struct Passes {
                       size_t rows, size_t width, uint64_t base_row, Stats* out);
   // Runs of `data`'s elements, run r from element bounds[r] - base to bounds[r + 1] - base (at
   // most kLongestRun of them), each to its own Stats in out[r] (the accumulations `needs` asks
-  // for, indices from the run's start; the sums in float64 lanes, sum_lo 0). Floats only, no
-  // PROD (RunsPassTakes).
+  // for, indices from the run's start; float sums in float64 lanes, sum_lo 0; int32 sums exact).
+  // Floats and int32, no PROD (RunsPassTakes).
   void (*add_runs)(DType dtype, const StatsNeeds& needs, const std::byte* data,
                    const uint64_t* bounds, uint64_t base, size_t runs, Stats* out);
 };
@@ -77,7 +77,7 @@ constexpr bool ColumnsPassTakes(const StatsRequest& request) {
 
 // Whether the short runs pass reduces runs of `length` elements of `request`.
 constexpr bool RunsPassTakes(const StatsRequest& request, uint64_t length) {
-  return !request.needs.prod && !IsInteger(request.dtype) && length >= kShortestRun &&
+  return !request.needs.prod && request.dtype != DType::kInt64 && length >= kShortestRun &&
          length <= kLongestRun && length * DTypeSize(request.dtype) <= kLongestRunBytes;
 }
 

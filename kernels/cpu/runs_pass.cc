@@ -1,8 +1,9 @@
-// The short runs pass (block_reduce.h's add_runs): runs of a few float elements (a table's short
-// rows, short segments), each reduced to its own Stats where it lies, in the sums pass's kLanes
-// float64 lanes (sum_lanes.h): element e of a run in lane e % kLanes, the lanes then combined in
-// a fixed order. No transposed copy (the columns pass's) and no set-up per run (ReduceBlock's),
-// and the same bits in every copy: each lane's arithmetic is the source's, the combining scalar.
+// The short runs pass (block_reduce.h's add_runs): runs of a few float or int32 elements (a
+// table's short rows, short segments), each reduced to its own Stats where it lies, in the sums
+// pass's kLanes float64 lanes (sum_lanes.h): element e of a run in lane e % kLanes, the lanes then
+// combined in a fixed order. No transposed copy (the columns pass's) and no set-up per run
+// (ReduceBlock's), and the same bits in every copy: each lane's arithmetic is the source's, the
+// combining scalar.
 
 #include <immintrin.h>
 
@@ -43,9 +44,12 @@ inline double Total(const Lanes* lanes) {
   return ((l[0] + l[4]) + (l[2] + l[6])) + ((l[1] + l[5]) + (l[3] + l[7]));
 }
 
+// A NaN's storage (an int32 run's padding: 0, made NaN once widened, PadLanes).
 template <DType kDType>
 typename Element<kDType>::Storage NanStorage() {
-  if constexpr (kDType == DType::kFloat16) {
+  if constexpr (kDType == DType::kInt32) {
+    return 0;
+  } else if constexpr (kDType == DType::kFloat16) {
     return 0x7e00;
   } else if constexpr (kDType == DType::kBFloat16) {
     return 0x7fc0;
@@ -65,6 +69,26 @@ __attribute__((always_inline)) inline void LoadGroup(const typename Element<kDTy
     LoadFloats<kDType>(x, group);
   }
   for (size_t v = 0; v < kVectors; ++v) LoadLanes<kDType>(x, group, halves, v, out.v[v]);
+}
+
+// An int32 group: float64 lanes (exact) for all but the sum, added exactly in int64 lanes.
+__attribute__((always_inline)) inline void LoadIntGroup(const int32_t* x, Group& out, Mask* sum) {
+  for (size_t v = 0; v < kVectors; ++v) {
+    Int32Lanes narrow;
+    std::memcpy(&narrow, x + v * kWidth, sizeof(narrow));
+    out.v[v] = ToDouble(narrow);
+    sum[v] += ToInt64(narrow);
+  }
+}
+
+// The lanes of a group from `rest` on made NaN (an int32 run's padding, 0 in its exact sum).
+__attribute__((always_inline)) inline void PadLanes(size_t rest, Group& group) {
+  for (size_t v = 0; v < kVectors; ++v) {
+    Mask position;
+    for (size_t i = 0; i < kWidth; ++i) position[i] = static_cast<int64_t>(v * kWidth + i);
+    group.v[v] = Blend(position < static_cast<int64_t>(rest), group.v[v],
+                       Lanes{} + std::numeric_limits<double>::quiet_NaN());
+  }
 }
 
 // Which of a group's elements equal `target`, a bit each.
@@ -100,6 +124,8 @@ __attribute__((always_inline)) inline void LoadRest(const typename Element<kDTyp
     _mm512_storeu_pd(padded, _mm512_mask_loadu_pd(_mm512_set1_pd(NanStorage<kDType>()), take, x));
   } else if constexpr (kDType == DType::kFloat32) {
     _mm256_storeu_ps(padded, _mm256_mask_loadu_ps(_mm256_set1_ps(NanStorage<kDType>()), take, x));
+  } else if constexpr (kDType == DType::kInt32) {
+    _mm256_storeu_si256(reinterpret_cast<__m256i*>(padded), _mm256_maskz_loadu_epi32(take, x));
   } else {
     const __m128i nan = _mm_set1_epi16(static_cast<int16_t>(NanStorage<kDType>()));
     _mm_storeu_si128(reinterpret_cast<__m128i*>(padded), _mm_mask_loadu_epi16(nan, take, x));
@@ -129,9 +155,11 @@ inline double ElementOf(const Group* groups, int64_t index) {
 template <DType kDType, bool kSquares, bool kMin, bool kMax, bool kMoments>
 void RunStats(const typename Element<kDType>::Storage* x, size_t length, Stats& out) {
   using Storage = typename Element<kDType>::Storage;
+  constexpr bool kInteger = kDType == DType::kInt32;
   const size_t groups = (length + kLanes - 1) / kLanes;
   Group g[kMaxGroups];
   Lanes sum[kVectors] = {};
+  Mask int_sum[kVectors] = {};
   Lanes squares[kVectors] = {};
   Mask nans[kVectors] = {};
   Lanes least[kVectors], most[kVectors];
@@ -141,18 +169,27 @@ void RunStats(const typename Element<kDType>::Storage* x, size_t length, Stats& 
   }
   for (size_t k = 0; k < groups; ++k) {
     if ((k + 1) * kLanes <= length) {
-      LoadGroup<kDType>(x + k * kLanes, g[k]);
+      if constexpr (kInteger) {
+        LoadIntGroup(x + k * kLanes, g[k], int_sum);
+      } else {
+        LoadGroup<kDType>(x + k * kLanes, g[k]);
+      }
     } else {  // the last few, padded with NaN (skipped, then taken out of the NaN count)
       Storage padded[kLanes];
       LoadRest<kDType>(x + k * kLanes, length - k * kLanes, padded);
-      LoadGroup<kDType>(padded, g[k]);
+      if constexpr (kInteger) {
+        LoadIntGroup(padded, g[k], int_sum);
+        PadLanes(length - k * kLanes, g[k]);
+      } else {
+        LoadGroup<kDType>(padded, g[k]);
+      }
     }
     for (size_t v = 0; v < kVectors; ++v) {
       const Lanes a = g[k].v[v];
       const Mask valid = a == a;
       nans[v] += valid + 1;
       const Lanes kept = Keep(valid, a);
-      sum[v] += kept;
+      if constexpr (!kInteger) sum[v] += kept;
       if constexpr (kSquares) squares[v] += kept * kept;
       // A NaN compares false.
       if constexpr (kMin) least[v] = Blend(a < least[v], a, least[v]);
@@ -168,8 +205,15 @@ void RunStats(const typename Element<kDType>::Storage* x, size_t length, Stats& 
   out = Stats{};
   out.count = length;
   out.nan_count = nan_count;
-  out.first_nan = nan_count > 0 ? FirstNanOf<kDType>(x, length) : -1;
-  out.sum = Total(sum);
+  if constexpr (kInteger) {  // exact: 128 int32 stay far inside int64
+    out.integer = true;
+    int64_t lanes[kLanes];
+    std::memcpy(lanes, int_sum, sizeof(lanes));
+    for (int64_t lane : lanes) out.int_sum += lane;
+  } else {
+    out.first_nan = nan_count > 0 ? FirstNanOf<kDType>(x, length) : -1;
+    out.sum = Total(sum);
+  }
   if constexpr (kSquares) out.sum_squares = Total(squares);
   // Each extreme's value, then its first element (of -0 and 0, the first's value).
   if constexpr (kMin) {
@@ -179,7 +223,11 @@ void RunStats(const typename Element<kDType>::Storage* x, size_t length, Stats& 
       double low = l[0];
       for (size_t i = 1; i < kLanes; ++i) low = l[i] < low ? l[i] : low;
       out.min_index = FirstEqual(g, groups, low);
-      out.min = ElementOf(g, out.min_index);
+      if constexpr (kInteger) {
+        out.int_min = static_cast<int64_t>(ElementOf(g, out.min_index));
+      } else {
+        out.min = ElementOf(g, out.min_index);
+      }
     }
   }
   if constexpr (kMax) {
@@ -189,11 +237,16 @@ void RunStats(const typename Element<kDType>::Storage* x, size_t length, Stats& 
       double high = m[0];
       for (size_t i = 1; i < kLanes; ++i) high = m[i] > high ? m[i] : high;
       out.max_index = FirstEqual(g, groups, high);
-      out.max = ElementOf(g, out.max_index);
+      if constexpr (kInteger) {
+        out.int_max = static_cast<int64_t>(ElementOf(g, out.max_index));
+      } else {
+        out.max = ElementOf(g, out.max_index);
+      }
     }
   }
   if constexpr (kMoments) {
-    const double mean = valid > 0 ? out.sum / static_cast<double>(valid) : 0.0;
+    const double total = kInteger ? static_cast<double>(out.int_sum) : out.sum;
+    const double mean = valid > 0 ? total / static_cast<double>(valid) : 0.0;
     Lanes m2[kVectors] = {};
     for (size_t k = 0; k < groups; ++k) {
       for (size_t v = 0; v < kVectors; ++v) {
@@ -260,8 +313,10 @@ void AddRuns(DType dtype, const StatsNeeds& needs, const std::byte* data, const 
       return RunsFor<DType::kBFloat16>(needs, data, bounds, base, runs, out);
     case DType::kFloat64:
       return RunsFor<DType::kFloat64>(needs, data, bounds, base, runs, out);
-    default:
-      return;  // RunsPassTakes refuses integers
+    case DType::kInt32:
+      return RunsFor<DType::kInt32>(needs, data, bounds, base, runs, out);
+    case DType::kInt64:
+      return;  // RunsPassTakes refuses it
   }
 }
 

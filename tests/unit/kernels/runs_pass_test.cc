@@ -1,7 +1,8 @@
 // The short runs pass (kernels/cpu/runs_pass.cc) through every copy this CPU runs: runs of every
 // length it takes (and the shorter ones it can), each against the independent reference over that
-// run alone for every op it serves (all but the products), with NaN (in the last few elements the
-// lanes pad too, and whole runs of it), infinities, ties and -0 beside 0 placed in runs; the
+// run alone for every op it serves (all but the products) and dtype (floats, int32), with NaN (in
+// the last few elements the lanes pad too, and whole runs of it), infinities, ties and -0 beside
+// 0, int32's extremes at runs' ends, placed in runs; the
 // extremes, their first indices and the NaN counts equal to the columns pass's; every variant of
 // the ops' needs; every copy gives the same bits.
 
@@ -25,8 +26,8 @@ namespace {
 
 using testing::TypedArray;
 
-constexpr DType kFloatDTypes[] = {DType::kFloat32, DType::kFloat16, DType::kBFloat16,
-                                  DType::kFloat64};
+constexpr DType kRunsDTypes[] = {DType::kFloat32, DType::kFloat16, DType::kBFloat16,
+                                 DType::kFloat64, DType::kInt32};
 
 // Runs of 1 to kLongestRun elements (each length once), then random lengths.
 std::vector<uint64_t> Bounds(std::mt19937_64& random) {
@@ -41,6 +42,13 @@ TypedArray Runs(DType dtype, const std::vector<uint64_t>& bounds, std::mt19937_6
   TypedArray data = testing::RandomArray(dtype, bounds.back(), random());
   const auto start = [&](size_t r) { return bounds[r]; };
   const auto length = [&](size_t r) { return bounds[r + 1] - bounds[r]; };
+  if (IsInteger(dtype)) {  // int32's extremes at the ends of runs, and ties across lanes
+    for (size_t r = 0; r + 1 < bounds.size(); r += 3) {
+      data.SetInt(start(r) + length(r) - 1, r % 2 ? INT32_MIN : INT32_MAX);
+      for (uint64_t e = 1; e < length(r); e += 5) data.SetInt(start(r) + e, data.ints[start(r)]);
+    }
+    return data;
+  }
   for (size_t r = 0; r + 1 < bounds.size(); ++r) {
     switch (r % 9) {
       case 1:  // NaN last, where a run's last group is padded
@@ -80,7 +88,8 @@ std::vector<Op> OpsWithoutProducts() {
 bool SameBits(const Stats& a, const Stats& b) {
   const auto bits = [](double x) { return std::bit_cast<uint64_t>(x); };
   return a.count == b.count && a.nan_count == b.nan_count && a.first_nan == b.first_nan &&
-         bits(a.sum) == bits(b.sum) && bits(a.sum_lo) == bits(b.sum_lo) &&
+         a.integer == b.integer && a.int_sum == b.int_sum && a.int_min == b.int_min &&
+         a.int_max == b.int_max && bits(a.sum) == bits(b.sum) && bits(a.sum_lo) == bits(b.sum_lo) &&
          bits(a.sum_squares) == bits(b.sum_squares) && bits(a.min) == bits(b.min) &&
          bits(a.max) == bits(b.max) && a.min_index == b.min_index && a.max_index == b.max_index &&
          bits(a.mean) == bits(b.mean) && bits(a.m2) == bits(b.m2);
@@ -97,7 +106,7 @@ TEST(RunsPassTest, EveryCopyMatchesTheReferenceAndTheColumnsPassWithTheSameBits)
                                              {Op::kMax, Op::kArgMax},  {Op::kMin, Op::kMax},
                                              {Op::kVar, Op::kNanStd},  {Op::kVar, Op::kArgMin},
                                              {Op::kSumSquares},        all};
-  for (DType dtype : kFloatDTypes) {
+  for (DType dtype : kRunsDTypes) {
     const std::vector<uint64_t> bounds = Bounds(random);
     const TypedArray data = Runs(dtype, bounds, random);
     const size_t runs = bounds.size() - 1;
@@ -117,8 +126,12 @@ TEST(RunsPassTest, EveryCopyMatchesTheReferenceAndTheColumnsPassWithTheSameBits)
         std::string failures;
         for (size_t r = 0; r < runs && failures.size() < 2000; ++r) {
           const uint64_t from = bounds[r], length = bounds[r + 1] - from;
-          const TypedArray own = testing::FromValues(
-              dtype, std::span<const double>(data.values).subspan(from, length));
+          const TypedArray own =
+              IsInteger(dtype)
+                  ? testing::FromInts(dtype,
+                                      std::span<const int64_t>(data.ints).subspan(from, length))
+                  : testing::FromValues(dtype,
+                                        std::span<const double>(data.values).subspan(from, length));
           for (Op op : ops) {
             const std::string error = testing::CheckResult(testing::ReferenceOf(op, own, 1),
                                                            FinalizeOp(op, dtype, 1, got[r]));
@@ -135,9 +148,11 @@ TEST(RunsPassTest, EveryCopyMatchesTheReferenceAndTheColumnsPassWithTheSameBits)
           const auto bits = [](double x) { return std::bit_cast<uint64_t>(x); };
           // (The columns pass finds both extremes where either is asked.)
           const bool min_differs =
-              needs.min && (got[r].min_index != c.min_index || bits(got[r].min) != bits(c.min));
+              needs.min && (got[r].min_index != c.min_index || bits(got[r].min) != bits(c.min) ||
+                            got[r].int_min != c.int_min);
           const bool max_differs =
-              needs.max && (got[r].max_index != c.max_index || bits(got[r].max) != bits(c.max));
+              needs.max && (got[r].max_index != c.max_index || bits(got[r].max) != bits(c.max) ||
+                            got[r].int_max != c.int_max);
           if (got[r].count != c.count || got[r].nan_count != c.nan_count ||
               got[r].first_nan != c.first_nan || min_differs || max_differs) {
             failures += absl::StrCat(
