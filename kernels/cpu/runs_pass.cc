@@ -21,7 +21,7 @@ namespace gpureduce::kernels::cpu::GPUREDUCE_CPU_PASSES {
 namespace {
 
 constexpr size_t kMaxGroups = kLongestRun / kLanes;
-constexpr size_t kAhead = 2048;
+constexpr size_t kAhead = 4096;
 static_assert(kLongestRun % kLanes == 0);
 
 // A run's group of kLanes elements as float64 lanes.
@@ -262,15 +262,19 @@ void RunStats(const typename Element<kDType>::Storage* x, size_t length, Stats& 
 template <DType kDType, bool kSquares, bool kMin, bool kMax, bool kMoments>
 void RunsOf(const std::byte* data, const uint64_t* bounds, uint64_t base, size_t runs, Stats* out) {
   using Storage = typename Element<kDType>::Storage;
-  const auto* x = reinterpret_cast<const Storage*>(data) - base;  // at element `base`'s place
+  const auto* x = reinterpret_cast<const Storage*>(data);
   for (size_t r = 0; r < runs; ++r) {
+    const Storage* run = x + (bounds[r] - base);
+    const uint64_t length = bounds[r + 1] - bounds[r];
     // A run's work is short and branchy, so the core reads few runs ahead: the lines kAhead
-    // bytes on are asked for now.
-    const auto* from = reinterpret_cast<const char*>(x + bounds[r]);
-    const auto* to = reinterpret_cast<const char*>(x + bounds[r + 1]);
-    for (const char* line = from; line < to; line += 64) __builtin_prefetch(line + kAhead, 0, 0);
-    RunStats<kDType, kSquares, kMin, kMax, kMoments>(x + bounds[r], bounds[r + 1] - bounds[r],
-                                                     out[r]);
+    // bytes on are asked for now (into L2: 1.15x at rows of 16 float32, one thread of the dev
+    // VM, against into L1 and 2 KiB ahead).
+    // (As integers: the address may lie past the array; a prefetch there is harmless.)
+    const auto from = reinterpret_cast<uintptr_t>(run);
+    for (uintptr_t line = from; line < from + length * sizeof(Storage); line += 64) {
+      __builtin_prefetch(reinterpret_cast<const void*>(line + kAhead), 0, 2);
+    }
+    RunStats<kDType, kSquares, kMin, kMax, kMoments>(run, length, out[r]);
   }
 }
 
