@@ -130,7 +130,7 @@ void ReduceRowsAsync(ThreadPool& pool, const StatsRequest& request, std::span<co
 // ReduceSegmentsAsync's. `bounds` count from an array `data` begins `base` elements into (a
 // request's own bounds, not rebased for each batch): segment s holds the elements of `data`
 // from bounds[s] - base to bounds[s + 1] - base, each clamped to data's ends (so the first may
-// have begun before it and the last go on after it).
+// have begun before it and the last go on after it; one wholly outside it counts as empty).
 void ReduceSegmentsAsync(ThreadPool& pool, const StatsRequest& request,
                          std::span<const std::byte> data, std::span<const uint64_t> bounds,
                          uint64_t base, RowSink sink, SegmentsDone done);

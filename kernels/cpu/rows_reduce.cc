@@ -77,7 +77,7 @@ void ReduceRowsByPass(const RowsJob& job, uint64_t first, uint64_t count) {
   }
 }
 
-// Short float rows through the short runs pass, kRowsAtOnce at a time.
+// Short float and int32 rows through the short runs pass, kRowsAtOnce at a time.
 void ReduceRowsByRuns(const RowsJob& job, uint64_t first, uint64_t count) {
   const size_t element = DTypeSize(job.request.dtype);
   uint64_t bounds[kRowsAtOnce + 1];

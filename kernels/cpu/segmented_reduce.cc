@@ -139,19 +139,21 @@ void ReduceGroupByPass(SegmentsJob& job, SinkRun& run, const size_t* group, size
   }
 }
 
-// Segments first .. first + count - 1 (whole, each RunsPassTakes's, at most kRunsAtOnce) through
-// the short runs pass.
+// Segments first .. first + count - 1 (whole in `data`, each RunsPassTakes's, at most
+// kRunsAtOnce) through the short runs pass, by their clamped bounds: the batch's first segment
+// may have begun before `data`, its last go on after it, and the pass reads what it is given.
 constexpr size_t kRunsAtOnce = 64;
 void ReduceRunsByPass(SegmentsJob& job, size_t first, size_t count) {
+  uint64_t bounds[kRunsAtOnce + 1];
+  for (size_t i = 0; i <= count; ++i) bounds[i] = job.Bound(first + i);
   const Passes& passes = ChosenPasses();
   if (!job.sink) {
-    passes.add_runs(job.request.dtype, job.request.needs, job.data.data(), &job.bounds[first],
-                    job.base, count, &job.segments[first]);
+    passes.add_runs(job.request.dtype, job.request.needs, job.data.data(), bounds, 0, count,
+                    &job.segments[first]);
     return;
   }
   Stats block[kRunsAtOnce];
-  passes.add_runs(job.request.dtype, job.request.needs, job.data.data(), &job.bounds[first],
-                  job.base, count, block);
+  passes.add_runs(job.request.dtype, job.request.needs, job.data.data(), bounds, 0, count, block);
   job.sink(first, std::span<const Stats>(block, count));
 }
 

@@ -15,6 +15,7 @@
 #include "common/reduction/op_result.h"
 #include "common/reduction/result_encoding.h"
 #include "gtest/gtest.h"
+#include "tests/support/random_data.h"
 
 namespace gpureduce {
 namespace {
@@ -72,7 +73,9 @@ Stats AnyStats(std::mt19937_64& rng, DType input) {
 }
 
 TEST(EncodeAnswersTest, EqualsFinalizeOpAndEncodeResultForEveryOpAndDType) {
-  std::mt19937_64 rng(std::random_device{}());
+  const uint64_t seed = testing::FreshSeed();
+  SCOPED_TRACE(testing::SeedTrace(seed));
+  std::mt19937_64 rng(seed);
   for (DType input : kAllDTypes) {
     for (Op op : kAllOps) {
       for (double ddof : {0.0, 1.0, 7.5}) {

@@ -252,31 +252,53 @@ TEST_P(SegmentedReduceTest, ASinkTakesEverySegmentOnceWithTheSameStats) {
 }
 
 // A sink reading a request's own bounds over a slice of its array that cuts its first and last
-// segments (as ShapedReducer's batches do): the same answers as the bounds rebased and clamped.
+// segments (as ShapedReducer's batches do): the same answers as the bounds rebased and clamped,
+// and those the reference's over the slice. Segments of 20 and 100 cut in their middle, with and
+// without PROD: the cut ones go through the short runs pass, which must read only their part.
 TEST_P(SegmentedReduceTest, ASinkReadsBoundsCountedFromBeforeItsData) {
   const DType dtype = GetParam();
   const size_t n = 3 * TaskElements(dtype) + 777;
   const uint64_t seed = testing::FreshSeed();
   SCOPED_TRACE(testing::SeedTrace(seed));
   const TypedArray array = WithNans(dtype, n, seed);
-  const std::vector<uint64_t> bounds = MixedBounds(n, TaskElements(dtype), seed);
   const size_t element = DTypeSize(dtype);
-  for (const auto& [lo, hi] :
-       {std::pair<uint64_t, uint64_t>{n / 5 + 3, n - n / 7},
-        std::pair<uint64_t, uint64_t>{0, n / 2 + 1}, std::pair<uint64_t, uint64_t>{n / 3, n}}) {
-    SCOPED_TRACE(absl::StrCat("elements ", lo, " to ", hi));
-    // The segments that meet [lo, hi): from the one holding lo to the first ending at or past hi.
-    const size_t first =
-        std::upper_bound(bounds.begin(), bounds.end() - 1, lo) - bounds.begin() - 1;
-    const size_t last = std::lower_bound(bounds.begin() + first, bounds.end(), hi) - bounds.begin();
-    const std::span<const uint64_t> own = std::span(bounds).subspan(first, last - first + 1);
-    std::vector<uint64_t> rebased;
-    for (uint64_t bound : own) rebased.push_back(std::clamp(bound, lo, hi) - lo);
-    const auto data =
-        std::span<const std::byte>(array.bytes).subspan(lo * element, (hi - lo) * element);
-    const StatsRequest request{dtype, NeedsOf(kAllOps)};
-    const std::vector<Stats> returned = ReduceSegments(pool_, request, data, rebased);
-    EXPECT_EQ(SinkDiffers(pool_, request, kAllOps, data, own, lo, returned), "");
+  const auto uniform = [n](uint64_t length) {
+    std::vector<uint64_t> bounds;
+    for (uint64_t at = 0; at < n; at += length) bounds.push_back(at);
+    bounds.push_back(n);
+    return bounds;
+  };
+  const std::vector<Op> no_products = OpsButProducts();
+  for (const std::vector<uint64_t>& bounds :
+       {MixedBounds(n, TaskElements(dtype), seed), uniform(20), uniform(100)}) {
+    for (const auto& [lo, hi] :
+         {std::pair<uint64_t, uint64_t>{n / 5 + 3, n - n / 7},
+          std::pair<uint64_t, uint64_t>{10, 50}, std::pair<uint64_t, uint64_t>{0, n / 2 + 1},
+          std::pair<uint64_t, uint64_t>{n / 3, n}}) {
+      SCOPED_TRACE(absl::StrCat("elements ", lo, " to ", hi, ", ", bounds.size() - 1, " segments"));
+      // The segments that meet [lo, hi): from the one holding lo to the first ending at or past hi.
+      const size_t first =
+          std::upper_bound(bounds.begin(), bounds.end() - 1, lo) - bounds.begin() - 1;
+      const size_t last =
+          std::lower_bound(bounds.begin() + first, bounds.end(), hi) - bounds.begin();
+      const std::span<const uint64_t> own = std::span(bounds).subspan(first, last - first + 1);
+      std::vector<uint64_t> rebased;
+      for (uint64_t bound : own) rebased.push_back(std::clamp(bound, lo, hi) - lo);
+      const auto data =
+          std::span<const std::byte>(array.bytes).subspan(lo * element, (hi - lo) * element);
+      const TypedArray slice =
+          IsInteger(dtype)
+              ? testing::FromInts(dtype, std::span<const int64_t>(array.ints).subspan(lo, hi - lo))
+              : testing::FromValues(dtype,
+                                    std::span<const double>(array.values).subspan(lo, hi - lo));
+      for (std::span<const Op> ops :
+           {std::span<const Op>(kAllOps), std::span<const Op>(no_products)}) {
+        const StatsRequest request{dtype, NeedsOf(ops)};
+        const std::vector<Stats> returned = ReduceSegments(pool_, request, data, rebased);
+        EXPECT_EQ(SinkDiffers(pool_, request, ops, data, own, lo, returned), "");
+        EXPECT_EQ(CheckSegments(pool_, slice, rebased, ops), "");
+      }
+    }
   }
 }
 
