@@ -20,7 +20,10 @@ ArrayResults::ArrayResults(const ReduceLayout& layout, std::span<const gpureduce
 }
 
 void ArrayResults::Write(uint64_t first, std::span<const gpureduce::Stats> stats) {
-  if (failed_.load(std::memory_order_relaxed)) return;
+  // Outputs after one already refused need no answers (the request fails); earlier ones are
+  // still answered, so that the refusal names the first output refused, whichever thread
+  // reaches it first.
+  if (first > first_refused_.load(std::memory_order_relaxed)) return;
   for (size_t i = 0; i < arrays_.size(); ++i) {
     ArrayResult& array = arrays_[i];
     const size_t size = gpureduce::DTypeSize(array.dtype);
@@ -28,18 +31,17 @@ void ArrayResults::Write(uint64_t first, std::span<const gpureduce::Stats> stats
         gpureduce::EncodeAnswers(array.op, dtype_, ddof_, stats,
                                  reinterpret_cast<std::byte*>(array.data.data()) + first * size);
     if (!answers.status.ok()) {
+      const uint64_t output = first + answers.failed;
       std::lock_guard<std::mutex> lock(mu_);
-      if (status_.ok()) {  // the first to fail, of outputs written at once on several threads
-        status_ = absl::Status(
-            answers.status.code(),
-            absl::StrCat(OutputName(first + answers.failed), ": ", answers.status.message()));
+      if (output < first_refused_.load(std::memory_order_relaxed)) {
+        status_ = absl::Status(answers.status.code(),
+                               absl::StrCat(OutputName(output), ": ", answers.status.message()));
+        first_refused_.store(output, std::memory_order_relaxed);
       }
-      failed_.store(true, std::memory_order_relaxed);
-      return;
+      continue;  // the other ops may refuse an earlier output
     }
     overflows_[i].fetch_add(answers.overflows, std::memory_order_relaxed);
-    if (layout_.outputs() == 1 &&
-        !stats.empty()) {  // the answer in `value` as well, as a full reduction's
+    if (layout_.outputs() == 1 && !stats.empty()) {  // the answer in `value` too, as a whole's
       array.only = *gpureduce::FinalizeOp(array.op, dtype_, ddof_, stats.front());
     }
   }

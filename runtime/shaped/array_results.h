@@ -6,6 +6,7 @@
 
 #include <atomic>
 #include <cstdint>
+#include <limits>
 #include <mutex>
 #include <optional>
 #include <span>
@@ -25,8 +26,8 @@ class ArrayResults {
                gpureduce::DType dtype, double ddof);
 
   // The answers of outputs first .. first + stats.size() - 1 from their Stats. The first output
-  // an op cannot answer (all NaN under NANARGMIN) becomes status(), naming the output; later
-  // ones are ignored. Thread-safe for distinct outputs.
+  // an op cannot answer (all NaN under NANARGMIN), by its place whatever the order of the writes,
+  // becomes status(), naming the output. Thread-safe for distinct outputs.
   void Write(uint64_t first, std::span<const gpureduce::Stats> stats);
 
   // Once every Write has returned.
@@ -42,7 +43,8 @@ class ArrayResults {
   const double ddof_;
   std::vector<ArrayResult> arrays_;
   std::vector<std::atomic<uint64_t>> overflows_;  // per array: outputs that wrapped
-  std::atomic<bool> failed_{false};
+  // The first output refused so far; none: the most.
+  std::atomic<uint64_t> first_refused_{std::numeric_limits<uint64_t>::max()};
   mutable std::mutex mu_;
   absl::Status status_;  // under mu_
 };

@@ -281,6 +281,26 @@ TEST(ShapedSession, AnOutputThatCannotBeAnsweredNamesItsPlace) {
   EXPECT_THAT(arrays.status().message(), HasSubstr("result[1]"));
 }
 
+// Outputs refused in several tasks at once: the refusal names the first, whichever task fails
+// first. Segment 8000 lies near the end of the first task; every segment after it is all NaN, so
+// every later task refuses its first segment long before the first task reaches 8000.
+TEST(ShapedSession, TheFirstOutputRefusedIsNamedWhicheverTaskRefusesFirst) {
+  std::unique_ptr<Backend> backend = Cpu();
+  const std::vector<uint64_t> lengths(40000, 8);
+  absl::StatusOr<ReduceLayout> layout = ReduceLayout::ForSegments(lengths);
+  ASSERT_TRUE(layout.ok());
+  TypedArray array = testing::RandomArray(DType::kFloat32, layout->count(), 11);
+  for (uint64_t e = 8000 * 8; e < layout->count(); ++e) array.Set(e, NAN);
+  const std::vector<Op> ops = {Op::kSum, Op::kNanArgMax};
+  for (int run = 0; run < 5; ++run) {
+    absl::StatusOr<std::vector<ArrayResult>> arrays =
+        RunRequest(*backend, ops, DType::kFloat32, std::make_shared<ReduceLayout>(*layout), array,
+                   {layout->count()});
+    ASSERT_FALSE(arrays.ok());
+    EXPECT_THAT(arrays.status().message(), HasSubstr("segment 8000:")) << "run " << run;
+  }
+}
+
 TEST(ShapedSession, NoElementsAnswerEveryOutputWithTheIdentity) {
   std::unique_ptr<Backend> backend = Cpu();
   const std::vector<uint64_t> shape = {0, 100000};
