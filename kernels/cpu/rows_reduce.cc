@@ -160,8 +160,8 @@ void ReduceRowsAsync(ThreadPool& pool, const StatsRequest& request, std::span<co
     std::move(job->done)(ReduceTiming{});
     return;
   }
-  job->by_pass = ColumnsPassTakes(request) && length <= kPassLongestRow;
   job->by_runs = RunsPassTakes(request, length);
+  job->by_pass = !job->by_runs && ColumnsPassTakes(request) && length <= kPassLongestRow;
   // Tasks of about a task's elements (whole blocks of the pass's rows where it runs).
   uint64_t per_task = std::max<uint64_t>(1, TaskElements(request.dtype) / length);
   if (job->by_pass) per_task = (per_task + kColumnsWidth - 1) / kColumnsWidth * kColumnsWidth;

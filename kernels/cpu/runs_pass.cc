@@ -144,6 +144,17 @@ inline int64_t FirstEqual(const Group* groups, size_t count, double target) {
   return static_cast<int64_t>(w * 64 + static_cast<size_t>(__builtin_ctzll(words[w])));
 }
 
+// The first element holding the least (kLess) or greatest of the lanes' extremes: the value
+// over the lanes, then its first element (so of -0 and 0, the first's).
+template <bool kLess>
+inline int64_t FirstExtreme(const Lanes* lanes, const Group* groups, size_t count) {
+  double l[kLanes];
+  std::memcpy(l, lanes, sizeof(l));
+  double best = l[0];
+  for (size_t i = 1; i < kLanes; ++i) best = (kLess ? l[i] < best : l[i] > best) ? l[i] : best;
+  return FirstEqual(groups, count, best);
+}
+
 // Element `index` as its group holds it (exactly its value).
 inline double ElementOf(const Group* groups, int64_t index) {
   double value;
@@ -215,32 +226,25 @@ void RunStats(const typename Element<kDType>::Storage* x, size_t length, Stats& 
     out.sum = Total(sum);
   }
   if constexpr (kSquares) out.sum_squares = Total(squares);
-  // Each extreme's value, then its first element (of -0 and 0, the first's value).
   if constexpr (kMin) {
     if (valid > 0) {
-      double l[kLanes];
-      std::memcpy(l, least, sizeof(l));
-      double low = l[0];
-      for (size_t i = 1; i < kLanes; ++i) low = l[i] < low ? l[i] : low;
-      out.min_index = FirstEqual(g, groups, low);
+      out.min_index = FirstExtreme<true>(least, g, groups);
+      const double value = ElementOf(g, out.min_index);
       if constexpr (kInteger) {
-        out.int_min = static_cast<int64_t>(ElementOf(g, out.min_index));
+        out.int_min = static_cast<int64_t>(value);
       } else {
-        out.min = ElementOf(g, out.min_index);
+        out.min = value;
       }
     }
   }
   if constexpr (kMax) {
     if (valid > 0) {
-      double m[kLanes];
-      std::memcpy(m, most, sizeof(m));
-      double high = m[0];
-      for (size_t i = 1; i < kLanes; ++i) high = m[i] > high ? m[i] : high;
-      out.max_index = FirstEqual(g, groups, high);
+      out.max_index = FirstExtreme<false>(most, g, groups);
+      const double value = ElementOf(g, out.max_index);
       if constexpr (kInteger) {
-        out.int_max = static_cast<int64_t>(ElementOf(g, out.max_index));
+        out.int_max = static_cast<int64_t>(value);
       } else {
-        out.max = ElementOf(g, out.max_index);
+        out.max = value;
       }
     }
   }
