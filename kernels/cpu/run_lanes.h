@@ -1,0 +1,237 @@
+#pragma once
+
+// A short run's groups in the sums pass's kLanes float64 lanes (the short runs pass,
+// runs_pass.cc): element e of a run in lane e % kLanes, each group's lanes added to the run's,
+// and the searches the run's extremes take over its groups afterwards. Included by the passes
+// only, in their namespace, so each instruction set's copy keeps its own.
+
+#include <immintrin.h>
+
+#include <cstddef>
+#include <cstdint>
+#include <cstring>
+#include <limits>
+
+#include "kernels/cpu/block_reduce.h"
+#include "kernels/cpu/element_load.h"
+#include "kernels/cpu/sum_lanes.h"
+
+namespace gpureduce::kernels::cpu::GPUREDUCE_CPU_PASSES {
+
+inline constexpr size_t kMaxGroups = kLongestRun / kLanes;
+static_assert(kLongestRun % kLanes == 0);
+
+// A run's group of kLanes elements as float64 lanes.
+struct Group {
+  Lanes v[kVectors];
+};
+
+// What a run's groups leave in the lanes, before the lanes are combined.
+struct RunLanes {
+  Lanes sum[kVectors] = {};
+  Lanes squares[kVectors] = {};
+  Mask int_sum[kVectors] = {};  // int32: exact, in int64 lanes
+  Mask nans[kVectors] = {};     // the padding's too (a run's last group)
+  Lanes least[kVectors];
+  Lanes most[kVectors];
+};
+
+// a where `take`, else b, lane by lane (bitwise: GCC lowers a vector select).
+__attribute__((always_inline)) inline Lanes Blend(const Mask& take, const Lanes& a,
+                                                  const Lanes& b) {
+  return reinterpret_cast<Lanes>((reinterpret_cast<Mask>(a) & take) |
+                                 (reinterpret_cast<Mask>(b) & ~take));
+}
+
+// A NaN's storage (an int32 run's padding: 0, made NaN once widened, PadLanes).
+template <DType kDType>
+typename Element<kDType>::Storage NanStorage() {
+  if constexpr (kDType == DType::kInt32) {
+    return 0;
+  } else if constexpr (kDType == DType::kFloat16) {
+    return 0x7e00;
+  } else if constexpr (kDType == DType::kBFloat16) {
+    return 0x7fc0;
+  } else {
+    return std::numeric_limits<typename Element<kDType>::Storage>::quiet_NaN();
+  }
+}
+
+template <DType kDType>
+__attribute__((always_inline)) inline void LoadGroup(const typename Element<kDType>::Storage* x,
+                                                     Group& out) {
+  Floats8 group{};
+  Floats4 halves[2];
+  if constexpr (sizeof(typename Element<kDType>::Storage) == 2 && kWidth == 4) {
+    LoadFloatHalves<kDType>(x, halves[0], halves[1]);
+  } else if constexpr (kDType != DType::kFloat64) {
+    LoadFloats<kDType>(x, group);
+  }
+  for (size_t v = 0; v < kVectors; ++v) LoadLanes<kDType>(x, group, halves, v, out.v[v]);
+}
+
+// An int32 group: float64 lanes (exact) for all but the sum, added exactly in int64 lanes.
+__attribute__((always_inline)) inline void LoadIntGroup(const int32_t* x, Group& out, Mask* sum) {
+  for (size_t v = 0; v < kVectors; ++v) {
+    Int32Lanes narrow;
+    std::memcpy(&narrow, x + v * kWidth, sizeof(narrow));
+    out.v[v] = ToDouble(narrow);
+    sum[v] += ToInt64(narrow);
+  }
+}
+
+// An int32 group's exact sums alone.
+__attribute__((always_inline)) inline void AddIntSums(const int32_t* x, Mask* sum) {
+  for (size_t v = 0; v < kVectors; ++v) {
+    Int32Lanes narrow;
+    std::memcpy(&narrow, x + v * kWidth, sizeof(narrow));
+    sum[v] += ToInt64(narrow);
+  }
+}
+
+// The lanes of a group from `rest` on made NaN (an int32 run's padding, 0 in its exact sum).
+__attribute__((always_inline)) inline void PadLanes(size_t rest, Group& group) {
+  for (size_t v = 0; v < kVectors; ++v) {
+    Mask position;
+    for (size_t i = 0; i < kWidth; ++i) position[i] = static_cast<int64_t>(v * kWidth + i);
+    group.v[v] = Blend(position < static_cast<int64_t>(rest), group.v[v],
+                       Lanes{} + std::numeric_limits<double>::quiet_NaN());
+  }
+}
+
+// A run's last `rest` (1 to kLanes - 1) elements into `padded`, NaN after them: by a masked
+// load where the copy has one (a copy element by element costs about as much as the group).
+template <DType kDType>
+__attribute__((always_inline)) inline void LoadRest(const typename Element<kDType>::Storage* x,
+                                                    size_t rest,
+                                                    typename Element<kDType>::Storage* padded) {
+#if defined(__AVX512F__)
+  const auto take = static_cast<__mmask8>((1u << rest) - 1);
+  if constexpr (kDType == DType::kFloat64) {
+    _mm512_storeu_pd(padded, _mm512_mask_loadu_pd(_mm512_set1_pd(NanStorage<kDType>()), take, x));
+  } else if constexpr (kDType == DType::kFloat32) {
+    _mm256_storeu_ps(padded, _mm256_mask_loadu_ps(_mm256_set1_ps(NanStorage<kDType>()), take, x));
+  } else if constexpr (kDType == DType::kInt32) {
+    _mm256_storeu_si256(reinterpret_cast<__m256i*>(padded), _mm256_maskz_loadu_epi32(take, x));
+  } else {
+    const __m128i nan = _mm_set1_epi16(static_cast<int16_t>(NanStorage<kDType>()));
+    _mm_storeu_si128(reinterpret_cast<__m128i*>(padded), _mm_mask_loadu_epi16(nan, take, x));
+  }
+#else
+  for (size_t i = 0; i < kLanes; ++i) padded[i] = i < rest ? x[i] : NanStorage<kDType>();
+#endif
+}
+
+// The run's groups added in lanes: sums (exact int64 ones for int32), squares, NaN counts (the
+// padding's included) and the lanes' extremes (a NaN compares false); with kKeep, the groups
+// kept in `g` too, for the extremes' and the moments' second looks. (The lanes are returned,
+// not added into an argument, so they stay in registers.)
+template <DType kDType, bool kSquares, bool kMin, bool kMax, bool kKeep>
+__attribute__((always_inline)) inline RunLanes AddRunGroups(
+    const typename Element<kDType>::Storage* x, size_t length, Group* g) {
+  using Storage = typename Element<kDType>::Storage;
+  constexpr bool kInteger = kDType == DType::kInt32;
+  RunLanes lanes;
+  for (size_t v = 0; v < kVectors; ++v) {
+    lanes.least[v] = Lanes{} + std::numeric_limits<double>::infinity();
+    lanes.most[v] = Lanes{} - std::numeric_limits<double>::infinity();
+  }
+  const size_t groups = (length + kLanes - 1) / kLanes;
+  if constexpr (kInteger && !kSquares && !kMin && !kMax && !kKeep) {
+    // An int32 SUM (or MEAN) alone: the exact sums only, no float64 lanes; its NaN count is the
+    // padding's (int32 rows of 16: SUM 1.2x).
+    for (size_t k = 0; k < groups; ++k) {
+      if ((k + 1) * kLanes <= length) {
+        AddIntSums(x + k * kLanes, lanes.int_sum);
+      } else {
+        Storage padded[kLanes];
+        LoadRest<kDType>(x + k * kLanes, length - k * kLanes, padded);
+        AddIntSums(padded, lanes.int_sum);
+        lanes.nans[0][0] += static_cast<int64_t>(groups * kLanes - length);
+      }
+    }
+    return lanes;
+  }
+  for (size_t k = 0; k < groups; ++k) {
+    Group group;
+    if ((k + 1) * kLanes <= length) {
+      if constexpr (kInteger) {
+        LoadIntGroup(x + k * kLanes, group, lanes.int_sum);
+      } else {
+        LoadGroup<kDType>(x + k * kLanes, group);
+      }
+    } else {  // the last few, padded with NaN (skipped, then taken out of the NaN count)
+      Storage padded[kLanes];
+      LoadRest<kDType>(x + k * kLanes, length - k * kLanes, padded);
+      if constexpr (kInteger) {
+        LoadIntGroup(padded, group, lanes.int_sum);
+        PadLanes(length - k * kLanes, group);
+      } else {
+        LoadGroup<kDType>(padded, group);
+      }
+    }
+    if constexpr (kKeep) g[k] = group;
+    for (size_t v = 0; v < kVectors; ++v) {
+      const Lanes a = group.v[v];
+      const Mask valid = a == a;
+      lanes.nans[v] += valid + 1;
+      const Lanes kept = Keep(valid, a);
+      if constexpr (!kInteger) lanes.sum[v] += kept;
+      if constexpr (kSquares) lanes.squares[v] += kept * kept;
+      if constexpr (kMin) lanes.least[v] = Blend(a < lanes.least[v], a, lanes.least[v]);
+      if constexpr (kMax) lanes.most[v] = Blend(a > lanes.most[v], a, lanes.most[v]);
+    }
+  }
+  return lanes;
+}
+
+// The squared deviations of a run's non-NaN elements from `mean`, in lanes.
+__attribute__((always_inline)) inline void AddDeviations(const Group* g, size_t groups, double mean,
+                                                         Lanes* m2) {
+  for (size_t k = 0; k < groups; ++k) {
+    for (size_t v = 0; v < kVectors; ++v) {
+      const Lanes d = g[k].v[v] - mean;
+      m2[v] += Keep(g[k].v[v] == g[k].v[v], d * d);
+    }
+  }
+}
+
+// Which of a group's elements equal `target`, a bit each.
+__attribute__((always_inline)) inline uint64_t EqualBits(const Group& group, double target) {
+#if defined(__AVX512F__)
+  return _mm512_cmp_pd_mask(reinterpret_cast<__m512d>(group.v[0]), _mm512_set1_pd(target),
+                            _CMP_EQ_OQ);
+#elif defined(__AVX__)
+  const __m256d t = _mm256_set1_pd(target);
+  const auto low = _mm256_movemask_pd(_mm256_cmp_pd(reinterpret_cast<__m256d>(group.v[0]), t, 0));
+  const auto high = _mm256_movemask_pd(_mm256_cmp_pd(reinterpret_cast<__m256d>(group.v[1]), t, 0));
+  return static_cast<uint64_t>(low) | static_cast<uint64_t>(high) << 4;
+#else
+  const __m128d t = _mm_set1_pd(target);
+  uint64_t bits = 0;
+  for (size_t v = 0; v < kVectors; ++v) {
+    const auto hit = _mm_movemask_pd(_mm_cmpeq_pd(reinterpret_cast<__m128d>(group.v[v]), t));
+    bits |= static_cast<uint64_t>(hit) << (v * kWidth);
+  }
+  return bits;
+#endif
+}
+
+// The first element equal to `target` (there is one), without a branch a group.
+inline int64_t FirstEqual(const Group* groups, size_t count, double target) {
+  uint64_t words[(kMaxGroups + 7) / 8] = {};
+  for (size_t k = 0; k < count; ++k) words[k / 8] |= EqualBits(groups[k], target) << (k % 8 * 8);
+  size_t w = 0;
+  while (words[w] == 0) ++w;
+  return static_cast<int64_t>(w * 64 + static_cast<size_t>(__builtin_ctzll(words[w])));
+}
+
+// Element `index` as its group holds it (exactly its value).
+inline double ElementOf(const Group* groups, int64_t index) {
+  double value;
+  std::memcpy(&value, reinterpret_cast<const char*>(groups) + index * sizeof(double),
+              sizeof(value));
+  return value;
+}
+
+}  // namespace gpureduce::kernels::cpu::GPUREDUCE_CPU_PASSES
