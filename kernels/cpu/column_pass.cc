@@ -1,7 +1,8 @@
 // The columns pass (block_reduce.h): a block of a row-major table's rows reduced down each of its
-// columns, row by row, every column's accumulations side by side in arrays of the tile's width,
-// so that each row is read once, in order, and each loop over a row's elements vectorizes (the
-// issue 23 layout NumPy calls axis=0). A column's block then becomes a Stats merged after the
+// columns, every column's accumulations side by side in arrays of the tile's width, so that each
+// row is read once and each loop over a row's elements vectorizes (the issue 23 layout NumPy
+// calls axis=0): rows closer than a page one at a time, rows a page or more apart in groups
+// (column_chunks.h). A column's block then becomes a Stats merged after the
 // column's (MergeStats: compensated sums, first occurrences, Chan's moments). Floats and int32;
 // the caller sends PROD and int64 elsewhere (ColumnsPassTakes).
 
@@ -13,38 +14,11 @@
 #include <type_traits>
 
 #include "kernels/cpu/block_reduce.h"
+#include "kernels/cpu/column_chunks.h"
 #include "kernels/cpu/element_load.h"
 
 namespace gpureduce::kernels::cpu::GPUREDUCE_CPU_PASSES {
 namespace {
-
-// cond ? a : b by masks: GCC turns a select of floats into a branch, which stops the vectorizer.
-template <typename T>
-__attribute__((always_inline)) inline T Select(bool cond, T a, T b) {
-  if constexpr (std::is_floating_point_v<T>) {
-    using Bits = std::conditional_t<sizeof(T) == 8, uint64_t, uint32_t>;
-    const Bits mask = Bits{0} - static_cast<Bits>(cond);
-    return std::bit_cast<T>((std::bit_cast<Bits>(a) & mask) | (std::bit_cast<Bits>(b) & ~mask));
-  } else {
-    using Bits = std::make_unsigned_t<T>;
-    const Bits mask = Bits{0} - static_cast<Bits>(cond);
-    return static_cast<T>((static_cast<Bits>(a) & mask) | (static_cast<Bits>(b) & ~mask));
-  }
-}
-
-// What one column of the tile has gathered over the block.
-template <typename ValueT, typename SumT>
-struct Tile {
-  SumT sum[kColumnsPassWidth];
-  double squares[kColumnsPassWidth];
-  double m2[kColumnsPassWidth];
-  uint32_t nans[kColumnsPassWidth];
-  int32_t first_nan[kColumnsPassWidth];
-  ValueT least[kColumnsPassWidth];
-  ValueT most[kColumnsPassWidth];
-  int32_t least_at[kColumnsPassWidth];
-  int32_t most_at[kColumnsPassWidth];
-};
 
 // The row's elements as ValueT: 16-bit floats widened (F16C where the copy has it) and int32
 // ones copied into `out`; float32 and float64 read where they are.
@@ -98,6 +72,38 @@ size_t AddSumChunks(const ValueT* data, size_t stride, size_t rows, size_t width
   return chunked;
 }
 
+// Rows closer than a page: a row at a time, each element added into its column's accumulators
+// in the tile (in L1), so the reads run in address order, which the hardware prefetchers follow
+// (column_chunks.h's groups jump between a page's rows: 256 float32 columns MIN 0.65x).
+constexpr size_t kPage = 4096;
+
+template <DType kDType, bool kExtremes, bool kSquares, typename ValueT, typename SumT>
+void AddRowByRow(const typename Element<kDType>::Storage* data, size_t stride, size_t rows,
+                 size_t first, size_t width, ValueT* widened, Tile<ValueT, SumT>& t) {
+  constexpr bool kInteger = kDType == DType::kInt32;
+  for (size_t r = 0; r < rows && first < width; ++r) {
+    const ValueT* x = Values<kDType, ValueT>(data + r * stride, width, widened);
+    const auto row = static_cast<int32_t>(r);
+    for (size_t c = first; c < width; ++c) {
+      const ValueT v = x[c];
+      const bool nan = !kInteger && v != v;
+      const ValueT kept = Select(nan, ValueT{}, v);
+      t.nans[c] += static_cast<uint32_t>(nan);
+      // Bitwise, not short-circuit, operators and Select throughout: no branch in the loop.
+      t.sum[c] += static_cast<SumT>(kept);
+      if constexpr (kSquares) t.squares[c] += static_cast<double>(kept) * static_cast<double>(kept);
+      if constexpr (kExtremes) {  // strict compares in row order: the first occurrence stays
+        const bool least = (!nan) & ((t.least_at[c] < 0) | (v < t.least[c]));
+        const bool most = (!nan) & ((t.most_at[c] < 0) | (v > t.most[c]));
+        t.least[c] = Select(least, v, t.least[c]);
+        t.least_at[c] = Select(least, row, t.least_at[c]);
+        t.most[c] = Select(most, v, t.most[c]);
+        t.most_at[c] = Select(most, row, t.most_at[c]);
+      }
+    }
+  }
+}
+
 template <DType kDType, bool kExtremes, bool kMoments, bool kSquares>
 void AddColumnsOf(const std::byte* bytes, size_t stride, size_t rows, size_t width,
                   uint64_t base_row, Stats* out) {
@@ -118,44 +124,30 @@ void AddColumnsOf(const std::byte* bytes, size_t stride, size_t rows, size_t wid
     t.least[c] = t.most[c] = 0;
     t.least_at[c] = t.most_at[c] = -1;
   }
-  // A wide table's rows are pages apart, and the hardware prefetchers stop at a page's end: the
-  // row kPrefetchRows ahead is asked for now, a cache line at a time.
-  constexpr size_t kPrefetchRows = 4;
-  const bool strided = stride != width;
-  size_t first = 0;  // the first column the loop below takes
+  size_t first = 0;  // the first column the chunks take
   if constexpr (!kExtremes && !kMoments && !kSquares && std::is_same_v<Value, Storage> &&
                 !kInteger) {
     // Where the rows lie close (a narrow table): measured 1.4-1.6x there (64 columns, one
-    // thread of the dev VM); rows a page apart read faster a whole row at a time (below), and
-    // a few rows (ReduceRowsAsync's transposed rows) do not pay for the chunks' set-up.
+    // thread of the dev VM); a few rows (ReduceRowsAsync's transposed rows) do not pay for the
+    // chunks' set-up.
     if (stride * sizeof(Storage) <= kSumChunkMostRowBytes && rows >= kSumChunkLeastRows) {
       first = AddSumChunks(data, stride, rows, width, t.sum, t.nans);
     }
   }
-  for (size_t r = 0; r < rows && first < width; ++r) {
-    if (strided && r + kPrefetchRows < rows) {
-      const auto* ahead = reinterpret_cast<const char*>(data + (r + kPrefetchRows) * stride);
-      for (size_t b = 0; b < width * sizeof(Storage); b += 64) __builtin_prefetch(ahead + b, 0, 0);
-    }
-    const Value* x = Values<kDType, Value>(data + r * stride, width, widened);
-    const auto row = static_cast<int32_t>(r);
-    for (size_t c = first; c < width; ++c) {
-      const Value v = x[c];
-      const bool nan = !kInteger && v != v;
-      const Value kept = Select(nan, Value{}, v);
-      t.nans[c] += static_cast<uint32_t>(nan);
-      // Bitwise, not short-circuit, operators and Select throughout: no branch in the loop.
-      t.sum[c] += static_cast<Sum>(kept);
-      if constexpr (kSquares) t.squares[c] += static_cast<double>(kept) * static_cast<double>(kept);
-      if constexpr (kExtremes) {  // strict compares in row order: the first occurrence stays
-        const bool least = (!nan) & ((t.least_at[c] < 0) | (v < t.least[c]));
-        const bool most = (!nan) & ((t.most_at[c] < 0) | (v > t.most[c]));
-        t.least[c] = Select(least, v, t.least[c]);
-        t.least_at[c] = Select(least, row, t.least_at[c]);
-        t.most[c] = Select(most, v, t.most[c]);
-        t.most_at[c] = Select(most, row, t.most_at[c]);
-      }
-    }
+  constexpr DType kLoad = kChunkDType<kDType>;
+  using LoadStorage = typename Element<kLoad>::Storage;
+  const bool paged = stride * sizeof(Storage) >= kPage;
+  // 16-bit floats' row groups, widened (64 KiB).
+  float widened_rows[kDType == kLoad ? 1 : kChunkRows * kColumnsPassWidth];
+  if (paged) {
+    ForEachChunk<kDType>(data, stride, rows, first, width, widened_rows,
+                         [&](const LoadStorage* group, size_t group_stride, size_t count, size_t r0,
+                             size_t c0, auto n) {
+                           AddChunk<kLoad, kExtremes, kSquares, decltype(n)::value>(
+                               group, group_stride, count, r0, c0, t);
+                         });
+  } else {
+    AddRowByRow<kDType, kExtremes, kSquares>(data, stride, rows, first, width, widened, t);
   }
   // The first NaN of each column that has one, found again (the block is in cache, and a NaN is
   // rare: the loop above keeps only the counts).
@@ -178,11 +170,20 @@ void AddColumnsOf(const std::byte* bytes, size_t stride, size_t rows, size_t wid
       const double valid = static_cast<double>(rows - t.nans[c]);
       mean[c] = valid > 0 ? static_cast<double>(t.sum[c]) / valid : 0.0;
     }
-    for (size_t r = 0; r < rows; ++r) {
-      const Value* x = Values<kDType, Value>(data + r * stride, width, widened);
-      for (size_t c = 0; c < width; ++c) {
-        const double d = static_cast<double>(x[c]) - mean[c];
-        t.m2[c] += Select((!kInteger) & (x[c] != x[c]), 0.0, d * d);
+    if (paged) {
+      ForEachChunk<kDType>(data, stride, rows, 0, width, widened_rows,
+                           [&](const LoadStorage* group, size_t group_stride, size_t count, size_t,
+                               size_t c0, auto n) {
+                             AddDeviationChunk<kLoad, decltype(n)::value, Value>(
+                                 group, group_stride, count, c0, mean, t.m2);
+                           });
+    } else {
+      for (size_t r = 0; r < rows; ++r) {
+        const Value* x = Values<kDType, Value>(data + r * stride, width, widened);
+        for (size_t c = 0; c < width; ++c) {
+          const double d = static_cast<double>(x[c]) - mean[c];
+          t.m2[c] += Select((!kInteger) & (x[c] != x[c]), 0.0, d * d);
+        }
       }
     }
     for (size_t c = 0; c < width; ++c) t.m2[c] = std::isfinite(mean[c]) ? t.m2[c] : 0.0;

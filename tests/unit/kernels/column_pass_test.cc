@@ -16,6 +16,7 @@
 #include "kernels/cpu/block_reduce.h"
 #include "kernels/reduce.h"
 #include "tests/support/random_data.h"
+#include "tests/unit/kernels/stats_bits.h"
 #include "tests/unit/kernels/stats_reference.h"
 #include "tests/unit/kernels/typed_array.h"
 
@@ -86,30 +87,52 @@ TEST_P(ColumnPassTest, EveryCopyMatchesTheReferenceWithTheSameBits) {
   const uint64_t seed = testing::FreshSeed();
   SCOPED_TRACE(absl::StrCat("seed ", seed));
   std::mt19937_64 random(seed);
-  constexpr size_t kRows = 37, kCols = 1100;
-  const TypedArray table = Table(dtype, kRows, kCols, random);
-  const std::vector<Op> ops = OpsWithoutProducts();
-  const StatsNeeds needs = NeedsOf(ops);
-  const size_t element = DTypeSize(dtype);
-  std::vector<Stats> first;
-  for (const Passes* passes : RunnablePasses()) {
-    std::vector<Stats> columns(kCols, EmptyStats(dtype));
-    // Rows 0..19 then 20..36 (merged after), columns in two calls of at most kColumnsPassWidth.
-    for (size_t r0 : {size_t{0}, size_t{20}}) {
-      const size_t rows = r0 == 0 ? 20 : kRows - 20;
-      for (size_t c0 = 0; c0 < kCols; c0 += kColumnsPassWidth) {
-        const size_t width = std::min(kColumnsPassWidth, kCols - c0);
-        passes->add_columns(dtype, needs, table.bytes.data() + (r0 * kCols + c0) * element, kCols,
-                            rows, width, r0, columns.data() + c0);
+  // Rows closer than a page, a row at a time (the sums alone of float32 in AddSumChunks: 130
+  // rows of 800 bytes in the second call), and rows a page or more apart, in column_chunks.h's
+  // groups (each call a group and 4 rows, then a group and 1).
+  for (const auto& [table_rows, table_cols] : {std::pair<size_t, size_t>{150, 200}, {37, 2100}}) {
+    SCOPED_TRACE(absl::StrCat("(", table_rows, ", ", table_cols, ")"));
+    const TypedArray table = Table(dtype, table_rows, table_cols, random);
+    const size_t element = DTypeSize(dtype);
+    // Every op the pass serves, then the sums alone (their own loop: AddSumChunks), whose sums
+    // and NaN counts must keep the bits of the first.
+    std::vector<Stats> every_op;
+    for (const std::vector<Op>& ops :
+         {OpsWithoutProducts(), std::vector<Op>{Op::kSum, Op::kNanMean}}) {
+      SCOPED_TRACE(absl::StrCat(OpName(ops.front()), " and ", ops.size() - 1, " more"));
+      const StatsNeeds needs = NeedsOf(ops);
+      std::vector<Stats> first;
+      for (const Passes* passes : RunnablePasses()) {
+        std::vector<Stats> columns(table_cols, EmptyStats(dtype));
+        // The first 20 rows, then the rest (merged after), in column calls of at most
+        // kColumnsPassWidth.
+        for (size_t r0 : {size_t{0}, size_t{20}}) {
+          const size_t rows = r0 == 0 ? 20 : table_rows - 20;
+          for (size_t c0 = 0; c0 < table_cols; c0 += kColumnsPassWidth) {
+            const size_t width = std::min(kColumnsPassWidth, table_cols - c0);
+            passes->add_columns(dtype, needs, table.bytes.data() + (r0 * table_cols + c0) * element,
+                                table_cols, rows, width, r0, columns.data() + c0);
+          }
+        }
+        EXPECT_EQ(CheckColumns(table, table_cols, columns, ops), "");
+        if (first.empty()) {
+          first = columns;
+          continue;
+        }
+        for (size_t c = 0; c < table_cols; ++c) {
+          EXPECT_TRUE(testing::SameStatsBits(first[c], columns[c])) << "column " << c;
+        }
       }
-    }
-    EXPECT_EQ(CheckColumns(table, kCols, columns, ops), "");
-    if (first.empty()) {
-      first = columns;
-      continue;
-    }
-    for (size_t c = 0; c < kCols; ++c) {
-      EXPECT_EQ(std::memcmp(&first[c], &columns[c], sizeof(Stats)), 0) << "column " << c;
+      if (every_op.empty()) {
+        every_op = first;
+        continue;
+      }
+      for (size_t c = 0; c < table_cols; ++c) {
+        EXPECT_EQ(std::memcmp(&every_op[c].sum, &first[c].sum, sizeof(double)), 0)
+            << "column " << c;
+        EXPECT_EQ(every_op[c].int_sum, first[c].int_sum) << "column " << c;
+        EXPECT_EQ(every_op[c].nan_count, first[c].nan_count) << "column " << c;
+      }
     }
   }
 }

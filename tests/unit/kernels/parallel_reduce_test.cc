@@ -15,24 +15,13 @@
 #include "kernels/reduce.h"
 #include "tests/support/random_data.h"
 #include "tests/support/reference.h"
+#include "tests/unit/kernels/stats_bits.h"
 #include "tests/unit/kernels/typed_array.h"
 
 namespace gpureduce::kernels::cpu {
 namespace {
 
 constexpr size_t kSeveralTasks = 3 * kElementsPerTask + 17;
-
-bool SameBits(const Stats& a, const Stats& b) {
-  return a.count == b.count && a.nan_count == b.nan_count && a.first_nan == b.first_nan &&
-         std::memcmp(&a.sum, &b.sum, sizeof(double)) == 0 &&
-         std::memcmp(&a.sum_lo, &b.sum_lo, sizeof(double)) == 0 && a.int_sum == b.int_sum &&
-         a.int_sum_wraps == b.int_sum_wraps &&
-         std::memcmp(&a.sum_squares, &b.sum_squares, sizeof(double)) == 0 &&
-         std::memcmp(&a.prod, &b.prod, sizeof(double)) == 0 && a.prod_exponent == b.prod_exponent &&
-         a.int_prod == b.int_prod && a.min_index == b.min_index && a.max_index == b.max_index &&
-         std::memcmp(&a.mean, &b.mean, sizeof(double)) == 0 &&
-         std::memcmp(&a.m2, &b.m2, sizeof(double)) == 0;
-}
 
 TEST(ParallelReduceTest, ResultIsIndependentOfThreadCount) {
   ThreadPool one(1), four(4);
@@ -41,7 +30,8 @@ TEST(ParallelReduceTest, ResultIsIndependentOfThreadCount) {
     SCOPED_TRACE(std::string(DTypeName(dtype)) + " " + testing::SeedTrace(seed));
     const testing::TypedArray array = testing::RandomArray(dtype, kSeveralTasks, seed);
     const StatsRequest request{dtype, NeedsOf(kAllOps)};
-    EXPECT_TRUE(SameBits(Reduce(one, request, array.bytes), Reduce(four, request, array.bytes)));
+    EXPECT_TRUE(testing::SameStatsBits(Reduce(one, request, array.bytes),
+                                       Reduce(four, request, array.bytes)));
   }
 }
 
@@ -64,7 +54,8 @@ TEST(ParallelReduceTest, EveryInstructionSetGivesTheSameBits) {
       const StatsRequest request{dtype, needs};
       const Stats expected = ReduceBlockWith(baseline::kPasses, request, array.bytes, 5);
       for (const Passes& passes : EveryPassesPath()) {
-        EXPECT_TRUE(SameBits(expected, ReduceBlockWith(passes, request, array.bytes, 5)));
+        EXPECT_TRUE(
+            testing::SameStatsBits(expected, ReduceBlockWith(passes, request, array.bytes, 5)));
       }
     }
   }
@@ -123,7 +114,7 @@ TEST(ParallelReduceTest, BlockSourceFailuresComeBackInTaskOrder) {
     return absl::StatusOr<std::span<const std::byte>>(bytes.subspan(begin * 2, size * 2));
   });
   ASSERT_TRUE(whole.ok());
-  EXPECT_TRUE(SameBits(*whole, Reduce(pool, request, bytes)));
+  EXPECT_TRUE(testing::SameStatsBits(*whole, Reduce(pool, request, bytes)));
 
   const absl::StatusOr<Stats> failed =
       run([&](uint64_t begin, size_t size) -> absl::StatusOr<std::span<const std::byte>> {

@@ -18,6 +18,7 @@
 #include "kernels/cpu/block_reduce.h"
 #include "kernels/reduce.h"
 #include "tests/support/random_data.h"
+#include "tests/unit/kernels/stats_bits.h"
 #include "tests/unit/kernels/stats_reference.h"
 #include "tests/unit/kernels/typed_array.h"
 
@@ -83,16 +84,6 @@ std::vector<Op> OpsWithoutProducts() {
     if (NanFormOf(op) != Op::kProd) ops.push_back(op);
   }
   return ops;
-}
-
-bool SameBits(const Stats& a, const Stats& b) {
-  const auto bits = [](double x) { return std::bit_cast<uint64_t>(x); };
-  return a.count == b.count && a.nan_count == b.nan_count && a.first_nan == b.first_nan &&
-         a.integer == b.integer && a.int_sum == b.int_sum && a.int_min == b.int_min &&
-         a.int_max == b.int_max && bits(a.sum) == bits(b.sum) && bits(a.sum_lo) == bits(b.sum_lo) &&
-         bits(a.sum_squares) == bits(b.sum_squares) && bits(a.min) == bits(b.min) &&
-         bits(a.max) == bits(b.max) && a.min_index == b.min_index && a.max_index == b.max_index &&
-         bits(a.mean) == bits(b.mean) && bits(a.m2) == bits(b.m2);
 }
 
 TEST(RunsPassTest, EveryCopyMatchesTheReferenceAndTheColumnsPassWithTheSameBits) {
@@ -169,7 +160,8 @@ TEST(RunsPassTest, EveryCopyMatchesTheReferenceAndTheColumnsPassWithTheSameBits)
           continue;
         }
         for (size_t r = 0; r < runs; ++r) {
-          EXPECT_TRUE(SameBits(first[r], got[r])) << "run " << r << ": a copy's bits differ";
+          EXPECT_TRUE(testing::SameStatsBits(first[r], got[r]))
+              << "run " << r << ": a copy's bits differ";
         }
       }
     }
