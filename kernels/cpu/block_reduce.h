@@ -62,10 +62,11 @@ struct Passes {
   // int32 only (ColumnsPassTakes).
   void (*add_columns)(DType dtype, const StatsNeeds& needs, const std::byte* data, size_t stride,
                       size_t rows, size_t width, uint64_t base_row, Stats* out);
-  // Runs of `data`'s elements, run r from element bounds[r] - base to bounds[r + 1] - base (at
-  // most kLongestRun of them), each to its own Stats in out[r] (the accumulations `needs` asks
-  // for, indices from the run's start; float sums in float64 lanes, sum_lo 0; int32 sums exact).
-  // Floats and int32, no PROD (RunsPassTakes).
+  // `runs` runs of `data`'s elements, run r from element bounds[r] - base to bounds[r + 1] - base
+  // (each of kShortestRun to kLongestRun elements), each to its own Stats in out[r] (the
+  // accumulations `needs` asks for, indices from the run's start; float sums in float64 lanes,
+  // float64's compensated as ReduceBlock's (sum_lo), the narrower floats' not (sum_lo 0); int32
+  // sums exact). Floats and int32, no PROD (RunsPassTakes).
   void (*add_runs)(DType dtype, const StatsNeeds& needs, const std::byte* data,
                    const uint64_t* bounds, uint64_t base, size_t runs, Stats* out);
 };

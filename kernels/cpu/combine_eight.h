@@ -43,6 +43,45 @@ __attribute__((always_inline)) inline __m512d CombineEight(const __m512d* v, Op 
                                     totals);
 }
 
+// Eight runs' compensated lanes (hi + lo each) summed likewise: each addition's rounding error
+// (TwoSum) added to the two operands' lo, (lo_a + lo_b) + error, as the scalar
+// CompensatedTotal does. `lo` gets the totals' lo.
+__attribute__((always_inline)) inline __m512d CompensatedSumEight(const __m512d* hi,
+                                                                  const __m512d* lo,
+                                                                  __m512d& lo_out) {
+  const auto step = [](__m512d a, __m512d a_lo, __m512d b, __m512d b_lo, __m512d& sum_lo) {
+    const __m512d sum = _mm512_add_pd(a, b);
+    const __m512d b_part = _mm512_sub_pd(sum, a);
+    const __m512d error =
+        _mm512_add_pd(_mm512_sub_pd(a, _mm512_sub_pd(sum, b_part)), _mm512_sub_pd(b, b_part));
+    sum_lo = _mm512_add_pd(_mm512_add_pd(a_lo, b_lo), error);
+    return sum;
+  };
+  __m512d quads[4], quads_lo[4];
+  for (int k = 0; k < 4; ++k) {
+    quads[k] = step(ShuffleHalves<0x44>(hi[2 * k], hi[2 * k + 1]),
+                    ShuffleHalves<0x44>(lo[2 * k], lo[2 * k + 1]),
+                    ShuffleHalves<0xee>(hi[2 * k], hi[2 * k + 1]),
+                    ShuffleHalves<0xee>(lo[2 * k], lo[2 * k + 1]), quads_lo[k]);
+  }
+  __m512d pairs[2], pairs_lo[2];
+  for (int k = 0; k < 2; ++k) {
+    pairs[k] = step(ShuffleHalves<0x88>(quads[2 * k], quads[2 * k + 1]),
+                    ShuffleHalves<0x88>(quads_lo[2 * k], quads_lo[2 * k + 1]),
+                    ShuffleHalves<0xdd>(quads[2 * k], quads[2 * k + 1]),
+                    ShuffleHalves<0xdd>(quads_lo[2 * k], quads_lo[2 * k + 1]), pairs_lo[k]);
+  }
+  __m512d totals_lo;
+  const __m512d totals =
+      step(_mm512_mask_unpacklo_pd(pairs[0], 0xff, pairs[0], pairs[1]),
+           _mm512_mask_unpacklo_pd(pairs_lo[0], 0xff, pairs_lo[0], pairs_lo[1]),
+           _mm512_mask_unpackhi_pd(pairs[0], 0xff, pairs[0], pairs[1]),
+           _mm512_mask_unpackhi_pd(pairs_lo[0], 0xff, pairs_lo[0], pairs_lo[1]), totals_lo);
+  const __m512i order = _mm512_setr_epi64(0, 2, 4, 6, 1, 3, 5, 7);
+  lo_out = _mm512_mask_permutexvar_pd(totals_lo, 0xff, order, totals_lo);
+  return _mm512_mask_permutexvar_pd(totals, 0xff, order, totals);
+}
+
 __attribute__((always_inline)) inline __m512d SumEight(const __m512d* v) {
   return CombineEight(v, [](__m512d a, __m512d b) { return _mm512_add_pd(a, b); });
 }

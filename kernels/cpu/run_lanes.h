@@ -29,12 +29,21 @@ struct Group {
 // What a run's groups leave in the lanes, before the lanes are combined.
 struct RunLanes {
   Lanes sum[kVectors] = {};
+  Lanes sum_lo[kVectors] = {};  // float64: each lane's additions' rounding errors (TwoSum)
   Lanes squares[kVectors] = {};
   Mask int_sum[kVectors] = {};  // int32: exact, in int64 lanes
   Mask nans[kVectors] = {};     // the padding's too (a run's last group)
   Lanes least[kVectors];
   Lanes most[kVectors];
 };
+
+// The rounding error of sum = a + b, exactly (Knuth's TwoSum, no branch; -ffp-contract=off keeps
+// it from being fused): a + b == sum + error.
+template <typename T>
+__attribute__((always_inline)) inline T TwoSumError(const T& a, const T& b, const T& sum) {
+  const T b_part = sum - a;
+  return (a - (sum - b_part)) + (b - b_part);
+}
 
 // a where `take`, else b, lane by lane (bitwise: GCC lowers a vector select).
 __attribute__((always_inline)) inline Lanes Blend(const Mask& take, const Lanes& a,
@@ -176,7 +185,13 @@ __attribute__((always_inline)) inline RunLanes AddRunGroups(
       const Mask valid = a == a;
       lanes.nans[v] += valid + 1;
       const Lanes kept = Keep(valid, a);
-      if constexpr (!kInteger) lanes.sum[v] += kept;
+      if constexpr (kDType == DType::kFloat64) {  // compensated, as ReduceBlock's float64 sums
+        const Lanes sum = lanes.sum[v] + kept;
+        lanes.sum_lo[v] += TwoSumError(lanes.sum[v], kept, sum);
+        lanes.sum[v] = sum;
+      } else if constexpr (!kInteger) {  // float64 lanes of narrower floats: exact enough
+        lanes.sum[v] += kept;
+      }
       if constexpr (kSquares) lanes.squares[v] += kept * kept;
       if constexpr (kMin) lanes.least[v] = Blend(a < lanes.least[v], a, lanes.least[v]);
       if constexpr (kMax) lanes.most[v] = Blend(a > lanes.most[v], a, lanes.most[v]);

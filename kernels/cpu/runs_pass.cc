@@ -30,11 +30,30 @@ inline double Total(const Lanes* lanes) {
   return ((l[0] + l[4]) + (l[2] + l[6])) + ((l[1] + l[5]) + (l[3] + l[7]));
 }
 
+// The lanes' compensated sum (float64's: each lane's sum and its additions' errors in `lo`): the
+// same tree as Total, each addition's rounding error added to its operands' errors, (lo_a + lo_b)
+// + error, as CombineEight's CompensatedSumEight does lane by lane. `lo_out` gets the total's.
+inline double CompensatedTotal(const Lanes* hi_lanes, const Lanes* lo_lanes, double& lo_out) {
+  double hi[kLanes], lo[kLanes];
+  std::memcpy(hi, hi_lanes, sizeof(hi));
+  std::memcpy(lo, lo_lanes, sizeof(lo));
+  for (size_t apart = kLanes / 2; apart >= 1; apart /= 2) {
+    for (size_t i = 0; i < apart; ++i) {
+      const double sum = hi[i] + hi[i + apart];
+      lo[i] = (lo[i] + lo[i + apart]) + TwoSumError(hi[i], hi[i + apart], sum);
+      hi[i] = sum;
+    }
+  }
+  lo_out = lo[0];
+  return hi[0];
+}
+
 // A run's lanes combined: the sums', the NaN count (its padding's included), the extremes'.
 // Only the fields the request needs are set (no initializers: zeroing eight of them per eight
 // runs cost more than combining them).
 struct RunTotals {
   double sum;
+  double sum_lo;  // float64's
   double squares;
   int64_t int_sum;
   int64_t nans;
@@ -42,10 +61,14 @@ struct RunTotals {
   double most;
 };
 
-template <bool kSquares, bool kMin, bool kMax>
+template <bool kCompensated, bool kSquares, bool kMin, bool kMax>
 __attribute__((always_inline)) inline RunTotals TotalsOf(const RunLanes& lanes) {
   RunTotals t{};
-  t.sum = Total(lanes.sum);
+  if constexpr (kCompensated) {
+    t.sum = CompensatedTotal(lanes.sum, lanes.sum_lo, t.sum_lo);
+  } else {
+    t.sum = Total(lanes.sum);
+  }
   if constexpr (kSquares) t.squares = Total(lanes.squares);
   int64_t words[kLanes];
   std::memcpy(words, lanes.int_sum, sizeof(words));
@@ -79,12 +102,14 @@ __attribute__((always_inline)) inline void Finish(const typename Element<kDType>
   out = Stats{};
   out.count = length;
   out.nan_count = nan_count;
-  if constexpr (kInteger) {  // exact: 128 int32 stay far inside int64
+  if constexpr (kInteger) {  // exact: 512 int32 stay far inside int64
     out.integer = true;
     out.int_sum = t.int_sum;
   } else {
     out.first_nan = nan_count > 0 ? FirstNanOf<kDType>(x, length) : -1;
     out.sum = t.sum;
+    // (An infinite lane's errors are NaN, as ReduceBlock's.)
+    if constexpr (kDType == DType::kFloat64) out.sum_lo = std::isfinite(t.sum) ? t.sum_lo : 0.0;
   }
   if constexpr (kSquares) out.sum_squares = t.squares;
   if constexpr (kMin) {
@@ -110,7 +135,7 @@ __attribute__((always_inline)) inline void Finish(const typename Element<kDType>
     }
   }
   if constexpr (kMoments) {
-    const double total = kInteger ? static_cast<double>(out.int_sum) : out.sum;
+    const double total = kInteger ? static_cast<double>(out.int_sum) : out.sum + out.sum_lo;
     out.mean = valid > 0 ? total / static_cast<double>(valid) : 0.0;
   }
 }
@@ -132,8 +157,8 @@ void OneRun(const typename Element<kDType>::Storage* x, size_t length, Stats& ou
   Group g[kMaxGroups];
   const RunLanes lanes = AddRunGroups < kDType, kSquares, kMin, kMax,
                  kMin || kMax || kMoments > (x, length, g);
-  Finish<kDType, kSquares, kMin, kMax, kMoments>(x, length, g,
-                                                 TotalsOf<kSquares, kMin, kMax>(lanes), out);
+  Finish<kDType, kSquares, kMin, kMax, kMoments>(
+      x, length, g, TotalsOf<kDType == DType::kFloat64, kSquares, kMin, kMax>(lanes), out);
   if constexpr (kMoments) {
     Lanes m2[kVectors] = {};
     AddDeviations(g, (length + kLanes - 1) / kLanes, out.mean, m2);
@@ -157,7 +182,9 @@ void EightRuns(const typename Element<kDType>::Storage* x, const uint64_t* bound
   // Each field's lanes of the eight runs, only those the request needs (so they stay in
   // registers: the whole RunLanes stored a run cost SUM 0.85x).
   constexpr bool kInteger = kDType == DType::kInt32;
-  __m512d sum[kRuns], nans[kRuns], int_sum[kRuns], squares[kRuns], least[kRuns], most[kRuns];
+  constexpr bool kCompensated = kDType == DType::kFloat64;
+  __m512d sum[kRuns], sum_lo[kRuns], nans[kRuns], int_sum[kRuns], squares[kRuns], least[kRuns],
+      most[kRuns];
   for (size_t r = 0; r < kRuns; ++r) {
     const uint64_t length = bounds[r + 1] - bounds[r];
     at[r + 1] = at[r] + (length + kLanes - 1) / kLanes;
@@ -167,16 +194,23 @@ void EightRuns(const typename Element<kDType>::Storage* x, const uint64_t* bound
     nans[r] = reinterpret_cast<__m512d>(lanes.nans[0]);
     if constexpr (kInteger) int_sum[r] = reinterpret_cast<__m512d>(lanes.int_sum[0]);
     if constexpr (!kInteger) sum[r] = reinterpret_cast<__m512d>(lanes.sum[0]);
+    if constexpr (kCompensated) sum_lo[r] = reinterpret_cast<__m512d>(lanes.sum_lo[0]);
     if constexpr (kSquares) squares[r] = reinterpret_cast<__m512d>(lanes.squares[0]);
     if constexpr (kMin) least[r] = reinterpret_cast<__m512d>(lanes.least[0]);
     if constexpr (kMax) most[r] = reinterpret_cast<__m512d>(lanes.most[0]);
   }
   alignas(64) int64_t nan_totals[kRuns], int_totals[kRuns];
-  alignas(64) double sum_totals[kRuns], square_totals[kRuns], least_totals[kRuns],
-      most_totals[kRuns];
+  alignas(64) double sum_totals[kRuns], sum_lo_totals[kRuns], square_totals[kRuns],
+      least_totals[kRuns], most_totals[kRuns];
   _mm512_store_si512(nan_totals, IntSumEight(nans));
   if constexpr (kInteger) _mm512_store_si512(int_totals, IntSumEight(int_sum));
-  if constexpr (!kInteger) _mm512_store_pd(sum_totals, SumEight(sum));
+  if constexpr (kCompensated) {
+    __m512d lo;
+    _mm512_store_pd(sum_totals, CompensatedSumEight(sum, sum_lo, lo));
+    _mm512_store_pd(sum_lo_totals, lo);
+  } else if constexpr (!kInteger) {
+    _mm512_store_pd(sum_totals, SumEight(sum));
+  }
   if constexpr (kSquares) _mm512_store_pd(square_totals, SumEight(squares));
   if constexpr (kMin) _mm512_store_pd(least_totals, LeastEight(least));
   if constexpr (kMax) _mm512_store_pd(most_totals, MostEight(most));
@@ -185,6 +219,7 @@ void EightRuns(const typename Element<kDType>::Storage* x, const uint64_t* bound
     t.nans = nan_totals[r];
     if constexpr (kInteger) t.int_sum = int_totals[r];
     if constexpr (!kInteger) t.sum = sum_totals[r];
+    if constexpr (kCompensated) t.sum_lo = sum_lo_totals[r];
     if constexpr (kSquares) t.squares = square_totals[r];
     if constexpr (kMin) t.least = least_totals[r];
     if constexpr (kMax) t.most = most_totals[r];

@@ -168,5 +168,45 @@ TEST(RunsPassTest, EveryCopyMatchesTheReferenceAndTheColumnsPassWithTheSameBits)
   }
 }
 
+// float64 runs' sums are compensated, as ReduceBlock's: two values of 2^60 of opposite sign among
+// small integers, anywhere in the run, leave the small ones' sum exactly (a plain sum in lanes
+// loses those added to the large ones' lanes). 13 runs a call: eight at once, then one at a time.
+TEST(RunsPassTest, Float64SumsAreCompensated) {
+  const uint64_t seed = testing::FreshSeed();
+  SCOPED_TRACE(absl::StrCat("seed ", seed));
+  std::mt19937_64 random(seed);
+  constexpr size_t kRuns = 13;
+  for (const uint64_t length : std::vector<uint64_t>{4, 9, 16, 63, 72, 128, 200, 511, 512}) {
+    std::vector<double> values(kRuns * length);
+    std::vector<uint64_t> bounds = {0};
+    std::vector<double> exact(kRuns);
+    for (size_t r = 0; r < kRuns; ++r) {
+      double* run = values.data() + r * length;
+      for (uint64_t e = 0; e < length; ++e) {
+        run[e] = static_cast<double>(static_cast<int64_t>(random() % 201) - 100);
+      }
+      const uint64_t big = random() % length;
+      const uint64_t cancel = (big + 1 + random() % (length - 1)) % length;
+      run[big] = 0x1p60;
+      run[cancel] = -0x1p60;
+      for (uint64_t e = 0; e < length; ++e) {
+        if (e != big && e != cancel) exact[r] += run[e];
+      }
+      bounds.push_back(bounds.back() + length);
+    }
+    const StatsNeeds needs = NeedsOf(std::vector<Op>{Op::kSum});
+    for (const Passes* passes : RunnablePasses()) {
+      std::vector<Stats> got(kRuns);
+      passes->add_runs(DType::kFloat64, needs, reinterpret_cast<const std::byte*>(values.data()),
+                       bounds.data(), 0, kRuns, got.data());
+      for (size_t r = 0; r < kRuns; ++r) {
+        const absl::StatusOr<OpResult> sum = FinalizeOp(Op::kSum, DType::kFloat64, 1, got[r]);
+        ASSERT_TRUE(sum.ok()) << sum.status();
+        EXPECT_EQ(sum->value, exact[r]) << "length " << length << ", run " << r;
+      }
+    }
+  }
+}
+
 }  // namespace
 }  // namespace gpureduce::kernels::cpu
