@@ -168,8 +168,9 @@ void OneRun(const typename Element<kDType>::Storage* x, size_t length, Stats& ou
 
 #if defined(__AVX512F__)
 // Eight runs, their lanes combined together (combine_eight.h). Rows of 16, one thread of the dev
-// VM, against a run at a time: VAR 1.7-1.9x, MIN 1.0-1.15x, SUM 0.95-1.1x; rows of 128 five
-// ops 0.9-1.0x.
+// VM, against a run at a time: VAR 1.7-1.9x, MIN 1.0-1.15x, SUM 0.95-1.1x. Over runs of 128, the
+// five-op request read 0.86-0.92x on the dev VM, and it and MIN 0.72-0.91x on the H200 host's
+// cores; going a run at a time past 64 elements did not win it back (docs/cpu-backend.md).
 template <DType kDType, bool kSquares, bool kMin, bool kMax, bool kMoments>
 void EightRuns(const typename Element<kDType>::Storage* x, const uint64_t* bounds, uint64_t base,
                Stats* out) {
