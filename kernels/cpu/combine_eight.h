@@ -45,7 +45,7 @@ __attribute__((always_inline)) inline __m512d CombineEight(const __m512d* v, Op 
 
 // Eight runs' compensated lanes (hi + lo each) summed likewise: each addition's rounding error
 // (TwoSum) added to the two operands' lo, (lo_a + lo_b) + error, as the scalar
-// CompensatedTotal does. `lo` gets the totals' lo.
+// CompensatedTotal does. `lo_out` gets the totals' lo.
 __attribute__((always_inline)) inline __m512d CompensatedSumEight(const __m512d* hi,
                                                                   const __m512d* lo,
                                                                   __m512d& lo_out) {
