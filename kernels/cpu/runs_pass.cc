@@ -112,27 +112,20 @@ __attribute__((always_inline)) inline void Finish(const typename Element<kDType>
     if constexpr (kDType == DType::kFloat64) out.sum_lo = std::isfinite(t.sum) ? t.sum_lo : 0.0;
   }
   if constexpr (kSquares) out.sum_squares = t.squares;
-  if constexpr (kMin) {
-    if (valid > 0) {
-      out.min_index = FirstEqual(g, groups, t.least);
-      const double value = ElementOf(g, out.min_index);
-      if constexpr (kInteger) {
-        out.int_min = static_cast<int64_t>(value);
-      } else {
-        out.min = value;
-      }
+  // An extreme's first element equal to its value over the lanes, and that element's value.
+  const auto first_of = [&](double extreme, int64_t& index, double& value, int64_t& int_value) {
+    index = FirstEqual(g, groups, extreme);
+    if constexpr (kInteger) {
+      int_value = static_cast<int64_t>(ElementOf(g, index));
+    } else {
+      value = ElementOf(g, index);
     }
+  };
+  if constexpr (kMin) {
+    if (valid > 0) first_of(t.least, out.min_index, out.min, out.int_min);
   }
   if constexpr (kMax) {
-    if (valid > 0) {
-      out.max_index = FirstEqual(g, groups, t.most);
-      const double value = ElementOf(g, out.max_index);
-      if constexpr (kInteger) {
-        out.int_max = static_cast<int64_t>(value);
-      } else {
-        out.max = value;
-      }
-    }
+    if (valid > 0) first_of(t.most, out.max_index, out.max, out.int_max);
   }
   if constexpr (kMoments) {
     const double total = kInteger ? static_cast<double>(out.int_sum) : out.sum + out.sum_lo;
