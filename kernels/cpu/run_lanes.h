@@ -133,9 +133,10 @@ __attribute__((always_inline)) inline void LoadRest(const typename Element<kDTyp
 
 // The run's groups added in lanes: sums (exact int64 ones for int32), squares, NaN counts (the
 // padding's included) and the lanes' extremes (a NaN compares false); with kKeep, the groups
-// kept in `g` too, for the extremes' and the moments' second looks. (The lanes are returned,
-// not added into an argument, so they stay in registers.)
-template <DType kDType, bool kSquares, bool kMin, bool kMax, bool kKeep>
+// kept in `g` too, for the extremes' and the moments' second looks; kGroups > 0: the run is
+// that many whole groups. (The lanes are returned, not added into an argument, so they stay in
+// registers.)
+template <DType kDType, bool kSquares, bool kMin, bool kMax, bool kKeep, size_t kGroups = 0>
 __attribute__((always_inline)) inline RunLanes AddRunGroups(
     const typename Element<kDType>::Storage* x, size_t length, Group* g) {
   using Storage = typename Element<kDType>::Storage;
@@ -145,6 +146,7 @@ __attribute__((always_inline)) inline RunLanes AddRunGroups(
     lanes.least[v] = Lanes{} + std::numeric_limits<double>::infinity();
     lanes.most[v] = Lanes{} - std::numeric_limits<double>::infinity();
   }
+  if constexpr (kGroups > 0) length = kGroups * kLanes;
   const size_t groups = (length + kLanes - 1) / kLanes;
   if constexpr (kInteger && !kSquares && !kMin && !kMax && !kKeep) {
     // An int32 SUM (or MEAN) alone: the exact sums only, no float64 lanes; its NaN count is the

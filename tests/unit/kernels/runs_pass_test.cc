@@ -30,9 +30,14 @@ using testing::TypedArray;
 constexpr DType kRunsDTypes[] = {DType::kFloat32, DType::kFloat16, DType::kBFloat16,
                                  DType::kFloat64, DType::kInt32};
 
-// Runs of 1 to kLongestRun elements (each length once), then random lengths.
+// Eight runs of each length of one to four whole groups (the AVX-512 copy's unrolled batches,
+// SharedGroups: the first calls' runs 0-7, 8-15, ...), runs of 1 to kLongestRun elements (each
+// length once), then random lengths.
 std::vector<uint64_t> Bounds(std::mt19937_64& random) {
   std::vector<uint64_t> bounds = {0};
+  for (uint64_t groups = 1; groups <= 4; ++groups) {
+    for (int r = 0; r < 8; ++r) bounds.push_back(bounds.back() + groups * 8);
+  }
   for (uint64_t length = 1; length <= kLongestRun; ++length)
     bounds.push_back(bounds.back() + length);
   for (int i = 0; i < 200; ++i) bounds.push_back(bounds.back() + 1 + random() % kLongestRun);
