@@ -139,22 +139,36 @@ void ReduceGroupByPass(SegmentsJob& job, SinkRun& run, const size_t* group, size
   }
 }
 
-// Segments first .. first + count - 1 (whole in `data`, each RunsPassTakes's, at most
-// kRunsAtOnce) through the short runs pass, by their clamped bounds: the batch's first segment
-// may have begun before `data`, its last go on after it, and the pass reads what it is given.
+// Segments first .. first + count - 1 (at most kRunsAtOnce, each RunsPassTakes's, whole in
+// `data`) through the short runs pass: segment first + i holds data's elements bounds[i] - base
+// to bounds[i + 1] - base.
 constexpr size_t kRunsAtOnce = 64;
-void ReduceRunsByPass(SegmentsJob& job, size_t first, size_t count) {
-  uint64_t bounds[kRunsAtOnce + 1];
-  for (size_t i = 0; i <= count; ++i) bounds[i] = job.Bound(first + i);
+void ReduceRunsByPass(SegmentsJob& job, size_t first, size_t count, const uint64_t* bounds,
+                      uint64_t base) {
   const Passes& passes = ChosenPasses();
   if (!job.sink) {
-    passes.add_runs(job.request.dtype, job.request.needs, job.data.data(), bounds, 0, count,
+    passes.add_runs(job.request.dtype, job.request.needs, job.data.data(), bounds, base, count,
                     &job.segments[first]);
     return;
   }
   Stats block[kRunsAtOnce];
-  passes.add_runs(job.request.dtype, job.request.needs, job.data.data(), bounds, 0, count, block);
+  passes.add_runs(job.request.dtype, job.request.needs, job.data.data(), bounds, base, count,
+                  block);
   job.sink(first, std::span<const Stats>(block, count));
+}
+
+// How many segments from `first` on (at most kRunsAtOnce, the first one's already known) the short
+// runs pass takes and end by `last` (in the request's own count, so the scan compares the bounds
+// as they are: segments of 16 float32 cost twice rows of 16 while it clamped each).
+size_t RunsFrom(const SegmentsJob& job, size_t first, uint64_t last) {
+  const uint64_t* bounds = job.bounds.data();
+  const size_t limit = std::min(job.bounds.size() - 1, first + kRunsAtOnce);
+  size_t s = first + 1;
+  while (s < limit && bounds[s + 1] <= last && bounds[s + 1] - bounds[s] >= kShortestRun &&
+         bounds[s + 1] - bounds[s] <= kLongestRun) {
+    ++s;
+  }
+  return s - first;
 }
 
 // Task `task`'s elements [begin, end): the segments that meet it, from the one holding `begin`
@@ -175,7 +189,6 @@ void ReducePieces(SegmentsJob& job, size_t task) {
   size_t group[kColumnsWidth];
   size_t grouped = 0;
   SinkRun run(job.sink);
-  size_t runs_first = 0, runs = 0;  // whole segments of the short runs pass's, in a row
   for (size_t s = after == 0 ? 0 : after - 1; s + 1 < job.bounds.size() && job.Bound(s) < end;
        ++s) {
     const uint64_t from = std::max(begin, job.Bound(s));
@@ -183,12 +196,14 @@ void ReducePieces(SegmentsJob& job, size_t task) {
     if (from >= to) continue;  // an empty segment
     const bool whole = from == job.Bound(s) && to == job.Bound(s + 1);
     if (whole && RunsPassTakes(job.request, to - from)) {
-      if (runs > 0 && (runs_first + runs != s || runs == kRunsAtOnce)) {
-        ReduceRunsByPass(job, runs_first, runs);
-        runs = 0;
+      if (job.bounds[s] >= job.base && job.bounds[s + 1] <= job.base + end) {
+        const size_t runs = RunsFrom(job, s, job.base + end);
+        ReduceRunsByPass(job, s, runs, job.bounds.data() + s, job.base);
+        s += runs - 1;
+      } else {  // cut by data's ends: by its clamped bounds
+        const uint64_t clamped[] = {from, to};
+        ReduceRunsByPass(job, s, 1, clamped, 0);
       }
-      if (runs == 0) runs_first = s;
-      ++runs;
       continue;
     }
     if (in_place && whole && to - from <= by_pass) {
@@ -221,7 +236,6 @@ void ReducePieces(SegmentsJob& job, size_t task) {
     }
   }
   if (grouped > 0) ReduceGroupByPass(job, run, group, grouped);
-  if (runs > 0) ReduceRunsByPass(job, runs_first, runs);
 }
 
 // With a sink, once every task is done: the segments cut across tasks, each one's pieces merged
@@ -260,6 +274,15 @@ void SinkEmptySegments(SegmentsJob& job, size_t task) {
   const size_t to = task + 1 == job.carried.size()
                         ? segments
                         : std::max(from, first_at(begin + job.task_elements));
+  if (from == to) return;
+  // Mostly there is none: where every segment lies in `data`, a look at the bounds as they are
+  // (without clamping each: 5% of segments of 16's time) finds them.
+  const uint64_t* bounds = job.bounds.data();
+  if (bounds[from] >= job.base && bounds[to] <= job.base + job.count) {
+    bool any = false;
+    for (size_t s = from; s < to; ++s) any |= bounds[s] == bounds[s + 1];
+    if (!any) return;
+  }
   SinkRun run(job.sink);
   for (size_t s = from; s < to; ++s) {
     if (job.Bound(s) == job.Bound(s + 1)) run.Add(s, EmptyStats(job.request.dtype));
