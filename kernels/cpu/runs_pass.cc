@@ -10,6 +10,7 @@
 #include <cstddef>
 #include <cstdint>
 #include <cstring>
+#include <iterator>
 
 #include "kernels/cpu/block_reduce.h"
 #include "kernels/cpu/combine_eight.h"
@@ -252,23 +253,16 @@ void RunsOf(const std::byte* data, const uint64_t* bounds, uint64_t base, size_t
   const auto* x = reinterpret_cast<const Storage*>(data);
   size_t r = 0;
 #if defined(__AVX512F__)
+  // The copies for eight runs of 1 to 4 whole groups each, then the general one.
+  constexpr void (*kEight[])(const Storage*, const uint64_t*, uint64_t, Stats*) = {
+      EightRuns<kDType, kSquares, kMin, kMax, kMoments, 0>,
+      EightRuns<kDType, kSquares, kMin, kMax, kMoments, 1>,
+      EightRuns<kDType, kSquares, kMin, kMax, kMoments, 2>,
+      EightRuns<kDType, kSquares, kMin, kMax, kMoments, 3>,
+      EightRuns<kDType, kSquares, kMin, kMax, kMoments, 4>};
   for (; r + 8 <= runs; r += 8) {
-    switch (SharedGroups(bounds + r)) {
-      case 1:
-        EightRuns<kDType, kSquares, kMin, kMax, kMoments, 1>(x, bounds + r, base, out + r);
-        break;
-      case 2:
-        EightRuns<kDType, kSquares, kMin, kMax, kMoments, 2>(x, bounds + r, base, out + r);
-        break;
-      case 3:
-        EightRuns<kDType, kSquares, kMin, kMax, kMoments, 3>(x, bounds + r, base, out + r);
-        break;
-      case 4:
-        EightRuns<kDType, kSquares, kMin, kMax, kMoments, 4>(x, bounds + r, base, out + r);
-        break;
-      default:
-        EightRuns<kDType, kSquares, kMin, kMax, kMoments, 0>(x, bounds + r, base, out + r);
-    }
+    const size_t groups = SharedGroups(bounds + r);
+    kEight[groups < std::size(kEight) ? groups : 0](x, bounds + r, base, out + r);
   }
 #endif
   for (; r < runs; ++r) {
