@@ -30,12 +30,12 @@ using testing::TypedArray;
 constexpr DType kRunsDTypes[] = {DType::kFloat32, DType::kFloat16, DType::kBFloat16,
                                  DType::kFloat64, DType::kInt32};
 
-// Eight runs of each length of one to four whole groups (the AVX-512 copy's unrolled batches,
-// SharedGroups: the first calls' runs 0-7, 8-15, ...), runs of 1 to kLongestRun elements (each
-// length once), then random lengths.
+// Eight runs of each length the AVX-512 copy unrolls (whole groups: SharedGroups; the first
+// call's runs 0-7, 8-15, ...), runs of 1 to kLongestRun elements (each length once), then random
+// lengths.
 std::vector<uint64_t> Bounds(std::mt19937_64& random) {
   std::vector<uint64_t> bounds = {0};
-  for (uint64_t groups = 1; groups <= 4; ++groups) {
+  for (const uint64_t groups : {1, 2, 3, 4, 8, 16}) {
     for (int r = 0; r < 8; ++r) bounds.push_back(bounds.back() + groups * 8);
   }
   for (uint64_t length = 1; length <= kLongestRun; ++length)
