@@ -131,6 +131,19 @@ __attribute__((always_inline)) inline void LoadRest(const typename Element<kDTyp
 #endif
 }
 
+// A run's work is short and branchy, so the core reads few runs ahead: the lines kRunsAhead bytes
+// on are asked for now (into L2: 1.15x at rows of 16 float32, one thread of the dev VM, against
+// into L1 and 2 KiB ahead). (As integers: the address may lie past the array; a prefetch there
+// is harmless.)
+inline constexpr size_t kRunsAhead = 4096;
+template <typename Storage>
+__attribute__((always_inline)) inline void PrefetchAhead(const Storage* run, size_t length) {
+  const auto from = reinterpret_cast<uintptr_t>(run);
+  for (uintptr_t line = from; line < from + length * sizeof(Storage); line += 64) {
+    __builtin_prefetch(reinterpret_cast<const void*>(line + kRunsAhead), 0, 2);
+  }
+}
+
 // The run's groups added in lanes: sums (exact int64 ones for int32), squares, NaN counts (the
 // padding's included) and the lanes' extremes (a NaN compares false); with kKeep, the groups
 // kept in `g` too, for the extremes' and the moments' second looks; kGroups > 0: the run is

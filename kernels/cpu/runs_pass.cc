@@ -10,18 +10,15 @@
 #include <cstddef>
 #include <cstdint>
 #include <cstring>
-#include <iterator>
 
 #include "kernels/cpu/block_reduce.h"
-#include "kernels/cpu/combine_eight.h"
+#include "kernels/cpu/eight_runs.h"
 #include "kernels/cpu/element_load.h"
 #include "kernels/cpu/run_lanes.h"
 #include "kernels/cpu/sum_lanes.h"
 
 namespace gpureduce::kernels::cpu::GPUREDUCE_CPU_PASSES {
 namespace {
-
-constexpr size_t kAhead = 4096;
 
 // The lanes' sum, in one order for every copy: each lane with the one kLanes / 2 after it, then
 // those sums pairwise likewise (CombineEight's order).
@@ -134,18 +131,6 @@ __attribute__((always_inline)) inline void Finish(const typename Element<kDType>
   }
 }
 
-// A run's work is short and branchy, so the core reads few runs ahead: the lines kAhead bytes
-// on are asked for now (into L2: 1.15x at rows of 16 float32, one thread of the dev VM, against
-// into L1 and 2 KiB ahead). (As integers: the address may lie past the array; a prefetch there
-// is harmless.)
-template <typename Storage>
-__attribute__((always_inline)) inline void PrefetchAhead(const Storage* run, size_t length) {
-  const auto from = reinterpret_cast<uintptr_t>(run);
-  for (uintptr_t line = from; line < from + length * sizeof(Storage); line += 64) {
-    __builtin_prefetch(reinterpret_cast<const void*>(line + kAhead), 0, 2);
-  }
-}
-
 template <DType kDType, bool kSquares, bool kMin, bool kMax, bool kMoments>
 void OneRun(const typename Element<kDType>::Storage* x, size_t length, Stats& out) {
   Group g[kMaxGroups];
@@ -165,55 +150,29 @@ void OneRun(const typename Element<kDType>::Storage* x, size_t length, Stats& ou
 // VM, against a run at a time: VAR 1.7-1.9x, MIN 1.0-1.15x, SUM 0.95-1.1x. Over runs of 128, the
 // five-op request read 0.86-0.92x on the dev VM, and it and MIN 0.72-0.91x on the H200 host's
 // cores; going a run at a time past 64 elements did not win it back (docs/cpu-backend.md).
-// kGroups > 0: every run has that many whole groups (SharedGroups), so the loops over them unroll
-// and no run has a padded last group. One thread of the dev VM, float32: rows of 16 SUM 1.15x,
-// MIN 1.25x; rows of 128 MIN 1.25-1.55x, five ops 1.3x. (Whole groups in a loop of their own,
-// the count unknown, or unrolled by 4: no gain.)
+// Copies for runs of a few whole groups each (AddEightRuns's kGroups), one thread of the dev VM,
+// float32: rows of 16 SUM 1.15x, MIN 1.25x; rows of 128 MIN 1.25-1.55x, five ops 1.3x. (Whole
+// groups in a loop of their own, the count unknown, or unrolled by 4: no gain.)
 template <DType kDType, bool kSquares, bool kMin, bool kMax, bool kMoments, size_t kGroups>
 void EightRuns(const typename Element<kDType>::Storage* x, const uint64_t* bounds, uint64_t base,
                Stats* out) {
-  constexpr size_t kRuns = 8;
-  // The runs' groups one after another (a run's kMaxGroups apart, the stores spread over 8 KiB
-  // and 4K-aliased the input's loads: SUM 0.8x a run at a time).
-  Group g[kRuns * kMaxGroups];
-  size_t at[kRuns + 1];
-  at[0] = 0;
-  // Each field's lanes of the eight runs, only those the request needs (so they stay in
-  // registers: the whole RunLanes stored a run cost SUM 0.85x).
+  Group g[kEightRuns * kMaxGroups];
+  size_t at[kEightRuns + 1];
+  const EightTotals totals = AddEightRuns < kDType, kSquares, kMin, kMax, kMin || kMax || kMoments,
+                    kGroups > (x, bounds, base, g, at);
   constexpr bool kInteger = kDType == DType::kInt32;
   constexpr bool kCompensated = kDType == DType::kFloat64;
-  __m512d sum[kRuns], sum_lo[kRuns], nans[kRuns], int_sum[kRuns], squares[kRuns], least[kRuns],
-      most[kRuns];
-  for (size_t r = 0; r < kRuns; ++r) {
-    const uint64_t length = kGroups > 0 ? kGroups * kLanes : bounds[r + 1] - bounds[r];
-    at[r + 1] = at[r] + (length + kLanes - 1) / kLanes;
-    PrefetchAhead(x + (bounds[r] - base), length);
-    const RunLanes lanes = AddRunGroups < kDType, kSquares, kMin, kMax, kMin || kMax || kMoments,
-                   kGroups > (x + (bounds[r] - base), length, g + at[r]);
-    nans[r] = reinterpret_cast<__m512d>(lanes.nans[0]);
-    if constexpr (kInteger) int_sum[r] = reinterpret_cast<__m512d>(lanes.int_sum[0]);
-    if constexpr (!kInteger) sum[r] = reinterpret_cast<__m512d>(lanes.sum[0]);
-    if constexpr (kCompensated) sum_lo[r] = reinterpret_cast<__m512d>(lanes.sum_lo[0]);
-    if constexpr (kSquares) squares[r] = reinterpret_cast<__m512d>(lanes.squares[0]);
-    if constexpr (kMin) least[r] = reinterpret_cast<__m512d>(lanes.least[0]);
-    if constexpr (kMax) most[r] = reinterpret_cast<__m512d>(lanes.most[0]);
-  }
-  alignas(64) int64_t nan_totals[kRuns], int_totals[kRuns];
-  alignas(64) double sum_totals[kRuns], sum_lo_totals[kRuns], square_totals[kRuns],
-      least_totals[kRuns], most_totals[kRuns];
-  _mm512_store_si512(nan_totals, IntSumEight(nans));
-  if constexpr (kInteger) _mm512_store_si512(int_totals, IntSumEight(int_sum));
-  if constexpr (kCompensated) {
-    __m512d lo;
-    _mm512_store_pd(sum_totals, CompensatedSumEight(sum, sum_lo, lo));
-    _mm512_store_pd(sum_lo_totals, lo);
-  } else if constexpr (!kInteger) {
-    _mm512_store_pd(sum_totals, SumEight(sum));
-  }
-  if constexpr (kSquares) _mm512_store_pd(square_totals, SumEight(squares));
-  if constexpr (kMin) _mm512_store_pd(least_totals, LeastEight(least));
-  if constexpr (kMax) _mm512_store_pd(most_totals, MostEight(most));
-  for (size_t r = 0; r < kRuns; ++r) {
+  alignas(64) int64_t nan_totals[kEightRuns], int_totals[kEightRuns];
+  alignas(64) double sum_totals[kEightRuns], sum_lo_totals[kEightRuns], square_totals[kEightRuns],
+      least_totals[kEightRuns], most_totals[kEightRuns];
+  _mm512_store_si512(nan_totals, totals.nans);
+  if constexpr (kInteger) _mm512_store_si512(int_totals, totals.int_sum);
+  if constexpr (!kInteger) _mm512_store_pd(sum_totals, totals.sum);
+  if constexpr (kCompensated) _mm512_store_pd(sum_lo_totals, totals.sum_lo);
+  if constexpr (kSquares) _mm512_store_pd(square_totals, totals.squares);
+  if constexpr (kMin) _mm512_store_pd(least_totals, totals.least);
+  if constexpr (kMax) _mm512_store_pd(most_totals, totals.most);
+  for (size_t r = 0; r < kEightRuns; ++r) {
     RunTotals t;
     t.nans = nan_totals[r];
     if constexpr (kInteger) t.int_sum = int_totals[r];
@@ -227,27 +186,16 @@ void EightRuns(const typename Element<kDType>::Storage* x, const uint64_t* bound
                                                    out[r]);
   }
   if constexpr (kMoments) {
-    __m512d deviations[kRuns];
-    for (size_t r = 0; r < kRuns; ++r) {
-      Lanes m2[kVectors] = {};
-      AddDeviations(g + at[r], at[r + 1] - at[r], out[r].mean, m2);
-      deviations[r] = reinterpret_cast<__m512d>(m2[0]);
+    double means[kEightRuns];
+    for (size_t r = 0; r < kEightRuns; ++r) means[r] = out[r].mean;
+    alignas(64) double m2_totals[kEightRuns];
+    _mm512_store_pd(m2_totals, EightDeviations(g, at, means));
+    for (size_t r = 0; r < kEightRuns; ++r) {
+      out[r].m2 = std::isfinite(out[r].mean) ? m2_totals[r] : 0.0;
     }
-    alignas(64) double m2_totals[kRuns];
-    _mm512_store_pd(m2_totals, SumEight(deviations));
-    for (size_t r = 0; r < kRuns; ++r) out[r].m2 = std::isfinite(out[r].mean) ? m2_totals[r] : 0.0;
   }
 }
 #endif
-
-// The groups each of eight runs has where they all have that many whole ones (rows of a multiple
-// of kLanes, and segments of one such length); 0 where they don't.
-inline size_t SharedGroups(const uint64_t* bounds) {
-  const uint64_t length = bounds[1] - bounds[0];
-  bool shared = length % kLanes == 0;
-  for (size_t r = 1; r < 8; ++r) shared &= bounds[r + 1] - bounds[r] == length;
-  return shared ? length / kLanes : 0;
-}
 
 template <DType kDType, bool kSquares, bool kMin, bool kMax, bool kMoments>
 void RunsOf(const std::byte* data, const uint64_t* bounds, uint64_t base, size_t runs, Stats* out) {
@@ -255,30 +203,10 @@ void RunsOf(const std::byte* data, const uint64_t* bounds, uint64_t base, size_t
   const auto* x = reinterpret_cast<const Storage*>(data);
   size_t r = 0;
 #if defined(__AVX512F__)
-  // The copies for eight runs of 1, 2, 3, 4, 8 or 16 whole groups each (rows of 8 to 32, 64 and
-  // 128 elements), the general one for the others.
-  using EightRunsCopy = void (*)(const Storage*, const uint64_t*, uint64_t, Stats*);
-  constexpr EightRunsCopy kGeneral = EightRuns<kDType, kSquares, kMin, kMax, kMoments, 0>;
-  constexpr EightRunsCopy kEight[] = {kGeneral,
-                                      EightRuns<kDType, kSquares, kMin, kMax, kMoments, 1>,
-                                      EightRuns<kDType, kSquares, kMin, kMax, kMoments, 2>,
-                                      EightRuns<kDType, kSquares, kMin, kMax, kMoments, 3>,
-                                      EightRuns<kDType, kSquares, kMin, kMax, kMoments, 4>,
-                                      kGeneral,
-                                      kGeneral,
-                                      kGeneral,
-                                      EightRuns<kDType, kSquares, kMin, kMax, kMoments, 8>,
-                                      kGeneral,
-                                      kGeneral,
-                                      kGeneral,
-                                      kGeneral,
-                                      kGeneral,
-                                      kGeneral,
-                                      kGeneral,
-                                      EightRuns<kDType, kSquares, kMin, kMax, kMoments, 16>};
-  for (; r + 8 <= runs; r += 8) {
-    const size_t groups = SharedGroups(bounds + r);
-    kEight[groups < std::size(kEight) ? groups : 0](x, bounds + r, base, out + r);
+  for (; r + kEightRuns <= runs; r += kEightRuns) {
+    WithGroups(SharedGroups(bounds + r), [&]<size_t kGroups>() {
+      EightRuns<kDType, kSquares, kMin, kMax, kMoments, kGroups>(x, bounds + r, base, out + r);
+    });
   }
 #endif
   for (; r < runs; ++r) {

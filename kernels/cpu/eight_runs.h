@@ -1,0 +1,125 @@
+#pragma once
+
+// Eight runs of the short runs pass at once (its AVX-512 copy): each run's groups added in
+// lanes (run_lanes.h), then the eight runs' lanes combined together (combine_eight.h), so that
+// lane r of each total is run r's. Both ends of the pass start here: runs_pass.cc makes each
+// run's Stats of them, runs_answers.cc an op's answers straight from the vectors. Included by
+// the passes only, in their namespace.
+
+#if defined(__AVX512F__)
+#include <immintrin.h>
+
+#include <cstddef>
+#include <cstdint>
+
+#include "kernels/cpu/combine_eight.h"
+#include "kernels/cpu/run_lanes.h"
+#include "kernels/cpu/sum_lanes.h"
+
+namespace gpureduce::kernels::cpu::GPUREDUCE_CPU_PASSES {
+
+inline constexpr size_t kEightRuns = 8;
+
+// The groups each of eight runs has where they all have that many whole ones (rows of a multiple
+// of kLanes, and segments of one such length); 0 where they don't.
+inline size_t SharedGroups(const uint64_t* bounds) {
+  const uint64_t length = bounds[1] - bounds[0];
+  bool shared = length % kLanes == 0;
+  for (size_t r = 1; r < kEightRuns; ++r) shared &= bounds[r + 1] - bounds[r] == length;
+  return shared ? length / kLanes : 0;
+}
+
+// Calls f.template operator()<kGroups>() with the kGroups of AddEightRuns's copy for eight runs of
+// `groups` whole groups each (SharedGroups): rows of 8 to 32, 64 and 128 elements unrolled, the
+// general copy (0) for the others.
+template <typename F>
+__attribute__((always_inline)) inline void WithGroups(size_t groups, F&& f) {
+  switch (groups) {
+    case 1:
+      return f.template operator()<1>();
+    case 2:
+      return f.template operator()<2>();
+    case 3:
+      return f.template operator()<3>();
+    case 4:
+      return f.template operator()<4>();
+    case 8:
+      return f.template operator()<8>();
+    case 16:
+      return f.template operator()<16>();
+    default:
+      return f.template operator()<0>();
+  }
+}
+
+// Eight runs' totals, lane r run r's: only those the request needs are set.
+struct EightTotals {
+  __m512i nans;  // the padding's included
+  __m512i int_sum;
+  __m512d sum;
+  __m512d sum_lo;  // float64's: the total's rounding errors (CompensatedSumEight)
+  __m512d squares;
+  __m512d least;  // of -0 and 0 either
+  __m512d most;
+};
+
+// Runs bounds[r] - base .. bounds[r + 1] - base of x, r < 8, added and combined. With kKeep, each
+// run's groups are kept in g from at[r] on (at[8]: all of them), one run after another (a run's
+// kMaxGroups apart, the stores spread over 8 KiB and 4K-aliased the input's loads: SUM 0.8x a run
+// at a time). kGroups > 0: every run has that many whole groups (SharedGroups), so the loops over
+// them unroll and no run has a padded last group.
+template <DType kDType, bool kSquares, bool kMin, bool kMax, bool kKeep, size_t kGroups>
+__attribute__((always_inline)) inline EightTotals AddEightRuns(
+    const typename Element<kDType>::Storage* x, const uint64_t* bounds, uint64_t base, Group* g,
+    size_t* at) {
+  // Each field's lanes of the eight runs, only those the request needs (so they stay in
+  // registers: the whole RunLanes stored a run cost SUM 0.85x).
+  constexpr bool kInteger = kDType == DType::kInt32;
+  constexpr bool kCompensated = kDType == DType::kFloat64;
+  __m512d sum[kEightRuns], sum_lo[kEightRuns], nans[kEightRuns], int_sum[kEightRuns],
+      squares[kEightRuns], least[kEightRuns], most[kEightRuns];
+  at[0] = 0;
+  for (size_t r = 0; r < kEightRuns; ++r) {
+    const uint64_t length = kGroups > 0 ? kGroups * kLanes : bounds[r + 1] - bounds[r];
+    at[r + 1] = at[r] + (length + kLanes - 1) / kLanes;
+    PrefetchAhead(x + (bounds[r] - base), length);
+    const RunLanes lanes = AddRunGroups<kDType, kSquares, kMin, kMax, kKeep, kGroups>(
+        x + (bounds[r] - base), length, g + at[r]);
+    nans[r] = reinterpret_cast<__m512d>(lanes.nans[0]);
+    if constexpr (kInteger) int_sum[r] = reinterpret_cast<__m512d>(lanes.int_sum[0]);
+    if constexpr (!kInteger) sum[r] = reinterpret_cast<__m512d>(lanes.sum[0]);
+    if constexpr (kCompensated) sum_lo[r] = reinterpret_cast<__m512d>(lanes.sum_lo[0]);
+    if constexpr (kSquares) squares[r] = reinterpret_cast<__m512d>(lanes.squares[0]);
+    if constexpr (kMin) least[r] = reinterpret_cast<__m512d>(lanes.least[0]);
+    if constexpr (kMax) most[r] = reinterpret_cast<__m512d>(lanes.most[0]);
+  }
+  EightTotals t;
+  t.nans = IntSumEight(nans);
+  if constexpr (kInteger) t.int_sum = IntSumEight(int_sum);
+  if constexpr (kCompensated) {
+    t.sum = CompensatedSumEight(sum, sum_lo, t.sum_lo);
+  } else if constexpr (!kInteger) {
+    t.sum = SumEight(sum);
+  }
+  if constexpr (kSquares) t.squares = SumEight(squares);
+  if constexpr (kMin) t.least = LeastEight(least);
+  if constexpr (kMax) t.most = MostEight(most);
+  return t;
+}
+
+// The squared deviations of each run's kept groups (AddEightRuns's g and at) from its mean,
+// combined as the lanes: lane r is run r's.
+__attribute__((always_inline)) inline __m512d EightDeviations(const Group* g, const size_t* at,
+                                                              const double* means) {
+  __m512d deviations[kEightRuns];
+  for (size_t r = 0; r < kEightRuns; ++r) {
+    Lanes m2[kVectors] = {};
+    AddDeviations(g + at[r], at[r + 1] - at[r], means[r], m2);
+    deviations[r] = reinterpret_cast<__m512d>(m2[0]);
+  }
+  return SumEight(deviations);
+}
+
+}  // namespace gpureduce::kernels::cpu::GPUREDUCE_CPU_PASSES
+
+#endif  // __AVX512F__
