@@ -109,6 +109,17 @@ std::vector<Stats> ReduceSegments(ThreadPool& pool, const StatsRequest& request,
                                   std::span<const std::byte> data,
                                   std::span<const uint64_t> bounds);
 
+// A request of one op whose answers go straight into its result array: output i's answer at
+// out + i * DTypeSize(ResultDType(op, dtype)), the bytes EncodeAnswers writes for it from the
+// output's Stats. The short runs pass writes those it can from its vectors (rows and segments
+// of 4 to 512 elements, eight at a time, all ops but PROD and the arg ops, where the CPU has
+// AVX-512); the other outputs' Stats still go to the sink.
+struct DirectAnswers {
+  Op op = Op::kSum;
+  double ddof = 0.0;
+  std::byte* out = nullptr;  // null: none, every output's Stats to the sink
+};
+
 using ColumnsDone = absl::AnyInvocable<void(ReduceTiming) &&>;
 using RowsDone = absl::AnyInvocable<void(ReduceTiming) &&>;
 // Takes the Stats of rows first .. first + stats.size() - 1 (a run of them, so that the answers
@@ -119,9 +130,10 @@ using RowSink = std::function<void(uint64_t first, std::span<const Stats> stats)
 // elements, and row r's Stats (indices counted from the row's start) go to `sink` from the task
 // that reduced it, in no particular order, each once. Short rows are reduced side by side by the
 // columns pass, long ones each by ReduceBlock; the result depends only on the input. `data` must
-// stay valid until `done`, which runs as ReduceAsync's does, after every row's sink.
+// stay valid until `done`, which runs as ReduceAsync's does, after every row's sink. With
+// `direct`, rows the short runs pass answers itself skip the sink.
 void ReduceRowsAsync(ThreadPool& pool, const StatsRequest& request, std::span<const std::byte> data,
-                     uint64_t length, RowSink sink, RowsDone done);
+                     uint64_t length, RowSink sink, RowsDone done, DirectAnswers direct = {});
 
 // ReduceSegmentsAsync with each segment's Stats handed to `sink` (as ReduceRowsAsync's rows)
 // instead of returned: a segment that lies whole in one task (or an empty one starting there)
@@ -131,9 +143,11 @@ void ReduceRowsAsync(ThreadPool& pool, const StatsRequest& request, std::span<co
 // request's own bounds, not rebased for each batch): segment s holds the elements of `data`
 // from bounds[s] - base to bounds[s + 1] - base, each clamped to data's ends (so the first may
 // have begun before it and the last go on after it; one wholly outside it counts as empty).
+// With `direct` (segment s's answer at direct.out + s * size), whole segments the short runs pass
+// answers itself skip the sink.
 void ReduceSegmentsAsync(ThreadPool& pool, const StatsRequest& request,
                          std::span<const std::byte> data, std::span<const uint64_t> bounds,
-                         uint64_t base, RowSink sink, SegmentsDone done);
+                         uint64_t base, RowSink sink, SegmentsDone done, DirectAnswers direct = {});
 
 // Reduces a row-major table down its columns (NumPy's axis=0): `data` holds `rows` rows of
 // columns.size() elements, row r's indices are base_row + r, and column c's elements merge into

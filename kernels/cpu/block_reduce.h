@@ -69,6 +69,12 @@ struct Passes {
   // sums exact). Floats and int32, no PROD (RunsPassTakes).
   void (*add_runs)(DType dtype, const StatsNeeds& needs, const std::byte* data,
                    const uint64_t* bounds, uint64_t base, size_t runs, Stats* out);
+  // The same runs for a request of `op` alone: their answers, each the bytes EncodeAnswers writes
+  // from the run's Stats, at out, out + size, ... (size: ResultDType(op, dtype)'s), eight runs at
+  // a time where the copy can (AVX-512; not PROD or the arg ops). Returns how many runs from the
+  // first it answered; the caller reduces the others.
+  size_t (*answer_runs)(DType dtype, Op op, double ddof, const std::byte* data,
+                        const uint64_t* bounds, uint64_t base, size_t runs, std::byte* out);
 };
 
 // Whether the columns pass reduces `request` (else columns go through ReduceBlock, transposed).
@@ -107,6 +113,8 @@ void AddColumns(DType dtype, const StatsNeeds& needs, const std::byte* data, siz
                 size_t rows, size_t width, uint64_t base_row, Stats* out);
 void AddRuns(DType dtype, const StatsNeeds& needs, const std::byte* data, const uint64_t* bounds,
              uint64_t base, size_t runs, Stats* out);
+size_t AnswerRuns(DType dtype, Op op, double ddof, const std::byte* data, const uint64_t* bounds,
+                  uint64_t base, size_t runs, std::byte* out);
 }  // namespace GPUREDUCE_CPU_PASSES
 
 // The fastest passes this CPU runs.

@@ -60,9 +60,10 @@ void AddSumsChosen(DType dtype, const StatsNeeds& needs, bool fuse_extremes, con
 // The AVX2 copy's extremes pass: its 256-bit compares go to mask registers here, and each run's
 // test back to vectors, which cost a MIN request of float32 in L2 15 -> 13 G elements/s (one
 // core of the AMD VM); its loop is no wider at 512 bits (element_load.h converts 8 at a time).
-const Passes kPasses = {AddSumsChosen, avx2::AddExtremes, AddProduct, Widen, AddColumns, AddRuns};
+const Passes kPasses = {AddSumsChosen, avx2::AddExtremes, AddProduct, Widen,
+                        AddColumns,    AddRuns,           AnswerRuns};
 #else
-const Passes kPasses = {AddSums, AddExtremes, AddProduct, Widen, AddColumns, AddRuns};
+const Passes kPasses = {AddSums, AddExtremes, AddProduct, Widen, AddColumns, AddRuns, AnswerRuns};
 #endif
 
 }  // namespace gpureduce::kernels::cpu::GPUREDUCE_CPU_PASSES

@@ -47,6 +47,7 @@ struct RowsJob {
   bool by_pass = false;
   bool by_runs = false;
   RowSink sink;
+  DirectAnswers direct;
   std::atomic<size_t> remaining{0};
   RowsDone done;
   Clock::time_point submitted;
@@ -77,18 +78,27 @@ void ReduceRowsByPass(const RowsJob& job, uint64_t first, uint64_t count) {
   }
 }
 
-// Short float and int32 rows through the short runs pass, kRowsAtOnce at a time.
+// Short float and int32 rows through the short runs pass, kRowsAtOnce at a time: their answers
+// written by the pass where it can (job.direct), the others' Stats to the sink.
 void ReduceRowsByRuns(const RowsJob& job, uint64_t first, uint64_t count) {
-  const size_t element = DTypeSize(job.request.dtype);
+  const DType dtype = job.request.dtype;
+  const size_t element = DTypeSize(dtype);
   uint64_t bounds[kRowsAtOnce + 1];
   for (size_t i = 0; i <= kRowsAtOnce; ++i) bounds[i] = i * job.length;
   Stats block[kRowsAtOnce];
   const Passes& passes = ChosenPasses();
+  const DirectAnswers& direct = job.direct;
+  const size_t answer_size = DTypeSize(ResultDType(direct.op, dtype));
   for (uint64_t r0 = first; r0 < first + count; r0 += kRowsAtOnce) {
     const uint64_t n = std::min<uint64_t>(kRowsAtOnce, first + count - r0);
-    passes.add_runs(job.request.dtype, job.request.needs,
-                    job.data.data() + r0 * job.length * element, bounds, 0, n, block);
-    job.sink(r0, std::span<const Stats>(block, n));
+    const std::byte* rows = job.data.data() + r0 * job.length * element;
+    const size_t answered = direct.out == nullptr
+                                ? 0
+                                : passes.answer_runs(dtype, direct.op, direct.ddof, rows, bounds, 0,
+                                                     n, direct.out + r0 * answer_size);
+    if (answered == n) continue;
+    passes.add_runs(dtype, job.request.needs, rows, bounds + answered, 0, n - answered, block);
+    job.sink(r0 + answered, std::span<const Stats>(block, n - answered));
   }
 }
 
@@ -147,13 +157,14 @@ void RunRowsTask(const std::shared_ptr<RowsJob>& job, uint64_t task) {
 }  // namespace
 
 void ReduceRowsAsync(ThreadPool& pool, const StatsRequest& request, std::span<const std::byte> data,
-                     uint64_t length, RowSink sink, RowsDone done) {
+                     uint64_t length, RowSink sink, RowsDone done, DirectAnswers direct) {
   auto job = std::make_shared<RowsJob>();
   job->request = request;
   job->data = data;
   job->length = length;
   job->rows = length == 0 ? 0 : data.size() / DTypeSize(request.dtype) / length;
   job->sink = std::move(sink);
+  job->direct = direct;
   job->done = std::move(done);
   job->submitted = Clock::now();
   if (job->rows == 0) {

@@ -53,6 +53,7 @@ struct SegmentsJob {
   uint64_t count = 0;
   size_t task_elements = 0;
   RowSink sink;                                  // where whole segments go, if set
+  DirectAnswers direct;                          // with a sink: answers written by the pass
   std::vector<Stats> segments;                   // each written by the task it starts in (no sink)
   std::vector<std::optional<Piece>> carried;     // per task: the piece of a segment begun earlier
   std::vector<std::optional<Piece>> continuing;  // per task, with a sink: one going on after it
@@ -151,10 +152,18 @@ void ReduceRunsByPass(SegmentsJob& job, size_t first, size_t count, const uint64
                     &job.segments[first]);
     return;
   }
+  const DType dtype = job.request.dtype;
+  const DirectAnswers& direct = job.direct;
+  const size_t answered =
+      direct.out == nullptr
+          ? 0
+          : passes.answer_runs(dtype, direct.op, direct.ddof, job.data.data(), bounds, base, count,
+                               direct.out + first * DTypeSize(ResultDType(direct.op, dtype)));
+  if (answered == count) return;
   Stats block[kRunsAtOnce];
-  passes.add_runs(job.request.dtype, job.request.needs, job.data.data(), bounds, base, count,
-                  block);
-  job.sink(first, std::span<const Stats>(block, count));
+  passes.add_runs(dtype, job.request.needs, job.data.data(), bounds + answered, base,
+                  count - answered, block);
+  job.sink(first + answered, std::span<const Stats>(block, count - answered));
 }
 
 // How many segments from `first` on (at most kRunsAtOnce, the first one's already known) the short
@@ -313,8 +322,8 @@ void RunSegmentsTask(const std::shared_ptr<SegmentsJob>& job, size_t task) {
 namespace {
 
 void StartSegments(ThreadPool& pool, const StatsRequest& request, std::span<const std::byte> data,
-                   std::span<const uint64_t> bounds, uint64_t base, RowSink sink,
-                   SegmentsDone done) {
+                   std::span<const uint64_t> bounds, uint64_t base, RowSink sink, SegmentsDone done,
+                   DirectAnswers direct) {
   auto job = std::make_shared<SegmentsJob>();
   job->request = request;
   job->data = data;
@@ -323,6 +332,7 @@ void StartSegments(ThreadPool& pool, const StatsRequest& request, std::span<cons
   job->count = data.size() / DTypeSize(request.dtype);
   job->task_elements = TaskElements(request.dtype);
   job->sink = std::move(sink);
+  if (job->sink) job->direct = direct;
   job->done = std::move(done);
   job->submitted = Clock::now();
   const size_t tasks =
@@ -356,13 +366,13 @@ void StartSegments(ThreadPool& pool, const StatsRequest& request, std::span<cons
 void ReduceSegmentsAsync(ThreadPool& pool, const StatsRequest& request,
                          std::span<const std::byte> data, std::span<const uint64_t> bounds,
                          SegmentsDone done) {
-  StartSegments(pool, request, data, bounds, 0, nullptr, std::move(done));
+  StartSegments(pool, request, data, bounds, 0, nullptr, std::move(done), DirectAnswers{});
 }
 
 void ReduceSegmentsAsync(ThreadPool& pool, const StatsRequest& request,
                          std::span<const std::byte> data, std::span<const uint64_t> bounds,
-                         uint64_t base, RowSink sink, SegmentsDone done) {
-  StartSegments(pool, request, data, bounds, base, std::move(sink), std::move(done));
+                         uint64_t base, RowSink sink, SegmentsDone done, DirectAnswers direct) {
+  StartSegments(pool, request, data, bounds, base, std::move(sink), std::move(done), direct);
 }
 
 std::vector<Stats> ReduceSegments(ThreadPool& pool, const StatsRequest& request,

@@ -268,7 +268,7 @@ void CudaBlockKernels::ColumnsFrom(const kernels::cpu::StatsRequest& request,
 }
 
 void CudaBlockKernels::Rows(const kernels::cpu::StatsRequest&, std::span<const std::byte>, uint64_t,
-                            kernels::cpu::RowSink, RowsDone done) {
+                            kernels::cpu::RowSink, kernels::cpu::DirectAnswers, RowsDone done) {
   std::move(done)(absl::InternalError("the GPU's array kernels reduce rows as segments"), Timing{});
 }
 

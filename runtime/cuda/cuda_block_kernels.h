@@ -34,7 +34,8 @@ class CudaBlockKernels final : public BlockKernels {
                uint64_t rows, std::span<gpureduce::Stats> columns, uint64_t base_row,
                ColumnsDone done) override;
   void Rows(const kernels::cpu::StatsRequest& request, std::span<const std::byte> data,
-            uint64_t length, kernels::cpu::RowSink sink, RowsDone done) override;
+            uint64_t length, kernels::cpu::RowSink sink, kernels::cpu::DirectAnswers direct,
+            RowsDone done) override;
   // A step waiting for a staging slot, and every later one, ends with CANCELLED.
   void Cancel() override;
 

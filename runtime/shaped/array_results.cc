@@ -47,6 +47,14 @@ void ArrayResults::Write(uint64_t first, std::span<const gpureduce::Stats> stats
   }
 }
 
+kernels::cpu::DirectAnswers ArrayResults::Direct(uint64_t first) {
+  if (arrays_.size() != 1 || layout_.outputs() < 2) return {};
+  ArrayResult& array = arrays_.front();
+  return {
+      array.op, ddof_,
+      reinterpret_cast<std::byte*>(array.data.data()) + first * gpureduce::DTypeSize(array.dtype)};
+}
+
 absl::Status ArrayResults::status() const {
   std::lock_guard<std::mutex> lock(mu_);
   return status_;

@@ -16,6 +16,7 @@
 #include "absl/status/status.h"
 #include "common/reduction/op_result.h"
 #include "common/reduction/reduce_layout.h"
+#include "kernels/reduce.h"
 #include "runtime/backend.h"
 
 namespace gpureduce::runtime {
@@ -29,6 +30,11 @@ class ArrayResults {
   // an op cannot answer (all NaN under NANARGMIN), by its place whatever the order of the writes,
   // becomes status(), naming the output. Thread-safe for distinct outputs.
   void Write(uint64_t first, std::span<const gpureduce::Stats> stats);
+
+  // Where the kernels may write outputs first.. straight (no Stats, no Write): a request of one
+  // op of many outputs (one output's answer also goes in `value`, which Write sets); none
+  // (out null) otherwise.
+  kernels::cpu::DirectAnswers Direct(uint64_t first);
 
   // Once every Write has returned.
   absl::Status status() const;

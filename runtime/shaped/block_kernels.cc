@@ -16,12 +16,14 @@ void CpuBlockKernels::Segments(const kernels::cpu::StatsRequest& request,
 
 void CpuBlockKernels::SegmentsTo(const kernels::cpu::StatsRequest& request,
                                  std::span<const std::byte> data, std::span<const uint64_t> bounds,
-                                 uint64_t base, kernels::cpu::RowSink sink, RowsDone done) {
+                                 uint64_t base, kernels::cpu::RowSink sink,
+                                 kernels::cpu::DirectAnswers direct, RowsDone done) {
   kernels::cpu::ReduceSegmentsAsync(
       pool_, request, data, bounds, base, std::move(sink),
       [done = std::move(done)](std::vector<gpureduce::Stats>, Timing timing) mutable {
         std::move(done)(absl::OkStatus(), timing);
-      });
+      },
+      direct);
 }
 
 void CpuBlockKernels::Columns(const kernels::cpu::StatsRequest& request,
@@ -36,11 +38,14 @@ void CpuBlockKernels::Columns(const kernels::cpu::StatsRequest& request,
 
 void CpuBlockKernels::Rows(const kernels::cpu::StatsRequest& request,
                            std::span<const std::byte> data, uint64_t length,
-                           kernels::cpu::RowSink sink, RowsDone done) {
-  kernels::cpu::ReduceRowsAsync(pool_, request, data, length, std::move(sink),
-                                [done = std::move(done)](Timing timing) mutable {
-                                  std::move(done)(absl::OkStatus(), timing);
-                                });
+                           kernels::cpu::RowSink sink, kernels::cpu::DirectAnswers direct,
+                           RowsDone done) {
+  kernels::cpu::ReduceRowsAsync(
+      pool_, request, data, length, std::move(sink),
+      [done = std::move(done)](Timing timing) mutable {
+        std::move(done)(absl::OkStatus(), timing);
+      },
+      direct);
 }
 
 }  // namespace gpureduce::runtime

@@ -51,15 +51,18 @@ class BlockKernels {
   // kernels::cpu::ReduceSegmentsAsync's with a sink (the CPU's): every segment's Stats to `sink`
   // (segment indices within `bounds`) from the tasks that reduced them, as Rows's rows, once,
   // before `done`; `data` begins `base` elements into what `bounds` count (each clamped to
-  // data's ends). Only where max_sunk_segments() is not 0.
+  // data's ends). Only where max_sunk_segments() is not 0. `direct`: as ReduceSegmentsAsync's.
   virtual void SegmentsTo(const kernels::cpu::StatsRequest& /*request*/,
                           std::span<const std::byte> /*data*/, std::span<const uint64_t> /*bounds*/,
-                          uint64_t /*base*/, kernels::cpu::RowSink /*sink*/, RowsDone done) {
+                          uint64_t /*base*/, kernels::cpu::RowSink /*sink*/,
+                          kernels::cpu::DirectAnswers /*direct*/, RowsDone done) {
     std::move(done)(absl::UnimplementedError("these kernels return segments' Stats"), Timing{});
   }
-  // kernels::cpu::ReduceRowsAsync's: whole rows of `length`, each row's Stats to `sink`.
+  // kernels::cpu::ReduceRowsAsync's: whole rows of `length`, each row's Stats to `sink` (or its
+  // answer to `direct`).
   virtual void Rows(const kernels::cpu::StatsRequest& request, std::span<const std::byte> data,
-                    uint64_t length, kernels::cpu::RowSink sink, RowsDone done) = 0;
+                    uint64_t length, kernels::cpu::RowSink sink, kernels::cpu::DirectAnswers direct,
+                    RowsDone done) = 0;
   // The request gave up (ReduceSession::Cancel): work waiting for resources ends with
   // CANCELLED, and later calls too. The CPU's tasks never wait: nothing to do.
   virtual void Cancel() {}
@@ -91,10 +94,11 @@ class CpuBlockKernels final : public BlockKernels {
                uint64_t rows, std::span<gpureduce::Stats> columns, uint64_t base_row,
                ColumnsDone done) override;
   void Rows(const kernels::cpu::StatsRequest& request, std::span<const std::byte> data,
-            uint64_t length, kernels::cpu::RowSink sink, RowsDone done) override;
+            uint64_t length, kernels::cpu::RowSink sink, kernels::cpu::DirectAnswers direct,
+            RowsDone done) override;
   void SegmentsTo(const kernels::cpu::StatsRequest& request, std::span<const std::byte> data,
                   std::span<const uint64_t> bounds, uint64_t base, kernels::cpu::RowSink sink,
-                  RowsDone done) override;
+                  kernels::cpu::DirectAnswers direct, RowsDone done) override;
 
  private:
   ThreadPool& pool_;

@@ -123,6 +123,7 @@ bool ShapedReducer::LaunchWholeRows(absl::AnyInvocable<void() &&>& next) {
       [this, first](uint64_t row, std::span<const gpureduce::Stats> stats) {
         results_.Write(first + row, stats);
       },
+      results_.Direct(first),
       [this, rows, next = std::move(next)](absl::Status status,
                                            kernels::cpu::ReduceTiming timing) mutable {
         if (StepFinished(status, timing, rows * row_length_)) next_segment_ += rows;
@@ -225,6 +226,7 @@ void ShapedReducer::LaunchSegmentsToSink(uint64_t first, uint64_t last, uint64_t
         }
         if (!stats.empty()) results_.Write(first + i, stats);
       },
+      results_.Direct(first),
       [this, starts, first, last, lo, hi, end, edges, next = std::move(next)](
           absl::Status status, kernels::cpu::ReduceTiming timing) mutable {
         if (StepFinished(status, timing, 0)) {

@@ -3,6 +3,7 @@
 // longest (short rows reduced side by side, long ones each by ReduceBlock, sums alone of short
 // float rows in place), with NaN, infinities and ties in rows; every row handed to the sink once.
 
+#include <atomic>
 #include <cmath>
 #include <future>
 #include <mutex>
@@ -11,8 +12,11 @@
 #include <vector>
 
 #include "absl/strings/str_cat.h"
+#include "common/reduction/answer_encoding.h"
 #include "common/reduction/op_name.h"
+#include "common/reduction/op_result.h"
 #include "gtest/gtest.h"
+#include "kernels/cpu/block_reduce.h"
 #include "kernels/reduce.h"
 #include "tests/support/random_data.h"
 #include "tests/unit/kernels/stats_reference.h"
@@ -82,6 +86,54 @@ TEST_P(RowsReduceTest, EveryRowMatchesTheReference) {
         }
       }
       EXPECT_EQ(failures, "");
+    }
+  }
+}
+
+// DirectAnswers for one op: every row's answer bytes, whether the short runs pass wrote them or
+// the sink's Stats did (through EncodeAnswers, as the runtime), equal those of the sink alone;
+// where the pass has vectors (the AVX-512 copy) and the op answers there, rows skip the sink.
+TEST_P(RowsReduceTest, DirectAnswersAreTheSinksBytes) {
+  const DType dtype = GetParam();
+  const uint64_t seed = testing::FreshSeed();
+  SCOPED_TRACE(absl::StrCat("seed ", seed));
+  std::mt19937_64 random(seed);
+  ThreadPool pool(3);
+  for (const size_t length : {4, 16, 31, 128, 512}) {
+    const size_t rows = 9000 / length + 5;  // several tasks, several blocks of the pass's rows
+    TypedArray table = testing::RandomArray(dtype, rows * length, random());
+    if (!IsInteger(dtype)) {
+      for (size_t k = 0; k < 20; ++k) table.Set(random() % table.size(), NAN);
+      table.Set(random() % table.size(), INFINITY);
+    }
+    for (Op op : kAllOps) {
+      const StatsRequest request{dtype, NeedsOf(std::vector<Op>{op})};
+      SCOPED_TRACE(absl::StrCat("length ", length, ", ", OpName(op)));
+      const size_t size = DTypeSize(ResultDType(op, dtype));
+      const auto reduce = [&](bool direct, std::vector<std::byte>& out) {
+        out.assign(rows * size, std::byte{0xa5});
+        std::atomic<size_t> sunk{0};
+        std::promise<void> finished;
+        ReduceRowsAsync(
+            pool, request, table.bytes, length,
+            [&](uint64_t first, std::span<const Stats> stats) {
+              sunk += stats.size();
+              for (size_t i = 0; i < stats.size(); ++i) {  // one by one: a refusal stops none
+                EncodeAnswers(op, dtype, 1, stats.subspan(i, 1), out.data() + (first + i) * size);
+              }
+            },
+            [&](ReduceTiming) { finished.set_value(); },
+            direct ? DirectAnswers{op, 1, out.data()} : DirectAnswers{});
+        finished.get_future().get();
+        return sunk.load();
+      };
+      std::vector<std::byte> want, got;
+      EXPECT_EQ(reduce(false, want), rows);
+      const size_t sunk = reduce(true, got);
+      EXPECT_TRUE(got == want) << "the answers' bytes differ";
+      const bool vectors =
+          RunnablePasses().size() == 3 && !OpReturnsIndex(op) && RunsPassTakes(request, length);
+      EXPECT_EQ(sunk < rows, vectors) << sunk << " rows of " << rows << " sunk";
     }
   }
 }

@@ -1,6 +1,7 @@
 // ReduceSegments (kernels/reduce.h): every segment of every dtype against the independent
 // reference, at lengths 0, 1, 2, 31 and across the fixed tasks, NaN and ties placed per segment.
 
+#include <atomic>
 #include <cmath>
 #include <cstdint>
 #include <cstring>
@@ -12,9 +13,11 @@
 #include <vector>
 
 #include "absl/strings/str_cat.h"
+#include "common/reduction/answer_encoding.h"
 #include "common/reduction/op_name.h"
 #include "common/reduction/op_result.h"
 #include "gtest/gtest.h"
+#include "kernels/cpu/block_reduce.h"
 #include "kernels/reduce.h"
 #include "tests/support/random_data.h"
 #include "tests/unit/kernels/stats_reference.h"
@@ -117,6 +120,44 @@ std::string SinkDiffers(ThreadPool& pool, const StatsRequest& request, std::span
       if (!same) failures += absl::StrCat("segment ", s, " ", OpName(op), " differs\n");
     }
   }
+  return failures;
+}
+
+// With a sink and DirectAnswers for `op` alone (ddof 1): every segment's answer bytes, whether
+// the short runs pass wrote them or the sink's Stats did (through EncodeAnswers, as the runtime),
+// equal EncodeAnswers's over `returned`; with `some_direct`, where the pass has vectors (the
+// AVX-512 copy) and `op` answers there, some segments skip the sink. The differences, one a line.
+std::string DirectDiffers(ThreadPool& pool, DType dtype, Op op, std::span<const std::byte> data,
+                          std::span<const uint64_t> bounds, uint64_t base,
+                          const std::vector<Stats>& returned, bool some_direct) {
+  const size_t size = DTypeSize(ResultDType(op, dtype));
+  const size_t segments = bounds.size() - 1;
+  std::vector<std::byte> got(segments * size, std::byte{0xa5});
+  std::atomic<size_t> sunk{0};
+  std::promise<void> finished;
+  ReduceSegmentsAsync(
+      pool, {dtype, NeedsOf(std::vector<Op>{op})}, data, bounds, base,
+      [&](uint64_t first, std::span<const Stats> stats) {
+        sunk += stats.size();
+        for (size_t i = 0; i < stats.size(); ++i) {
+          EncodeAnswers(op, dtype, 1, stats.subspan(i, 1), got.data() + (first + i) * size);
+        }
+      },
+      [&](std::vector<Stats>, ReduceTiming) { finished.set_value(); },
+      DirectAnswers{op, 1, got.data()});
+  finished.get_future().get();
+  std::string failures;
+  for (size_t s = 0; s < segments && failures.size() < 2000; ++s) {
+    std::vector<std::byte> want(size);
+    if (!EncodeAnswers(op, dtype, 1, std::span(&returned[s], 1), want.data()).status.ok()) continue;
+    if (std::memcmp(got.data() + s * size, want.data(), size) != 0) {
+      failures += absl::StrCat("segment ", s, " ", OpName(op), ": its bytes differ\n");
+    }
+  }
+  const bool vectors =
+      RunnablePasses().size() == 3 && !OpReturnsIndex(op) && NanFormOf(op) != Op::kProd;
+  if (some_direct && vectors && sunk.load() == segments)
+    failures += "no segment answered by the pass\n";
   return failures;
 }
 
@@ -270,7 +311,7 @@ TEST_P(SegmentedReduceTest, ASinkReadsBoundsCountedFromBeforeItsData) {
   };
   const std::vector<Op> no_products = OpsButProducts();
   for (const std::vector<uint64_t>& bounds :
-       {MixedBounds(n, TaskElements(dtype), seed), uniform(20), uniform(100)}) {
+       {MixedBounds(n, TaskElements(dtype), seed), uniform(16), uniform(20), uniform(100)}) {
     for (const auto& [lo, hi] :
          {std::pair<uint64_t, uint64_t>{n / 5 + 3, n - n / 7},
           std::pair<uint64_t, uint64_t>{10, 50}, std::pair<uint64_t, uint64_t>{0, n / 2 + 1},
@@ -297,6 +338,18 @@ TEST_P(SegmentedReduceTest, ASinkReadsBoundsCountedFromBeforeItsData) {
         const std::vector<Stats> returned = ReduceSegments(pool_, request, data, rebased);
         EXPECT_EQ(SinkDiffers(pool_, request, ops, data, own, lo, returned), "");
         EXPECT_EQ(CheckSegments(pool_, slice, rebased, ops), "");
+      }
+      for (Op op : {Op::kSum, Op::kNanMean, Op::kMin, Op::kNanMax, Op::kVar, Op::kNanStd,
+                    Op::kSumSquares, Op::kArgMin}) {
+        const StatsRequest request{dtype, NeedsOf(std::vector<Op>{op})};
+        if (!RunsPassTakes(request, 16)) continue;
+        const std::vector<Stats> returned = ReduceSegments(pool_, request, data, rebased);
+        // (Uniform segments, many of them: eight whole ones in a row inside a task.)
+        bool some_direct = own.size() > 100;
+        for (size_t k = 1; k + 2 < own.size(); ++k) {
+          some_direct = some_direct && own[k + 1] - own[k] == own[1] - own[0];
+        }
+        EXPECT_EQ(DirectDiffers(pool_, dtype, op, data, own, lo, returned, some_direct), "");
       }
     }
   }

@@ -64,7 +64,7 @@ class GatedKernels final : public BlockKernels {
     std::move(done)(absl::InternalError("unused"), {});
   }
   void Rows(const kernels::cpu::StatsRequest&, std::span<const std::byte>, uint64_t,
-            kernels::cpu::RowSink, RowsDone done) override {
+            kernels::cpu::RowSink, kernels::cpu::DirectAnswers, RowsDone done) override {
     std::move(done)(absl::InternalError("unused"), {});
   }
 

@@ -1,0 +1,192 @@
+// The short runs pass's answers (block_reduce.h's answer_runs): for a request of one op, eight
+// runs' answers computed from their totals as vectors (eight_runs.h: lane r is run r's) and
+// written into the result array, with no Stats between. The Stats a run gets from add_runs, its
+// FinalizeOp and its EncodeResult cost as much as the run's sums at 16 elements (one thread of
+// the dev VM, rows of 16: float32 SUM 1.25-1.5x, MIN 1.4x, VAR 1.4x; int32 MIN 1.6x; float16
+// SUM and MIN 1.3x; rows of 128 float32 MIN 1.7x). Each answer is the
+// same arithmetic on the same values as FloatAnswer's over those Stats (answer_encoding.cc), so
+// the bytes are EncodeAnswers's; runs_answers_test compares them. Arg ops (indices) and PROD
+// are not answered here.
+
+#include <cmath>
+#include <cstddef>
+#include <cstdint>
+#include <cstring>
+#include <limits>
+#include <span>
+
+#include "common/reduction/answer_encoding.h"
+#include "common/reduction/op_result.h"
+#include "kernels/cpu/block_reduce.h"
+#include "kernels/cpu/eight_runs.h"
+
+namespace gpureduce::kernels::cpu::GPUREDUCE_CPU_PASSES {
+namespace {
+
+#if defined(__AVX512F__)
+static_assert(kWidth == kEightRuns, "a vector of lanes holds the eight runs' totals");
+typedef int32_t Int32x8 __attribute__((vector_size(32)));
+
+Lanes AsLanes(__m512d v) { return reinterpret_cast<Lanes>(v); }
+Mask AsMask(__m512i v) { return reinterpret_cast<Mask>(v); }
+Lanes ToLanes(const Mask& v) { return __builtin_convertvector(v, Lanes); }
+
+// Eight runs' answers of `op` (of this copy's needs) at out, out + size, ...
+template <DType kDType, bool kSquares, bool kMin, bool kMax, bool kMoments, size_t kGroups>
+void AnswerEight(const typename Element<kDType>::Storage* x, const uint64_t* bounds, uint64_t base,
+                 Op op, double ddof, std::byte* out) {
+  constexpr bool kInteger = kDType == DType::kInt32;
+  Group g[kEightRuns * kMaxGroups];
+  size_t at[kEightRuns + 1];
+  const EightTotals t = AddEightRuns < kDType, kSquares, kMin, kMax, kMin || kMax || kMoments,
+                    kGroups > (x, bounds, base, g, at);
+  Mask lengths;
+  if constexpr (kGroups > 0) {
+    lengths = Mask{} + static_cast<int64_t>(kGroups * kLanes);
+  } else {
+    Mask starts, ends;
+    std::memcpy(&starts, bounds, sizeof(starts));
+    std::memcpy(&ends, bounds + 1, sizeof(ends));
+    lengths = ends - starts;
+  }
+  const Mask nans = AsMask(t.nans) - (((lengths + (kLanes - 1)) & ~int64_t{kLanes - 1}) - lengths);
+  const Mask valid = lengths - nans;
+  // FloatSum of the run's Stats: sum + sum_lo (float64's lo 0 past an infinite sum, the
+  // narrower floats' 0), or the exact int32 sum.
+  Lanes total;
+  if constexpr (kInteger) {
+    total = ToLanes(AsMask(t.int_sum));
+  } else if constexpr (kDType == DType::kFloat64) {
+    const Lanes sum = AsLanes(t.sum);
+    total = sum + Keep(sum - sum == 0, AsLanes(t.sum_lo));
+  } else {
+    total = AsLanes(t.sum) + Lanes{};
+  }
+  const Op base_op = NanFormOf(op);
+  const bool skips = OpSkipsNan(op);
+  const Lanes nan = Lanes{} + std::numeric_limits<double>::quiet_NaN();
+  // FloatAnswer's `nan`: a NaN the op does not skip makes the answer NaN.
+  const Mask unskipped = skips ? Mask{} : nans != 0;
+  Lanes value = nan;
+  if (base_op == Op::kSum) {
+    if constexpr (kInteger) {  // int64 answers, exact (RunsPassTakes: at most 512 int32)
+      std::memcpy(out, &t.int_sum, sizeof(t.int_sum));
+      return;
+    }
+    value = unskipped ? nan : total;
+  } else if (base_op == Op::kMean) {
+    const Mask count = skips ? valid : lengths;
+    value = (unskipped | (count == 0)) ? nan : total / ToLanes(count);
+  } else if constexpr (kSquares) {  // SUM_SQUARES
+    value = unskipped ? nan : AsLanes(t.squares);
+  } else if constexpr (kMin || kMax) {
+    Lanes extreme;
+    if constexpr (kMin) {
+      extreme = AsLanes(t.least);
+    } else {
+      extreme = AsLanes(t.most);
+    }
+    if constexpr (kInteger) {  // int32 answers (no NaN, no padding left in the extremes)
+      const Int32x8 narrow =
+          __builtin_convertvector(__builtin_convertvector(extreme, Mask), Int32x8);
+      std::memcpy(out, &narrow, sizeof(narrow));
+      return;
+    }
+    value = (unskipped | (valid == 0)) ? nan : extreme;
+    // Of -0 and 0, the first element equal to the extreme is the answer (Finish's first_of).
+    alignas(64) double values[kEightRuns];
+    std::memcpy(values, &value, sizeof(values));
+    for (size_t r = 0; r < kEightRuns; ++r) {
+      if (values[r] == 0)
+        values[r] = ElementOf(g + at[r], FirstEqual(g + at[r], at[r + 1] - at[r], 0.0));
+    }
+    std::memcpy(&value, values, sizeof(values));
+  } else if constexpr (kMoments) {  // VAR, STD
+    const Lanes count = ToLanes(valid);
+    const Lanes mean = valid > 0 ? total / count : Lanes{};
+    const Mask finite = mean - mean == 0;
+    alignas(64) double means[kEightRuns];
+    std::memcpy(means, &mean, sizeof(means));
+    const Lanes m2 = Keep(finite, AsLanes(EightDeviations(g, at, means)));
+    const Lanes difference = count - ddof;
+    const Lanes divisor = difference < 0 ? Lanes{} : difference;
+    const Mask past_count = (skips && !kInteger) ? divisor == 0 : Mask{};
+    value = (unskipped | (valid == 0) | past_count | ~finite) ? nan : m2 / divisor;
+    if (base_op == Op::kStd) {
+      value = AsLanes(_mm512_mask_sqrt_pd(reinterpret_cast<__m512d>(value), 0xff,
+                                          reinterpret_cast<__m512d>(value)));
+    }
+  }
+  alignas(64) double values[kEightRuns];
+  std::memcpy(values, &value, sizeof(values));
+  EncodeFloats(ResultDType(op, kDType), std::span<const double>(values, kEightRuns), out);
+}
+
+template <DType kDType, bool kSquares, bool kMin, bool kMax, bool kMoments>
+size_t AnswerRunsOf(Op op, double ddof, const std::byte* data, const uint64_t* bounds,
+                    uint64_t base, size_t runs, std::byte* out) {
+  const auto* x = reinterpret_cast<const typename Element<kDType>::Storage*>(data);
+  const size_t size = DTypeSize(ResultDType(op, kDType));
+  size_t r = 0;
+  for (; r + kEightRuns <= runs; r += kEightRuns) {
+    WithGroups(SharedGroups(bounds + r), [&]<size_t kGroups>() {
+      AnswerEight<kDType, kSquares, kMin, kMax, kMoments, kGroups>(x, bounds + r, base, op, ddof,
+                                                                   out + r * size);
+    });
+  }
+  return r;
+}
+
+template <DType kDType>
+size_t AnswerRunsFor(Op op, double ddof, const std::byte* data, const uint64_t* bounds,
+                     uint64_t base, size_t runs, std::byte* out) {
+  switch (NanFormOf(op)) {
+    case Op::kSum:
+    case Op::kMean:
+      return AnswerRunsOf<kDType, false, false, false, false>(op, ddof, data, bounds, base, runs,
+                                                              out);
+    case Op::kSumSquares:
+      return AnswerRunsOf<kDType, true, false, false, false>(op, ddof, data, bounds, base, runs,
+                                                             out);
+    case Op::kMin:
+      return AnswerRunsOf<kDType, false, true, false, false>(op, ddof, data, bounds, base, runs,
+                                                             out);
+    case Op::kMax:
+      return AnswerRunsOf<kDType, false, false, true, false>(op, ddof, data, bounds, base, runs,
+                                                             out);
+    case Op::kVar:
+    case Op::kStd:
+      return AnswerRunsOf<kDType, false, false, false, true>(op, ddof, data, bounds, base, runs,
+                                                             out);
+    default:  // PROD, the arg ops
+      return 0;
+  }
+}
+#endif
+
+}  // namespace
+
+size_t AnswerRuns([[maybe_unused]] DType dtype, [[maybe_unused]] Op op,
+                  [[maybe_unused]] double ddof, [[maybe_unused]] const std::byte* data,
+                  [[maybe_unused]] const uint64_t* bounds, [[maybe_unused]] uint64_t base,
+                  [[maybe_unused]] size_t runs, [[maybe_unused]] std::byte* out) {
+#if defined(__AVX512F__)
+  switch (dtype) {
+    case DType::kFloat32:
+      return AnswerRunsFor<DType::kFloat32>(op, ddof, data, bounds, base, runs, out);
+    case DType::kFloat16:
+      return AnswerRunsFor<DType::kFloat16>(op, ddof, data, bounds, base, runs, out);
+    case DType::kBFloat16:
+      return AnswerRunsFor<DType::kBFloat16>(op, ddof, data, bounds, base, runs, out);
+    case DType::kFloat64:
+      return AnswerRunsFor<DType::kFloat64>(op, ddof, data, bounds, base, runs, out);
+    case DType::kInt32:
+      return AnswerRunsFor<DType::kInt32>(op, ddof, data, bounds, base, runs, out);
+    case DType::kInt64:
+      return 0;  // RunsPassTakes refuses it
+  }
+#endif
+  return 0;  // no vectors of eight float64 lanes here: every run goes by its Stats
+}
+
+}  // namespace gpureduce::kernels::cpu::GPUREDUCE_CPU_PASSES

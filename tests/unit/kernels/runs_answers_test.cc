@@ -1,0 +1,80 @@
+// The short runs pass's answers (answer_runs, kernels/cpu/runs_answers.cc) through every copy this
+// CPU runs: for every op and dtype it takes, over runs of every length (runs_data.h: NaN, whole
+// runs of it, infinities, ties, -0 beside 0), the bytes it writes equal EncodeAnswers's from the
+// Stats add_runs gives the same runs, bit for bit, for several ddof; it answers every whole eight
+// runs where it has vectors for them (the AVX-512 copy) and none elsewhere, nor for the ops it
+// leaves to the Stats (the arg ops).
+
+#include <cstddef>
+#include <cstring>
+#include <random>
+#include <string>
+#include <vector>
+
+#include "absl/strings/str_cat.h"
+#include "common/reduction/answer_encoding.h"
+#include "common/reduction/op_name.h"
+#include "common/reduction/op_result.h"
+#include "gtest/gtest.h"
+#include "kernels/cpu/block_reduce.h"
+#include "kernels/reduce.h"
+#include "tests/support/random_data.h"
+#include "tests/unit/kernels/runs_data.h"
+
+namespace gpureduce::kernels::cpu {
+namespace {
+
+constexpr size_t kRunsACall = 50;  // as runs_pass_test: calls of 50 runs, eight at a time and six
+
+TEST(RunsAnswersTest, EveryCopyWritesEncodeAnswersBytes) {
+  const uint64_t seed = testing::FreshSeed();
+  SCOPED_TRACE(absl::StrCat("seed ", seed));
+  std::mt19937_64 random(seed);
+  // RunnablePasses: the baseline, AVX2 and (where the CPU has it) AVX-512 copies.
+  const std::vector<const Passes*> copies = RunnablePasses();
+  for (DType dtype : kRunsDTypes) {
+    const std::vector<uint64_t> bounds = Bounds(random);
+    const TypedArray data = Runs(dtype, bounds, random);
+    const size_t runs = bounds.size() - 1;
+    for (Op op : OpsWithoutProducts()) {
+      const bool answered = !OpReturnsIndex(op);
+      const size_t size = DTypeSize(ResultDType(op, dtype));
+      const StatsNeeds needs = NeedsOf(std::vector<Op>{op});
+      for (const double ddof : {0.0, 1.0, 5.0}) {
+        const Op base = NanFormOf(op);
+        if (ddof != 0 && base != Op::kVar && base != Op::kStd) continue;
+        SCOPED_TRACE(absl::StrCat(DTypeName(dtype), " ", OpName(op), " ddof ", ddof));
+        for (size_t copy = 0; copy < copies.size(); ++copy) {
+          const Passes* passes = copies[copy];
+          std::string failures;
+          for (size_t r0 = 0; r0 < runs; r0 += kRunsACall) {
+            const size_t count = std::min(kRunsACall, runs - r0);
+            const std::byte* from = data.bytes.data() + bounds[r0] * DTypeSize(dtype);
+            std::vector<std::byte> got(count * size, std::byte{0xa5});
+            const size_t wrote = passes->answer_runs(dtype, op, ddof, from, bounds.data() + r0,
+                                                     bounds[r0], count, got.data());
+            const bool vectors = copy == 2;  // the AVX-512 copy's
+            EXPECT_EQ(wrote, answered && vectors ? count / 8 * 8 : 0)
+                << "runs from " << r0 << ", copy " << copy;
+            std::vector<Stats> stats(count);
+            passes->add_runs(dtype, needs, from, bounds.data() + r0, bounds[r0], count,
+                             stats.data());
+            std::vector<std::byte> want(count * size);
+            const EncodedAnswers encoded = EncodeAnswers(op, dtype, ddof, stats, want.data());
+            const size_t comparable = encoded.status.ok() ? wrote : std::min(wrote, encoded.failed);
+            for (size_t r = 0; r < comparable && failures.size() < 2000; ++r) {
+              if (std::memcmp(got.data() + r * size, want.data() + r * size, size) != 0) {
+                failures += absl::StrCat("run ", r0 + r, " (", bounds[r0 + r + 1] - bounds[r0 + r],
+                                         " elements): its bytes differ from EncodeAnswers's\n");
+              }
+            }
+          }
+          EXPECT_EQ(failures, "");
+        }
+      }
+    }
+  }
+}
+
+}  // namespace
+}  // namespace gpureduce::kernels::cpu

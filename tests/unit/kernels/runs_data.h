@@ -1,0 +1,84 @@
+#pragma once
+
+// The short runs pass's test inputs (runs_pass_test, runs_answers_test): runs of every length the
+// pass takes, with NaN, infinities, ties and -0 beside 0 placed in them.
+
+#include <cmath>
+#include <cstdint>
+#include <random>
+#include <vector>
+
+#include "common/reduction/op.h"
+#include "kernels/cpu/block_reduce.h"
+#include "tests/support/random_data.h"
+#include "tests/unit/kernels/typed_array.h"
+
+namespace gpureduce::kernels::cpu {
+
+using testing::TypedArray;
+
+inline constexpr DType kRunsDTypes[] = {DType::kFloat32, DType::kFloat16, DType::kBFloat16,
+                                        DType::kFloat64, DType::kInt32};
+
+// Eight runs of each length the AVX-512 copy unrolls (whole groups: SharedGroups; the first
+// call's runs 0-7, 8-15, ...), runs of 1 to kLongestRun elements (each length once), then random
+// lengths.
+inline std::vector<uint64_t> Bounds(std::mt19937_64& random) {
+  std::vector<uint64_t> bounds = {0};
+  for (const uint64_t groups : {1, 2, 3, 4, 8, 16}) {
+    for (int r = 0; r < 8; ++r) bounds.push_back(bounds.back() + groups * 8);
+  }
+  for (uint64_t length = 1; length <= kLongestRun; ++length)
+    bounds.push_back(bounds.back() + length);
+  for (int i = 0; i < 200; ++i) bounds.push_back(bounds.back() + 1 + random() % kLongestRun);
+  return bounds;
+}
+
+inline TypedArray Runs(DType dtype, const std::vector<uint64_t>& bounds, std::mt19937_64& random) {
+  TypedArray data = testing::RandomArray(dtype, bounds.back(), random());
+  const auto start = [&](size_t r) { return bounds[r]; };
+  const auto length = [&](size_t r) { return bounds[r + 1] - bounds[r]; };
+  if (IsInteger(dtype)) {  // int32's extremes at the ends of runs, and ties across lanes
+    for (size_t r = 0; r + 1 < bounds.size(); r += 3) {
+      data.SetInt(start(r) + length(r) - 1, r % 2 ? INT32_MIN : INT32_MAX);
+      for (uint64_t e = 1; e < length(r); e += 5) data.SetInt(start(r) + e, data.ints[start(r)]);
+    }
+    return data;
+  }
+  for (size_t r = 0; r + 1 < bounds.size(); ++r) {
+    switch (r % 9) {
+      case 1:  // NaN last, where a run's last group is padded
+        data.Set(start(r) + length(r) - 1, NAN);
+        break;
+      case 2:  // all NaN
+        for (uint64_t e = 0; e < length(r); ++e) data.Set(start(r) + e, NAN);
+        break;
+      case 3:  // infinities, and a NaN first
+        data.Set(start(r), NAN);
+        data.Set(start(r) + length(r) / 2, INFINITY);
+        data.Set(start(r) + length(r) - 1, -INFINITY);
+        break;
+      case 4:  // the extremes tied across lanes
+        for (uint64_t e = 1; e < length(r); e += 3) data.Set(start(r) + e, data.values[start(r)]);
+        break;
+      case 5:  // 0 and -0 the least: the first one's is the answer
+        for (uint64_t e = 0; e < length(r); ++e) data.Set(start(r) + e, 1.0 + e % 3);
+        data.Set(start(r) + length(r) / 3, 0.0);
+        data.Set(start(r) + length(r) - 1, -0.0);
+        break;
+      default:
+        break;
+    }
+  }
+  return data;
+}
+
+inline std::vector<Op> OpsWithoutProducts() {
+  std::vector<Op> ops;
+  for (Op op : kAllOps) {
+    if (NanFormOf(op) != Op::kProd) ops.push_back(op);
+  }
+  return ops;
+}
+
+}  // namespace gpureduce::kernels::cpu
