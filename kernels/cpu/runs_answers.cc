@@ -5,8 +5,7 @@
 // the dev VM, rows of 16: float32 SUM 1.25-1.5x, MIN 1.4x, VAR 1.4x; int32 MIN 1.6x; float16
 // SUM and MIN 1.3x; rows of 128 float32 MIN 1.7x). Each answer is the
 // same arithmetic on the same values as FloatAnswer's over those Stats (answer_encoding.cc), so
-// the bytes are EncodeAnswers's; runs_answers_test compares them. Arg ops (indices) and PROD
-// are not answered here.
+// the bytes are EncodeAnswers's; runs_answers_test compares them. PROD is not answered here.
 
 #include <cmath>
 #include <cstddef>
@@ -31,9 +30,30 @@ Lanes AsLanes(__m512d v) { return reinterpret_cast<Lanes>(v); }
 Mask AsMask(__m512i v) { return reinterpret_cast<Mask>(v); }
 Lanes ToLanes(const Mask& v) { return __builtin_convertvector(v, Lanes); }
 
-// Eight runs' answers of `op` (of this copy's needs) at out, out + size, ...
+// The first index of each run's extreme, or of its first NaN where `op` (an arg op) does not skip
+// NaN (IndexAnswer's); false where a NAN form meets a run of NaN alone (FinalizeOp refuses it).
+template <DType kDType>
+bool IndicesInto(const typename Element<kDType>::Storage* x, const uint64_t* bounds, uint64_t base,
+                 const Group* g, const size_t* at, Op op, const Mask& nans, const Mask& valid,
+                 const Lanes& extreme, std::byte* out) {
+  int64_t indices[kEightRuns];
+  for (size_t r = 0; r < kEightRuns; ++r) {
+    if (!OpSkipsNan(op) && nans[r] > 0) {
+      indices[r] = FirstNanOf<kDType>(x + (bounds[r] - base), bounds[r + 1] - bounds[r]);
+    } else if (valid[r] == 0) {
+      return false;
+    } else {
+      indices[r] = FirstEqual(g + at[r], at[r + 1] - at[r], extreme[r]);
+    }
+  }
+  std::memcpy(out, indices, sizeof(indices));
+  return true;
+}
+
+// Eight runs' answers of `op` (of this copy's needs) at out, out + size, ...; false where an op
+// refuses one of them (NANARGMIN of NaN alone), which the caller leaves to the Stats.
 template <DType kDType, bool kSquares, bool kMin, bool kMax, bool kMoments, size_t kGroups>
-void AnswerEight(const typename Element<kDType>::Storage* x, const uint64_t* bounds, uint64_t base,
+bool AnswerEight(const typename Element<kDType>::Storage* x, const uint64_t* bounds, uint64_t base,
                  Op op, double ddof, std::byte* out) {
   constexpr bool kInteger = kDType == DType::kInt32;
   Group g[kEightRuns * kMaxGroups];
@@ -71,7 +91,7 @@ void AnswerEight(const typename Element<kDType>::Storage* x, const uint64_t* bou
   if (base_op == Op::kSum) {
     if constexpr (kInteger) {  // int64 answers, exact (RunsPassTakes: at most 512 int32)
       std::memcpy(out, &t.int_sum, sizeof(t.int_sum));
-      return;
+      return true;
     }
     value = unskipped ? nan : total;
   } else if (base_op == Op::kMean) {
@@ -86,11 +106,14 @@ void AnswerEight(const typename Element<kDType>::Storage* x, const uint64_t* bou
     } else {
       extreme = AsLanes(t.most);
     }
+    if (OpReturnsIndex(op)) {
+      return IndicesInto<kDType>(x, bounds, base, g, at, op, nans, valid, extreme, out);
+    }
     if constexpr (kInteger) {  // int32 answers (no NaN, no padding left in the extremes)
       const Int32x8 narrow =
           __builtin_convertvector(__builtin_convertvector(extreme, Mask), Int32x8);
       std::memcpy(out, &narrow, sizeof(narrow));
-      return;
+      return true;
     }
     value = (unskipped | (valid == 0)) ? nan : extreme;
     // Of -0 and 0, the first element equal to the extreme is the answer (Finish's first_of).
@@ -120,6 +143,7 @@ void AnswerEight(const typename Element<kDType>::Storage* x, const uint64_t* bou
   alignas(64) double values[kEightRuns];
   std::memcpy(values, &value, sizeof(values));
   EncodeFloats(ResultDType(op, kDType), std::span<const double>(values, kEightRuns), out);
+  return true;
 }
 
 template <DType kDType, bool kSquares, bool kMin, bool kMax, bool kMoments>
@@ -128,11 +152,13 @@ size_t AnswerRunsOf(Op op, double ddof, const std::byte* data, const uint64_t* b
   const auto* x = reinterpret_cast<const typename Element<kDType>::Storage*>(data);
   const size_t size = DTypeSize(ResultDType(op, kDType));
   size_t r = 0;
+  bool answered = true;
   for (; r + kEightRuns <= runs; r += kEightRuns) {
     WithGroups(SharedGroups(bounds + r), [&]<size_t kGroups>() {
-      AnswerEight<kDType, kSquares, kMin, kMax, kMoments, kGroups>(x, bounds + r, base, op, ddof,
-                                                                   out + r * size);
+      answered = AnswerEight<kDType, kSquares, kMin, kMax, kMoments, kGroups>(
+          x, bounds + r, base, op, ddof, out + r * size);
     });
+    if (!answered) break;
   }
   return r;
 }
@@ -149,16 +175,18 @@ size_t AnswerRunsFor(Op op, double ddof, const std::byte* data, const uint64_t* 
       return AnswerRunsOf<kDType, true, false, false, false>(op, ddof, data, bounds, base, runs,
                                                              out);
     case Op::kMin:
+    case Op::kArgMin:
       return AnswerRunsOf<kDType, false, true, false, false>(op, ddof, data, bounds, base, runs,
                                                              out);
     case Op::kMax:
+    case Op::kArgMax:
       return AnswerRunsOf<kDType, false, false, true, false>(op, ddof, data, bounds, base, runs,
                                                              out);
     case Op::kVar:
     case Op::kStd:
       return AnswerRunsOf<kDType, false, false, false, true>(op, ddof, data, bounds, base, runs,
                                                              out);
-    default:  // PROD, the arg ops
+    default:  // PROD
       return 0;
   }
 }

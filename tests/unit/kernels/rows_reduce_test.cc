@@ -131,8 +131,7 @@ TEST_P(RowsReduceTest, DirectAnswersAreTheSinksBytes) {
       EXPECT_EQ(reduce(false, want), rows);
       const size_t sunk = reduce(true, got);
       EXPECT_TRUE(got == want) << "the answers' bytes differ";
-      const bool vectors =
-          RunnablePasses().size() == 3 && !OpReturnsIndex(op) && RunsPassTakes(request, length);
+      const bool vectors = RunnablePasses().size() == 3 && RunsPassTakes(request, length);
       EXPECT_EQ(sunk < rows, vectors) << sunk << " rows of " << rows << " sunk";
     }
   }

@@ -154,8 +154,7 @@ std::string DirectDiffers(ThreadPool& pool, DType dtype, Op op, std::span<const 
       failures += absl::StrCat("segment ", s, " ", OpName(op), ": its bytes differ\n");
     }
   }
-  const bool vectors =
-      RunnablePasses().size() == 3 && !OpReturnsIndex(op) && NanFormOf(op) != Op::kProd;
+  const bool vectors = RunnablePasses().size() == 3 && NanFormOf(op) != Op::kProd;
   if (some_direct && vectors && sunk.load() == segments)
     failures += "no segment answered by the pass\n";
   return failures;
