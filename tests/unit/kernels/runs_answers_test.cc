@@ -5,7 +5,9 @@
 // runs where it has vectors for them (the AVX-512 copy), up to eight that hold a run the op
 // refuses (NANARGMIN of NaN alone), and none elsewhere.
 
+#include <cmath>
 #include <cstddef>
+#include <cstdint>
 #include <cstring>
 #include <random>
 #include <string>
@@ -76,6 +78,72 @@ TEST(RunsAnswersTest, EveryCopyWritesEncodeAnswersBytes) {
           }
           EXPECT_EQ(failures, "");
         }
+      }
+    }
+  }
+}
+
+// float16 and bfloat16 answers are rounded once from float64 (the AVX-512 copy goes through
+// float32 rounded to odd): sums and means that fall a hair past a tie, on ties, at the largest
+// finite value and among the subnormals, each a run of eight (unrolled, SharedGroups).
+TEST(RunsAnswersTest, SixteenBitAnswersRoundOnceFromFloat64) {
+  const double tiny = std::ldexp(1.0, -20);
+  const double half_least = std::ldexp(1.0, -24);     // float16's least subnormal
+  const double bfloat_least = std::ldexp(1.0, -133);  // bfloat16's
+  const double bfloat_most = std::ldexp(255.0, 120);  // bfloat16's largest finite
+  const std::vector<std::vector<double>> halves = {{2048, 1, tiny},
+                                                   {2048, 1},
+                                                   {2048, 3},
+                                                   {-2048, -1, -tiny},
+                                                   {65504, 16},
+                                                   {65504, 8},
+                                                   {1, std::ldexp(1.0, -11), std::ldexp(1.0, -22)},
+                                                   {5 * half_least},
+                                                   {4 * half_least},
+                                                   {12 * half_least},
+                                                   {INFINITY, -INFINITY},
+                                                   {NAN, 1}};
+  const std::vector<std::vector<double>> bfloats = {{256, 1, tiny},
+                                                    {256, 1},
+                                                    {256, 3},
+                                                    {-256, -1, -tiny},
+                                                    {bfloat_most, std::ldexp(1.0, 119)},
+                                                    {bfloat_most, std::ldexp(1.0, 118)},
+                                                    {5 * bfloat_least},
+                                                    {4 * bfloat_least},
+                                                    {12 * bfloat_least},
+                                                    {INFINITY, -INFINITY},
+                                                    {NAN, 1}};
+  if (RunnablePasses().size() < 3) GTEST_SKIP() << "no AVX-512 copy on this CPU";
+  const Passes& passes = *RunnablePasses().back();
+  for (const DType dtype : {DType::kFloat16, DType::kBFloat16}) {
+    const std::vector<std::vector<double>>& cases = dtype == DType::kFloat16 ? halves : bfloats;
+    std::vector<double> values;
+    std::vector<uint64_t> bounds = {0};
+    for (size_t r = 0; r < 16; ++r) {  // two batches of eight runs
+      std::vector<double> run = cases[r % cases.size()];
+      run.resize(8, 0.0);
+      values.insert(values.end(), run.begin(), run.end());
+      bounds.push_back(values.size());
+    }
+    const TypedArray data = testing::FromValues(dtype, values);
+    for (Op op : {Op::kSum, Op::kMean, Op::kNanSum, Op::kNanMean}) {
+      SCOPED_TRACE(absl::StrCat(DTypeName(dtype), " ", OpName(op)));
+      std::vector<std::byte> got(16 * 2), want(16 * 2);
+      ASSERT_EQ(
+          passes.answer_runs(dtype, op, 0, data.bytes.data(), bounds.data(), 0, 16, got.data()),
+          16u);
+      std::vector<Stats> stats(16);
+      passes.add_runs(dtype, NeedsOf(std::vector<Op>{op}), data.bytes.data(), bounds.data(), 0, 16,
+                      stats.data());
+      ASSERT_TRUE(EncodeAnswers(op, dtype, 0, stats, want.data()).status.ok());
+      for (size_t r = 0; r < 16; ++r) {
+        EXPECT_EQ(std::memcmp(got.data() + 2 * r, want.data() + 2 * r, 2), 0) << "run " << r;
+      }
+      if (op == Op::kSum) {  // the first run's sum rounds up, past the tie: 2050, 258
+        uint16_t first;
+        std::memcpy(&first, want.data(), 2);
+        EXPECT_EQ(first, dtype == DType::kFloat16 ? 0x6801 : 0x4381);
       }
     }
   }
