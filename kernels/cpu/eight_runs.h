@@ -67,8 +67,9 @@ struct EightTotals {
 // run's groups are kept in g from at[r] on (at[8]: all of them), one run after another (a run's
 // kMaxGroups apart, the stores spread over 8 KiB and 4K-aliased the input's loads: SUM 0.8x a run
 // at a time). kGroups > 0: every run has that many whole groups (SharedGroups), so the loops over
-// them unroll and no run has a padded last group.
-template <DType kDType, bool kSquares, bool kMin, bool kMax, bool kKeep, size_t kGroups>
+// them unroll and no run has a padded last group. Without kSum, no sums (t.sum, t.int_sum unset).
+template <DType kDType, bool kSquares, bool kMin, bool kMax, bool kKeep, size_t kGroups,
+          bool kSum = true>
 __attribute__((always_inline)) inline EightTotals AddEightRuns(
     const typename Element<kDType>::Storage* x, const uint64_t* bounds, uint64_t base, Group* g,
     size_t* at) {
@@ -83,22 +84,24 @@ __attribute__((always_inline)) inline EightTotals AddEightRuns(
     const uint64_t length = kGroups > 0 ? kGroups * kLanes : bounds[r + 1] - bounds[r];
     at[r + 1] = at[r] + (length + kLanes - 1) / kLanes;
     PrefetchAhead(x + (bounds[r] - base), length);
-    const RunLanes lanes = AddRunGroups<kDType, kSquares, kMin, kMax, kKeep, kGroups>(
+    const RunLanes lanes = AddRunGroups<kDType, kSquares, kMin, kMax, kKeep, kGroups, kSum>(
         x + (bounds[r] - base), length, g + at[r]);
     nans[r] = reinterpret_cast<__m512d>(lanes.nans[0]);
-    if constexpr (kInteger) int_sum[r] = reinterpret_cast<__m512d>(lanes.int_sum[0]);
-    if constexpr (!kInteger) sum[r] = reinterpret_cast<__m512d>(lanes.sum[0]);
-    if constexpr (kCompensated) sum_lo[r] = reinterpret_cast<__m512d>(lanes.sum_lo[0]);
+    if constexpr (kSum && kInteger) int_sum[r] = reinterpret_cast<__m512d>(lanes.int_sum[0]);
+    if constexpr (kSum && !kInteger) sum[r] = reinterpret_cast<__m512d>(lanes.sum[0]);
+    if constexpr (kSum && kCompensated) sum_lo[r] = reinterpret_cast<__m512d>(lanes.sum_lo[0]);
     if constexpr (kSquares) squares[r] = reinterpret_cast<__m512d>(lanes.squares[0]);
     if constexpr (kMin) least[r] = reinterpret_cast<__m512d>(lanes.least[0]);
     if constexpr (kMax) most[r] = reinterpret_cast<__m512d>(lanes.most[0]);
   }
   EightTotals t;
   t.nans = IntSumEight(nans);
-  if constexpr (kInteger) t.int_sum = IntSumEight(int_sum);
-  if constexpr (kCompensated) {
+  if constexpr (!kSum) {
+  } else if constexpr (kInteger) {
+    t.int_sum = IntSumEight(int_sum);
+  } else if constexpr (kCompensated) {
     t.sum = CompensatedSumEight(sum, sum_lo, t.sum_lo);
-  } else if constexpr (!kInteger) {
+  } else {
     t.sum = SumEight(sum);
   }
   if constexpr (kSquares) t.squares = SumEight(squares);

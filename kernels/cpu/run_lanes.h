@@ -79,13 +79,15 @@ __attribute__((always_inline)) inline void LoadGroup(const typename Element<kDTy
   for (size_t v = 0; v < kVectors; ++v) LoadLanes<kDType>(x, group, halves, v, out.v[v]);
 }
 
-// An int32 group: float64 lanes (exact) for all but the sum, added exactly in int64 lanes.
+// An int32 group: float64 lanes (exact) for all but the sum, added exactly in int64 lanes (with
+// kSum).
+template <bool kSum = true>
 __attribute__((always_inline)) inline void LoadIntGroup(const int32_t* x, Group& out, Mask* sum) {
   for (size_t v = 0; v < kVectors; ++v) {
     Int32Lanes narrow;
     std::memcpy(&narrow, x + v * kWidth, sizeof(narrow));
     out.v[v] = ToDouble(narrow);
-    sum[v] += ToInt64(narrow);
+    if constexpr (kSum) sum[v] += ToInt64(narrow);
   }
 }
 
@@ -147,9 +149,10 @@ __attribute__((always_inline)) inline void PrefetchAhead(const Storage* run, siz
 // The run's groups added in lanes: sums (exact int64 ones for int32), squares, NaN counts (the
 // padding's included) and the lanes' extremes (a NaN compares false); with kKeep, the groups
 // kept in `g` too, for the extremes' and the moments' second looks; kGroups > 0: the run is
-// that many whole groups. (The lanes are returned, not added into an argument, so they stay in
-// registers.)
-template <DType kDType, bool kSquares, bool kMin, bool kMax, bool kKeep, size_t kGroups = 0>
+// that many whole groups; without kSum, no sums (an extreme's answer alone). (The lanes are
+// returned, not added into an argument, so they stay in registers.)
+template <DType kDType, bool kSquares, bool kMin, bool kMax, bool kKeep, size_t kGroups = 0,
+          bool kSum = true>
 __attribute__((always_inline)) inline RunLanes AddRunGroups(
     const typename Element<kDType>::Storage* x, size_t length, Group* g) {
   using Storage = typename Element<kDType>::Storage;
@@ -180,7 +183,7 @@ __attribute__((always_inline)) inline RunLanes AddRunGroups(
     Group group;
     if ((k + 1) * kLanes <= length) {
       if constexpr (kInteger) {
-        LoadIntGroup(x + k * kLanes, group, lanes.int_sum);
+        LoadIntGroup<kSum>(x + k * kLanes, group, lanes.int_sum);
       } else {
         LoadGroup<kDType>(x + k * kLanes, group);
       }
@@ -188,7 +191,7 @@ __attribute__((always_inline)) inline RunLanes AddRunGroups(
       Storage padded[kLanes];
       LoadRest<kDType>(x + k * kLanes, length - k * kLanes, padded);
       if constexpr (kInteger) {
-        LoadIntGroup(padded, group, lanes.int_sum);
+        LoadIntGroup<kSum>(padded, group, lanes.int_sum);
         PadLanes(length - k * kLanes, group);
       } else {
         LoadGroup<kDType>(padded, group);
@@ -200,7 +203,8 @@ __attribute__((always_inline)) inline RunLanes AddRunGroups(
       const Mask valid = a == a;
       lanes.nans[v] += valid + 1;
       const Lanes kept = Keep(valid, a);
-      if constexpr (kDType == DType::kFloat64) {  // compensated, as ReduceBlock's float64 sums
+      if constexpr (!kSum) {
+      } else if constexpr (kDType == DType::kFloat64) {  // compensated, as ReduceBlock's
         const Lanes sum = lanes.sum[v] + kept;
         lanes.sum_lo[v] += TwoSumError(lanes.sum[v], kept, sum);
         lanes.sum[v] = sum;
