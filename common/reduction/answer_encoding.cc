@@ -204,25 +204,6 @@ EncodedAnswers EncodeOp(DType input, double ddof, std::span<const Stats> stats, 
 
 }  // namespace
 
-void EncodeFloats(DType result, std::span<const double> values, std::byte* out) {
-  const auto each = [&]<DType kResult>() {
-    for (const double value : values) {
-      StoreFloat<kResult>(value, out);
-      out += DTypeSize(kResult);
-    }
-  };
-  switch (result) {
-    case DType::kFloat32:
-      return each.template operator()<DType::kFloat32>();
-    case DType::kFloat16:
-      return each.template operator()<DType::kFloat16>();
-    case DType::kBFloat16:
-      return each.template operator()<DType::kBFloat16>();
-    default:  // float64
-      return each.template operator()<DType::kFloat64>();
-  }
-}
-
 EncodedAnswers EncodeAnswers(Op op, DType input, double ddof, std::span<const Stats> stats,
                              std::byte* out) {
   switch (op) {

@@ -28,9 +28,4 @@ struct EncodedAnswers {
 EncodedAnswers EncodeAnswers(Op op, DType input, double ddof, std::span<const Stats> stats,
                              std::byte* out);
 
-// Float answers' values (before rounding, as FinalizeOp has them) as elements of the float dtype
-// `result`, one after another from `out`: what EncodeAnswers writes for them (the CPU kernel's
-// short runs pass computes some ops' values itself, runs_answers.cc).
-void EncodeFloats(DType result, std::span<const double> values, std::byte* out);
-
 }  // namespace gpureduce

@@ -3,18 +3,18 @@
 // written into the result array, with no Stats between. The Stats a run gets from add_runs, its
 // FinalizeOp and its EncodeResult cost as much as the run's sums at 16 elements (one thread of
 // the dev VM, rows of 16: float32 SUM 1.25-1.5x, MIN 1.4x, VAR 1.4x; int32 MIN 1.6x; float16
-// SUM and MIN 1.3x; rows of 128 float32 MIN 1.7x). Each answer is the
-// same arithmetic on the same values as FloatAnswer's over those Stats (answer_encoding.cc), so
-// the bytes are EncodeAnswers's; runs_answers_test compares them. PROD is not answered here.
+// SUM and MIN 1.3x; rows of 128 float32 MIN 1.7x). Each answer is the same arithmetic on the
+// same values as FloatAnswer's over those Stats (answer_encoding.cc), stored as EncodeResult
+// stores it (float32 by the vector conversion, static_cast's rounding; 16-bit floats by
+// NarrowEight), so the bytes are EncodeAnswers's; runs_answers_test compares them. PROD is not
+// answered here.
 
 #include <cmath>
 #include <cstddef>
 #include <cstdint>
 #include <cstring>
 #include <limits>
-#include <span>
 
-#include "common/reduction/answer_encoding.h"
 #include "common/reduction/op_result.h"
 #include "kernels/cpu/block_reduce.h"
 #include "kernels/cpu/eight_runs.h"
@@ -181,10 +181,12 @@ bool AnswerEight(const typename Element<kDType>::Storage* x, const uint64_t* bou
   constexpr DType kResult = kInteger ? DType::kFloat64 : kDType;  // a float answer's
   if constexpr (kResult == DType::kFloat16 || kResult == DType::kBFloat16) {
     NarrowEight<kResult>(value, out);
-  } else {
-    alignas(64) double values[kEightRuns];
-    std::memcpy(values, &value, sizeof(values));
-    EncodeFloats(kResult, std::span<const double>(values, kEightRuns), out);
+  } else if constexpr (kResult == DType::kFloat32) {  // static_cast<float>'s rounding, lane by lane
+    typedef float Floats __attribute__((vector_size(kEightRuns * sizeof(float))));
+    const Floats narrow = __builtin_convertvector(value, Floats);
+    std::memcpy(out, &narrow, sizeof(narrow));
+  } else {  // float64
+    std::memcpy(out, &value, sizeof(value));
   }
   return true;
 }
