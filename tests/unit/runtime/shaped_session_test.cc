@@ -16,6 +16,7 @@
 #include <span>
 #include <string>
 #include <tuple>
+#include <utility>
 #include <vector>
 
 #include "absl/strings/str_cat.h"
@@ -218,6 +219,47 @@ TEST_P(ShapedSessionTest, SegmentsOfEveryLengthIncludingEmpty) {
         RunRequest(*backend, asked, dtype, std::make_shared<ReduceLayout>(*layout), array, cuts);
     ASSERT_TRUE(arrays.ok()) << arrays.status();
     EXPECT_EQ(Check(asked, *arrays, array, MembersOf(lengths)), "");
+  }
+}
+
+// Requests of one op each over short rows and segments, the payload cut anywhere: on the CPU the
+// short runs pass writes their answers straight into the result array (ArrayResults::Direct),
+// eight rows or segments at a time, the rest (cut ones, a block's last few) by their Stats.
+TEST_P(ShapedSessionTest, OneOpAtATimeOverShortRowsAndSegments) {
+  const DType dtype = this->dtype();
+  const uint64_t seed = testing::FreshSeed();
+  SCOPED_TRACE(absl::StrCat("seed ", seed));
+  std::mt19937_64 random(seed);
+  std::vector<uint64_t> lengths;
+  for (int i = 0; i < 600; ++i) lengths.push_back(i < 300 ? 16 : 4 + random() % 60);
+  std::vector<std::pair<ReduceLayout, std::vector<std::vector<uint64_t>>>> layouts;
+  for (const AxesCase& test :
+       std::vector<AxesCase>{{{700, 16}, {1}}, {{301, 40}, {-1}}, {{2, 45, 128}, {2}}}) {
+    absl::StatusOr<ReduceLayout> layout =
+        ReduceLayout::ForAxes(test.shape, test.axes, false, kAllOps);
+    ASSERT_TRUE(layout.ok()) << layout.status();
+    layouts.emplace_back(*layout, Gather(test.shape, test.axes, layout->count()));
+  }
+  absl::StatusOr<ReduceLayout> segments = ReduceLayout::ForSegments(lengths);
+  ASSERT_TRUE(segments.ok());
+  layouts.emplace_back(*segments, MembersOf(lengths));
+  for (const auto& [layout, members] : layouts) {
+    SCOPED_TRACE(absl::StrCat(layout.outputs(), " outputs"));
+    TypedArray array = testing::RandomArray(dtype, layout.count(), random());
+    for (int k = 0; k < 40 && !IsInteger(dtype); ++k) {  // never all of an output's elements
+      const std::vector<uint64_t>& own = members[random() % members.size()];
+      const size_t nans = std::count_if(own.begin(), own.end(),
+                                        [&](uint64_t e) { return std::isnan(array.values[e]); });
+      if (nans + 1 < own.size()) array.Set(own[random() % own.size()], NAN);
+    }
+    const std::vector<uint64_t> cuts = RandomCuts(layout.count(), random);
+    for (Op op : kAllOps) {
+      const std::vector<Op> asked = {op};
+      absl::StatusOr<std::vector<ArrayResult>> arrays =
+          RunRequest(*backend_, asked, dtype, std::make_shared<ReduceLayout>(layout), array, cuts);
+      ASSERT_TRUE(arrays.ok()) << arrays.status();
+      EXPECT_EQ(Check(asked, *arrays, array, members), "") << OpName(op);
+    }
   }
 }
 
