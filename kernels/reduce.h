@@ -112,8 +112,9 @@ std::vector<Stats> ReduceSegments(ThreadPool& pool, const StatsRequest& request,
 // A request of one op whose answers go straight into its result array: output i's answer at
 // out + i * DTypeSize(ResultDType(op, dtype)), the bytes EncodeAnswers writes for it from the
 // output's Stats. The short runs pass writes those it can from its vectors (rows and segments
-// of 4 to 512 elements, eight at a time, all ops but PROD and the arg ops, where the CPU has
-// AVX-512); the other outputs' Stats still go to the sink.
+// of 4 to 512 float or int32 elements, eight at a time, every op but PROD, where the CPU has
+// AVX-512; not eight that hold an output the op refuses); the other outputs' Stats still go to
+// the sink.
 struct DirectAnswers {
   Op op = Op::kSum;
   double ddof = 0.0;

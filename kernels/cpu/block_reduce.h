@@ -71,8 +71,9 @@ struct Passes {
                    const uint64_t* bounds, uint64_t base, size_t runs, Stats* out);
   // The same runs for a request of `op` alone: their answers, each the bytes EncodeAnswers writes
   // from the run's Stats, at out, out + size, ... (size: ResultDType(op, dtype)'s), eight runs at
-  // a time where the copy can (AVX-512; not PROD or the arg ops). Returns how many runs from the
-  // first it answered; the caller reduces the others.
+  // a time where the copy can (AVX-512; not PROD), up to eight that hold a run the op refuses
+  // (NANARGMIN of NaN alone). Returns how many runs from the first it answered; the caller
+  // reduces the others.
   size_t (*answer_runs)(DType dtype, Op op, double ddof, const std::byte* data,
                         const uint64_t* bounds, uint64_t base, size_t runs, std::byte* out);
 };

@@ -321,6 +321,20 @@ TEST(ShapedSession, AnOutputThatCannotBeAnsweredNamesItsPlace) {
       *backend, ops, DType::kFloat32, std::make_shared<ReduceLayout>(*layout), array, {5, 12});
   ASSERT_FALSE(arrays.ok());
   EXPECT_THAT(arrays.status().message(), HasSubstr("result[1]"));
+  // Many short rows, which the short runs pass answers straight eight at a time (where the CPU
+  // has AVX-512): the eight holding a refused row go by their Stats, so the refusal names the
+  // first refused row still.
+  const std::vector<uint64_t> rows = {100, 16};
+  layout = ReduceLayout::ForAxes(rows, std::vector<int32_t>{1}, false, ops);
+  ASSERT_TRUE(layout.ok());
+  array = testing::RandomArray(DType::kFloat32, 1600, 7);
+  for (const size_t row : {70, 37}) {
+    for (size_t i = 0; i < 16; ++i) array.Set(row * 16 + i, NAN);
+  }
+  arrays = RunRequest(*backend, ops, DType::kFloat32, std::make_shared<ReduceLayout>(*layout),
+                      array, {333, 1600});
+  ASSERT_FALSE(arrays.ok());
+  EXPECT_THAT(arrays.status().message(), HasSubstr("result[37]"));
 }
 
 // Outputs refused in several tasks at once: the refusal names the first, whichever task fails
