@@ -7,6 +7,7 @@
 
 #include <immintrin.h>
 
+#include <algorithm>
 #include <cstddef>
 #include <cstdint>
 #include <cstring>
@@ -251,13 +252,17 @@ __attribute__((always_inline)) inline uint64_t EqualBits(const Group& group, dou
 #endif
 }
 
-// The first element equal to `target` (there is one), without a branch a group.
+// The first element equal to `target` (there is one): eight groups' compares gathered into a
+// word, without a branch a group, and no word after the first that holds it (over runs of 512,
+// scanning every group, its bits or'd into memory, took a third of the five-op request's time).
 inline int64_t FirstEqual(const Group* groups, size_t count, double target) {
-  uint64_t words[(kMaxGroups + 7) / 8] = {};
-  for (size_t k = 0; k < count; ++k) words[k / 8] |= EqualBits(groups[k], target) << (k % 8 * 8);
-  size_t w = 0;
-  while (words[w] == 0) ++w;
-  return static_cast<int64_t>(w * 64 + static_cast<size_t>(__builtin_ctzll(words[w])));
+  for (size_t k0 = 0; k0 < count; k0 += 8) {
+    const size_t n = std::min<size_t>(8, count - k0);
+    uint64_t word = 0;
+    for (size_t k = 0; k < n; ++k) word |= EqualBits(groups[k0 + k], target) << (k * 8);
+    if (word != 0) return static_cast<int64_t>(k0 * 8 + static_cast<size_t>(__builtin_ctzll(word)));
+  }
+  return 0;  // not reached: the extreme is one of the groups' elements
 }
 
 // Element `index` as its group holds it (exactly its value).
