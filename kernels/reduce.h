@@ -10,6 +10,7 @@
 #include <cstddef>
 #include <cstdint>
 #include <functional>
+#include <iterator>
 #include <span>
 #include <vector>
 
@@ -109,16 +110,29 @@ std::vector<Stats> ReduceSegments(ThreadPool& pool, const StatsRequest& request,
                                   std::span<const std::byte> data,
                                   std::span<const uint64_t> bounds);
 
-// A request of one op whose answers go straight into its result array: output i's answer at
-// out + i * DTypeSize(ResultDType(op, dtype)), the bytes EncodeAnswers writes for it from the
-// output's Stats. The short runs pass writes those it can from its vectors (rows and segments
-// of 4 to 512 float or int32 elements, eight at a time, every op but PROD, where the CPU has
-// AVX-512; not eight that hold an output the op refuses); the other outputs' Stats still go to
-// the sink.
-struct DirectAnswers {
+// A request's ops whose answers go straight into their result arrays: op k's answer of output i
+// at ops[k].out + i * DTypeSize(ResultDType(ops[k].op, dtype)), the bytes EncodeAnswers writes
+// for it from the output's Stats. The short runs pass writes those it can from its vectors (rows
+// and segments of 4 to 512 float or int32 elements, eight at a time, no PROD among the ops,
+// where the CPU has AVX-512; not eight that hold an output an op refuses); the other outputs'
+// Stats still go to the sink.
+struct DirectAnswer {
   Op op = Op::kSum;
+  std::byte* out = nullptr;
+};
+struct DirectAnswers {
+  static constexpr size_t kMostOps = std::size(kAllOps);  // a request names each op once
   double ddof = 0.0;
-  std::byte* out = nullptr;  // null: none, every output's Stats to the sink
+  size_t count = 0;  // 0: none, every output's Stats to the sink
+  DirectAnswer ops[kMostOps];
+
+  bool empty() const { return count == 0; }
+  // Op's answers from out on (output 0's); false, and nothing added, past kMostOps.
+  bool Add(Op op, std::byte* out) {
+    if (count == kMostOps) return false;
+    ops[count++] = {op, out};
+    return true;
+  }
 };
 
 using ColumnsDone = absl::AnyInvocable<void(ReduceTiming) &&>;
@@ -144,8 +158,8 @@ void ReduceRowsAsync(ThreadPool& pool, const StatsRequest& request, std::span<co
 // request's own bounds, not rebased for each batch): segment s holds the elements of `data`
 // from bounds[s] - base to bounds[s + 1] - base, each clamped to data's ends (so the first may
 // have begun before it and the last go on after it; one wholly outside it counts as empty).
-// With `direct` (segment s's answer at direct.out + s * size), whole segments the short runs pass
-// answers itself skip the sink.
+// With `direct` (segment s's answers as output s's), whole segments the short runs pass answers
+// itself skip the sink.
 void ReduceSegmentsAsync(ThreadPool& pool, const StatsRequest& request,
                          std::span<const std::byte> data, std::span<const uint64_t> bounds,
                          uint64_t base, RowSink sink, SegmentsDone done, DirectAnswers direct = {});

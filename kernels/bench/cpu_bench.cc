@@ -236,12 +236,15 @@ int main(int argc, char** argv) {
           }
         };
       };
-      // A request of one op: the short runs pass writes what answers it can itself, as the
-      // service lets it (ArrayResults::Direct).
+      // The short runs pass writes what answers it can itself, as the service lets it
+      // (ArrayResults::Direct).
       const auto direct_into = [&answers, &c, dtype](uint64_t base) {
-        if (c.ops.size() != 1) return kernels::cpu::DirectAnswers{};
-        const size_t size = DTypeSize(ResultDType(c.ops[0], dtype));
-        return kernels::cpu::DirectAnswers{c.ops[0], 0, answers[0].data() + base * size};
+        kernels::cpu::DirectAnswers direct;
+        for (size_t k = 0; k < c.ops.size(); ++k) {
+          const size_t size = DTypeSize(ResultDType(c.ops[k], dtype));
+          direct.Add(c.ops[k], answers[k].data() + base * size);
+        }
+        return direct;
       };
       const auto size_answers = [&answers, &c, dtype](uint64_t outputs) {
         for (size_t k = 0; k < c.ops.size(); ++k) {

@@ -69,13 +69,13 @@ struct Passes {
   // sums exact). Floats and int32, no PROD (RunsPassTakes).
   void (*add_runs)(DType dtype, const StatsNeeds& needs, const std::byte* data,
                    const uint64_t* bounds, uint64_t base, size_t runs, Stats* out);
-  // The same runs for a request of `op` alone: their answers, each the bytes EncodeAnswers writes
-  // from the run's Stats, at out, out + size, ... (size: ResultDType(op, dtype)'s), eight runs at
-  // a time where the copy can (AVX-512; not PROD), up to eight that hold a run the op refuses
-  // (NANARGMIN of NaN alone). Returns how many runs from the first it answered; the caller
-  // reduces the others.
-  size_t (*answer_runs)(DType dtype, Op op, double ddof, const std::byte* data,
-                        const uint64_t* bounds, uint64_t base, size_t runs, std::byte* out);
+  // The same runs' answers of `direct`'s ops (the runs outputs first, first + 1, ...: op k's at
+  // direct.ops[k].out + (first + r) * its result size), each the bytes EncodeAnswers writes from
+  // the run's Stats, eight runs at a time where the copy can (AVX-512; no PROD), up to eight that
+  // hold a run an op refuses (NANARGMIN of NaN alone). Returns how many runs from the first it
+  // answered; the caller reduces the others.
+  size_t (*answer_runs)(DType dtype, const DirectAnswers& direct, uint64_t first,
+                        const std::byte* data, const uint64_t* bounds, uint64_t base, size_t runs);
 };
 
 // Whether the columns pass reduces `request` (else columns go through ReduceBlock, transposed).
@@ -114,8 +114,8 @@ void AddColumns(DType dtype, const StatsNeeds& needs, const std::byte* data, siz
                 size_t rows, size_t width, uint64_t base_row, Stats* out);
 void AddRuns(DType dtype, const StatsNeeds& needs, const std::byte* data, const uint64_t* bounds,
              uint64_t base, size_t runs, Stats* out);
-size_t AnswerRuns(DType dtype, Op op, double ddof, const std::byte* data, const uint64_t* bounds,
-                  uint64_t base, size_t runs, std::byte* out);
+size_t AnswerRuns(DType dtype, const DirectAnswers& direct, uint64_t first, const std::byte* data,
+                  const uint64_t* bounds, uint64_t base, size_t runs);
 }  // namespace GPUREDUCE_CPU_PASSES
 
 // The fastest passes this CPU runs.

@@ -88,14 +88,11 @@ void ReduceRowsByRuns(const RowsJob& job, uint64_t first, uint64_t count) {
   Stats block[kRowsAtOnce];
   const Passes& passes = ChosenPasses();
   const DirectAnswers& direct = job.direct;
-  const size_t answer_size = DTypeSize(ResultDType(direct.op, dtype));
   for (uint64_t r0 = first; r0 < first + count; r0 += kRowsAtOnce) {
     const uint64_t n = std::min<uint64_t>(kRowsAtOnce, first + count - r0);
     const std::byte* rows = job.data.data() + r0 * job.length * element;
-    const size_t answered = direct.out == nullptr
-                                ? 0
-                                : passes.answer_runs(dtype, direct.op, direct.ddof, rows, bounds, 0,
-                                                     n, direct.out + r0 * answer_size);
+    const size_t answered =
+        direct.empty() ? 0 : passes.answer_runs(dtype, direct, r0, rows, bounds, 0, n);
     if (answered == n) continue;
     passes.add_runs(dtype, job.request.needs, rows, bounds + answered, 0, n - answered, block);
     job.sink(r0 + answered, std::span<const Stats>(block, n - answered));

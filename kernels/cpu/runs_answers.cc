@@ -14,6 +14,7 @@
 #include <cstdint>
 #include <cstring>
 #include <limits>
+#include <tuple>
 
 #include "common/reduction/op_result.h"
 #include "kernels/cpu/block_reduce.h"
@@ -79,68 +80,57 @@ bool IndicesInto(const typename Element<kDType>::Storage* x, const uint64_t* bou
   return true;
 }
 
-// Eight runs' answers of `op` (of this copy's needs) at out, out + size, ...; false where an op
-// refuses one of them (NANARGMIN of NaN alone), which the caller leaves to the Stats.
-template <DType kDType, bool kSquares, bool kMin, bool kMax, bool kMoments, size_t kGroups>
-bool AnswerEight(const typename Element<kDType>::Storage* x, const uint64_t* bounds, uint64_t base,
-                 Op op, double ddof, std::byte* out) {
+// What eight runs' answers are computed from: their totals (lane r run r's), groups, lengths,
+// NaN counts and FloatSum, and their moments' m2 once one op has asked for it.
+template <DType kDType>
+struct EightFacts {
+  const typename Element<kDType>::Storage* x;
+  const uint64_t* bounds;
+  uint64_t base;
+  const Group* g;
+  const size_t* at;
+  EightTotals t;
+  Mask lengths, nans, valid;
+  Lanes total;
+  bool have_m2 = false;
+  Lanes m2;
+};
+
+// Eight runs' answers of `op` (of the copy's needs) at out, out + size, ...; false where the op
+// refuses one of them (NANARGMIN of NaN alone) or the copy lacks what it reads.
+template <DType kDType, bool kSquares, bool kMin, bool kMax, bool kMoments, bool kSum>
+__attribute__((always_inline)) inline bool AnswerOp(EightFacts<kDType>& f, Op op, double ddof,
+                                                    std::byte* out) {
   constexpr bool kInteger = kDType == DType::kInt32;
-  Group g[kEightRuns * kMaxGroups];
-  size_t at[kEightRuns + 1];
-  // Sums only where the answer reads them (not an extreme's or SUM_SQUARES's).
-  constexpr bool kSum = !kSquares && !kMin && !kMax;
-  constexpr bool kKeep = kMin || kMax || kMoments;
-  const EightTotals t =
-      AddEightRuns<kDType, kSquares, kMin, kMax, kKeep, kGroups, kSum>(x, bounds, base, g, at);
-  Mask lengths;
-  if constexpr (kGroups > 0) {
-    lengths = Mask{} + static_cast<int64_t>(kGroups * kLanes);
-  } else {
-    Mask starts, ends;
-    std::memcpy(&starts, bounds, sizeof(starts));
-    std::memcpy(&ends, bounds + 1, sizeof(ends));
-    lengths = ends - starts;
-  }
-  const Mask nans = AsMask(t.nans) - (((lengths + (kLanes - 1)) & ~int64_t{kLanes - 1}) - lengths);
-  const Mask valid = lengths - nans;
-  // FloatSum of the run's Stats: sum + sum_lo (float64's lo 0 past an infinite sum, the
-  // narrower floats' 0), or the exact int32 sum.
-  Lanes total{};
-  if constexpr (!kSum) {
-  } else if constexpr (kInteger) {
-    total = ToLanes(AsMask(t.int_sum));
-  } else if constexpr (kDType == DType::kFloat64) {
-    const Lanes sum = AsLanes(t.sum);
-    total = sum + Keep(sum - sum == 0, AsLanes(t.sum_lo));
-  } else {
-    total = AsLanes(t.sum) + Lanes{};
-  }
   const Op base_op = NanFormOf(op);
   const bool skips = OpSkipsNan(op);
   const Lanes nan = Lanes{} + std::numeric_limits<double>::quiet_NaN();
   // FloatAnswer's `nan`: a NaN the op does not skip makes the answer NaN.
-  const Mask unskipped = skips ? Mask{} : nans != 0;
+  const Mask unskipped = skips ? Mask{} : f.nans != 0;
   Lanes value = nan;
-  if (base_op == Op::kSum) {
-    if constexpr (kInteger && kSum) {  // int64 answers, exact (RunsPassTakes: at most 512)
-      std::memcpy(out, &t.int_sum, sizeof(t.int_sum));
-      return true;
-    }
-    value = unskipped ? nan : total;
-  } else if (base_op == Op::kMean) {
-    const Mask count = skips ? valid : lengths;
-    value = (unskipped | (count == 0)) ? nan : total / ToLanes(count);
-  } else if constexpr (kSquares) {  // SUM_SQUARES
-    value = unskipped ? nan : AsLanes(t.squares);
-  } else if constexpr (kMin || kMax) {
-    Lanes extreme;
-    if constexpr (kMin) {
-      extreme = AsLanes(t.least);
+  if (base_op == Op::kSum || base_op == Op::kMean) {
+    if constexpr (!kSum) return false;
+    if (base_op == Op::kSum) {
+      if constexpr (kInteger) {  // int64 answers, exact (RunsPassTakes: at most 512)
+        std::memcpy(out, &f.t.int_sum, sizeof(f.t.int_sum));
+        return true;
+      }
+      value = unskipped ? nan : f.total;
     } else {
-      extreme = AsLanes(t.most);
+      const Mask count = skips ? f.valid : f.lengths;
+      value = (unskipped | (count == 0)) ? nan : f.total / ToLanes(count);
     }
+  } else if (base_op == Op::kSumSquares) {
+    if constexpr (!kSquares) return false;
+    value = unskipped ? nan : AsLanes(f.t.squares);
+  } else if (base_op == Op::kMin || base_op == Op::kArgMin || base_op == Op::kMax ||
+             base_op == Op::kArgMax) {
+    const bool least = base_op == Op::kMin || base_op == Op::kArgMin;
+    if (least ? !kMin : !kMax) return false;
+    const Lanes extreme = AsLanes(least ? f.t.least : f.t.most);
     if (OpReturnsIndex(op)) {
-      return IndicesInto<kDType>(x, bounds, base, g, at, op, nans, valid, extreme, out);
+      return IndicesInto<kDType>(f.x, f.bounds, f.base, f.g, f.at, op, f.nans, f.valid, extreme,
+                                 out);
     }
     if constexpr (kInteger) {  // int32 answers (no NaN, no padding left in the extremes)
       const Int32x8 narrow =
@@ -148,7 +138,7 @@ bool AnswerEight(const typename Element<kDType>::Storage* x, const uint64_t* bou
       std::memcpy(out, &narrow, sizeof(narrow));
       return true;
     }
-    value = (unskipped | (valid == 0)) ? nan : extreme;
+    value = (unskipped | (f.valid == 0)) ? nan : extreme;
     // Of -0 and 0, the first element equal to the extreme is the answer (Finish's first_of);
     // looked for only where an extreme is 0 (a branch a lane cost float16 rows of 16 MIN 9%).
     const Mask zero = value == 0;
@@ -157,26 +147,33 @@ bool AnswerEight(const typename Element<kDType>::Storage* x, const uint64_t* bou
       std::memcpy(values, &value, sizeof(values));
       for (size_t r = 0; r < kEightRuns; ++r) {
         if (zero[r] != 0) {
-          values[r] = ElementOf(g + at[r], FirstEqual(g + at[r], at[r + 1] - at[r], 0.0));
+          values[r] =
+              ElementOf(f.g + f.at[r], FirstEqual(f.g + f.at[r], f.at[r + 1] - f.at[r], 0.0));
         }
       }
       std::memcpy(&value, values, sizeof(values));
     }
-  } else if constexpr (kMoments) {  // VAR, STD
-    const Lanes count = ToLanes(valid);
-    const Lanes mean = valid > 0 ? total / count : Lanes{};
+  } else if (base_op == Op::kVar || base_op == Op::kStd) {
+    if constexpr (!kMoments || !kSum) return false;
+    const Lanes count = ToLanes(f.valid);
+    const Lanes mean = f.valid > 0 ? f.total / count : Lanes{};
     const Mask finite = mean - mean == 0;
-    alignas(64) double means[kEightRuns];
-    std::memcpy(means, &mean, sizeof(means));
-    const Lanes m2 = Keep(finite, AsLanes(EightDeviations(g, at, means)));
+    if (!f.have_m2) {  // the second pass over the groups, once for VAR and STD
+      alignas(64) double means[kEightRuns];
+      std::memcpy(means, &mean, sizeof(means));
+      f.m2 = Keep(finite, AsLanes(EightDeviations(f.g, f.at, means)));
+      f.have_m2 = true;
+    }
     const Lanes difference = count - ddof;
     const Lanes divisor = difference < 0 ? Lanes{} : difference;
     const Mask past_count = (skips && !kInteger) ? divisor == 0 : Mask{};
-    value = (unskipped | (valid == 0) | past_count | ~finite) ? nan : m2 / divisor;
+    value = (unskipped | (f.valid == 0) | past_count | ~finite) ? nan : f.m2 / divisor;
     if (base_op == Op::kStd) {
       value = AsLanes(_mm512_mask_sqrt_pd(reinterpret_cast<__m512d>(value), 0xff,
                                           reinterpret_cast<__m512d>(value)));
     }
+  } else {  // PROD
+    return false;
   }
   constexpr DType kResult = kInteger ? DType::kFloat64 : kDType;  // a float answer's
   if constexpr (kResult == DType::kFloat16 || kResult == DType::kBFloat16) {
@@ -191,47 +188,120 @@ bool AnswerEight(const typename Element<kDType>::Storage* x, const uint64_t* bou
   return true;
 }
 
-template <DType kDType, bool kSquares, bool kMin, bool kMax, bool kMoments>
-size_t AnswerRunsOf(Op op, double ddof, const std::byte* data, const uint64_t* bounds,
-                    uint64_t base, size_t runs, std::byte* out) {
+// Where an op's answers go: run r's at out + r * size.
+struct OpAnswers {
+  Op op;
+  std::byte* out;
+  size_t size;
+};
+
+// Eight runs reduced once and answered for each of `ops` (their first runs' answers at out);
+// false where an op refuses one of them, which the caller leaves to the Stats.
+template <DType kDType, bool kSquares, bool kMin, bool kMax, bool kMoments, bool kSum, bool kOneOp,
+          size_t kGroups>
+bool AnswerEight(const typename Element<kDType>::Storage* x, const uint64_t* bounds, uint64_t base,
+                 const OpAnswers* ops, size_t count, double ddof) {
+  constexpr bool kInteger = kDType == DType::kInt32;
+  Group g[kEightRuns * kMaxGroups];
+  size_t at[kEightRuns + 1];
+  constexpr bool kKeep = kMin || kMax || kMoments;
+  EightFacts<kDType> f;  // not value-initialized: zeroing its vectors cost rows of 16 MIN 20%
+  f.x = x;
+  f.bounds = bounds;
+  f.base = base;
+  f.g = g;
+  f.at = at;
+  f.t = AddEightRuns<kDType, kSquares, kMin, kMax, kKeep, kGroups, kSum>(x, bounds, base, g, at);
+  if constexpr (kGroups > 0) {
+    f.lengths = Mask{} + static_cast<int64_t>(kGroups * kLanes);
+  } else {
+    Mask starts, ends;
+    std::memcpy(&starts, bounds, sizeof(starts));
+    std::memcpy(&ends, bounds + 1, sizeof(ends));
+    f.lengths = ends - starts;
+  }
+  f.nans = AsMask(f.t.nans) - (((f.lengths + (kLanes - 1)) & ~int64_t{kLanes - 1}) - f.lengths);
+  f.valid = f.lengths - f.nans;
+  // FloatSum of the run's Stats: sum + sum_lo (float64's lo 0 past an infinite sum, the
+  // narrower floats' 0), or the exact int32 sum.
+  f.total = Lanes{};
+  if constexpr (!kSum) {
+  } else if constexpr (kInteger) {
+    f.total = ToLanes(AsMask(f.t.int_sum));
+  } else if constexpr (kDType == DType::kFloat64) {
+    const Lanes sum = AsLanes(f.t.sum);
+    f.total = sum + Keep(sum - sum == 0, AsLanes(f.t.sum_lo));
+  } else {
+    f.total = AsLanes(f.t.sum) + Lanes{};
+  }
+  // One op's copy knows its count: a loop of unknown count kept the totals in memory (rows of 16
+  // MIN 0.85x).
+  for (size_t k = 0; k < (kOneOp ? 1 : count); ++k) {
+    if (!AnswerOp<kDType, kSquares, kMin, kMax, kMoments, kSum>(f, ops[k].op, ddof, ops[k].out)) {
+      return false;
+    }
+  }
+  return true;
+}
+
+template <DType kDType, bool kSquares, bool kMin, bool kMax, bool kMoments, bool kSum, bool kOneOp>
+size_t AnswerRunsOf(const DirectAnswers& direct, uint64_t first, const std::byte* data,
+                    const uint64_t* bounds, uint64_t base, size_t runs) {
   const auto* x = reinterpret_cast<const typename Element<kDType>::Storage*>(data);
-  const size_t size = DTypeSize(ResultDType(op, kDType));
+  OpAnswers ops[DirectAnswers::kMostOps];
+  for (size_t k = 0; k < direct.count; ++k) {
+    const size_t size = DTypeSize(ResultDType(direct.ops[k].op, kDType));
+    ops[k] = {direct.ops[k].op, direct.ops[k].out + first * size, size};
+  }
   size_t r = 0;
   bool answered = true;
   for (; r + kEightRuns <= runs; r += kEightRuns) {
     WithGroups(SharedGroups(bounds + r), [&]<size_t kGroups>() {
-      answered = AnswerEight<kDType, kSquares, kMin, kMax, kMoments, kGroups>(
-          x, bounds + r, base, op, ddof, out + r * size);
+      answered = AnswerEight<kDType, kSquares, kMin, kMax, kMoments, kSum, kOneOp, kGroups>(
+          x, bounds + r, base, ops, direct.count, direct.ddof);
     });
     if (!answered) break;
+    for (size_t k = 0; k < direct.count; ++k) ops[k].out += kEightRuns * ops[k].size;
   }
   return r;
 }
 
+// The copy of the pass for `direct`'s ops: one op's own (sums only where it reads them, not an
+// extreme's or SUM_SQUARES's); several ops' sums and both extremes, with the moments and the
+// squares where an op reads them.
 template <DType kDType>
-size_t AnswerRunsFor(Op op, double ddof, const std::byte* data, const uint64_t* bounds,
-                     uint64_t base, size_t runs, std::byte* out) {
-  switch (NanFormOf(op)) {
+size_t AnswerRunsFor(const DirectAnswers& direct, uint64_t first, const std::byte* data,
+                     const uint64_t* bounds, uint64_t base, size_t runs) {
+  bool squares = false, moments = false;
+  for (size_t k = 0; k < direct.count; ++k) {
+    const Op op = NanFormOf(direct.ops[k].op);
+    if (op == Op::kProd) return 0;
+    squares |= op == Op::kSumSquares;
+    moments |= op == Op::kVar || op == Op::kStd;
+  }
+  const auto args = std::forward_as_tuple(direct, first, data, bounds, base, runs);
+  if (direct.count > 1) {
+    if (squares) return std::apply(AnswerRunsOf<kDType, true, true, true, true, true, false>, args);
+    if (moments)
+      return std::apply(AnswerRunsOf<kDType, false, true, true, true, true, false>, args);
+    return std::apply(AnswerRunsOf<kDType, false, true, true, false, true, false>, args);
+  }
+  switch (NanFormOf(direct.ops[0].op)) {
     case Op::kSum:
     case Op::kMean:
-      return AnswerRunsOf<kDType, false, false, false, false>(op, ddof, data, bounds, base, runs,
-                                                              out);
+      return std::apply(AnswerRunsOf<kDType, false, false, false, false, true, true>, args);
     case Op::kSumSquares:
-      return AnswerRunsOf<kDType, true, false, false, false>(op, ddof, data, bounds, base, runs,
-                                                             out);
+      return std::apply(AnswerRunsOf<kDType, true, false, false, false, false, true>, args);
     case Op::kMin:
     case Op::kArgMin:
-      return AnswerRunsOf<kDType, false, true, false, false>(op, ddof, data, bounds, base, runs,
-                                                             out);
+      return std::apply(AnswerRunsOf<kDType, false, true, false, false, false, true>, args);
     case Op::kMax:
     case Op::kArgMax:
-      return AnswerRunsOf<kDType, false, false, true, false>(op, ddof, data, bounds, base, runs,
-                                                             out);
+      return std::apply(AnswerRunsOf<kDType, false, false, true, false, false, true>, args);
     case Op::kVar:
     case Op::kStd:
-      return AnswerRunsOf<kDType, false, false, false, true>(op, ddof, data, bounds, base, runs,
-                                                             out);
-    default:  // PROD
+      return std::apply(AnswerRunsOf<kDType, false, false, false, true, true, true>, args);
+    default:
       return 0;
   }
 }
@@ -239,22 +309,23 @@ size_t AnswerRunsFor(Op op, double ddof, const std::byte* data, const uint64_t* 
 
 }  // namespace
 
-size_t AnswerRuns([[maybe_unused]] DType dtype, [[maybe_unused]] Op op,
-                  [[maybe_unused]] double ddof, [[maybe_unused]] const std::byte* data,
+size_t AnswerRuns([[maybe_unused]] DType dtype, [[maybe_unused]] const DirectAnswers& direct,
+                  [[maybe_unused]] uint64_t first, [[maybe_unused]] const std::byte* data,
                   [[maybe_unused]] const uint64_t* bounds, [[maybe_unused]] uint64_t base,
-                  [[maybe_unused]] size_t runs, [[maybe_unused]] std::byte* out) {
+                  [[maybe_unused]] size_t runs) {
 #if defined(__AVX512F__)
+  if (direct.count == 0 || direct.count > DirectAnswers::kMostOps) return 0;
   switch (dtype) {
     case DType::kFloat32:
-      return AnswerRunsFor<DType::kFloat32>(op, ddof, data, bounds, base, runs, out);
+      return AnswerRunsFor<DType::kFloat32>(direct, first, data, bounds, base, runs);
     case DType::kFloat16:
-      return AnswerRunsFor<DType::kFloat16>(op, ddof, data, bounds, base, runs, out);
+      return AnswerRunsFor<DType::kFloat16>(direct, first, data, bounds, base, runs);
     case DType::kBFloat16:
-      return AnswerRunsFor<DType::kBFloat16>(op, ddof, data, bounds, base, runs, out);
+      return AnswerRunsFor<DType::kBFloat16>(direct, first, data, bounds, base, runs);
     case DType::kFloat64:
-      return AnswerRunsFor<DType::kFloat64>(op, ddof, data, bounds, base, runs, out);
+      return AnswerRunsFor<DType::kFloat64>(direct, first, data, bounds, base, runs);
     case DType::kInt32:
-      return AnswerRunsFor<DType::kInt32>(op, ddof, data, bounds, base, runs, out);
+      return AnswerRunsFor<DType::kInt32>(direct, first, data, bounds, base, runs);
     case DType::kInt64:
       return 0;  // RunsPassTakes refuses it
   }

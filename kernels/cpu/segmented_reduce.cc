@@ -154,11 +154,9 @@ void ReduceRunsByPass(SegmentsJob& job, size_t first, size_t count, const uint64
   }
   const DType dtype = job.request.dtype;
   const DirectAnswers& direct = job.direct;
-  const size_t answered =
-      direct.out == nullptr
-          ? 0
-          : passes.answer_runs(dtype, direct.op, direct.ddof, job.data.data(), bounds, base, count,
-                               direct.out + first * DTypeSize(ResultDType(direct.op, dtype)));
+  const size_t answered = direct.empty() ? 0
+                                         : passes.answer_runs(dtype, direct, first, job.data.data(),
+                                                              bounds, base, count);
   if (answered == count) return;
   Stats block[kRunsAtOnce];
   passes.add_runs(dtype, job.request.needs, job.data.data(), bounds + answered, base,

@@ -48,11 +48,16 @@ void ArrayResults::Write(uint64_t first, std::span<const gpureduce::Stats> stats
 }
 
 kernels::cpu::DirectAnswers ArrayResults::Direct(uint64_t first) {
-  if (arrays_.size() != 1 || layout_.outputs() < 2) return {};
-  ArrayResult& array = arrays_.front();
-  return {
-      array.op, ddof_,
-      reinterpret_cast<std::byte*>(array.data.data()) + first * gpureduce::DTypeSize(array.dtype)};
+  kernels::cpu::DirectAnswers direct;
+  if (arrays_.size() > kernels::cpu::DirectAnswers::kMostOps || layout_.outputs() < 2) {
+    return direct;
+  }
+  direct.ddof = ddof_;
+  for (ArrayResult& array : arrays_) {
+    direct.Add(array.op, reinterpret_cast<std::byte*>(array.data.data()) +
+                             first * gpureduce::DTypeSize(array.dtype));
+  }
+  return direct;
 }
 
 absl::Status ArrayResults::status() const {

@@ -31,9 +31,9 @@ class ArrayResults {
   // becomes status(), naming the output. Thread-safe for distinct outputs.
   void Write(uint64_t first, std::span<const gpureduce::Stats> stats);
 
-  // Where the kernels may write outputs first.. straight (no Stats, no Write): a request of one
-  // op of many outputs (one output's answer also goes in `value`, which Write sets); none
-  // (out null) otherwise.
+  // Where the kernels may write outputs first.. straight, every op's (no Stats, no Write): a
+  // request of many outputs (one output's answer also goes in `value`, which Write sets); none
+  // (empty) otherwise.
   kernels::cpu::DirectAnswers Direct(uint64_t first);
 
   // Once every Write has returned.

@@ -90,15 +90,19 @@ TEST_P(RowsReduceTest, EveryRowMatchesTheReference) {
   }
 }
 
-// DirectAnswers for one op: every row's answer bytes, whether the short runs pass wrote them or
-// the sink's Stats did (through EncodeAnswers, as the runtime), equal those of the sink alone;
-// where the pass has vectors (the AVX-512 copy) and the op answers there, rows skip the sink.
+// DirectAnswers for one op, and for the five-op request: every row's answer bytes, whether the
+// short runs pass wrote them or the sink's Stats did (through EncodeAnswers, as the runtime),
+// equal those of the sink alone; where the pass has vectors (the AVX-512 copy) and the ops
+// answer there, rows skip the sink.
 TEST_P(RowsReduceTest, DirectAnswersAreTheSinksBytes) {
   const DType dtype = GetParam();
   const uint64_t seed = testing::FreshSeed();
   SCOPED_TRACE(absl::StrCat("seed ", seed));
   std::mt19937_64 random(seed);
   ThreadPool pool(3);
+  std::vector<std::vector<Op>> op_sets;
+  for (Op op : kAllOps) op_sets.push_back({op});
+  op_sets.push_back({Op::kSum, Op::kMin, Op::kMax, Op::kMean, Op::kStd});
   for (const size_t length : {4, 16, 31, 128, 512}) {
     const size_t rows = 9000 / length + 5;  // several tasks, several blocks of the pass's rows
     TypedArray table = testing::RandomArray(dtype, rows * length, random());
@@ -106,28 +110,37 @@ TEST_P(RowsReduceTest, DirectAnswersAreTheSinksBytes) {
       for (size_t k = 0; k < 20; ++k) table.Set(random() % table.size(), NAN);
       table.Set(random() % table.size(), INFINITY);
     }
-    for (Op op : kAllOps) {
-      const StatsRequest request{dtype, NeedsOf(std::vector<Op>{op})};
-      SCOPED_TRACE(absl::StrCat("length ", length, ", ", OpName(op)));
-      const size_t size = DTypeSize(ResultDType(op, dtype));
-      const auto reduce = [&](bool direct, std::vector<std::byte>& out) {
-        out.assign(rows * size, std::byte{0xa5});
+    for (const std::vector<Op>& ops : op_sets) {
+      const StatsRequest request{dtype, NeedsOf(ops)};
+      SCOPED_TRACE(
+          absl::StrCat("length ", length, ", ", OpName(ops[0]), " and ", ops.size() - 1, " more"));
+      const auto reduce = [&](bool direct, std::vector<std::vector<std::byte>>& out) {
+        out.assign(ops.size(), {});
+        DirectAnswers answers;
+        answers.ddof = 1;
+        for (size_t k = 0; k < ops.size(); ++k) {
+          out[k].assign(rows * DTypeSize(ResultDType(ops[k], dtype)), std::byte{0xa5});
+          answers.Add(ops[k], out[k].data());
+        }
         std::atomic<size_t> sunk{0};
         std::promise<void> finished;
         ReduceRowsAsync(
             pool, request, table.bytes, length,
             [&](uint64_t first, std::span<const Stats> stats) {
               sunk += stats.size();
-              for (size_t i = 0; i < stats.size(); ++i) {  // one by one: a refusal stops none
-                EncodeAnswers(op, dtype, 1, stats.subspan(i, 1), out.data() + (first + i) * size);
+              for (size_t k = 0; k < ops.size(); ++k) {
+                const size_t size = DTypeSize(ResultDType(ops[k], dtype));
+                for (size_t i = 0; i < stats.size(); ++i) {  // one by one: a refusal stops none
+                  EncodeAnswers(ops[k], dtype, 1, stats.subspan(i, 1),
+                                out[k].data() + (first + i) * size);
+                }
               }
             },
-            [&](ReduceTiming) { finished.set_value(); },
-            direct ? DirectAnswers{op, 1, out.data()} : DirectAnswers{});
+            [&](ReduceTiming) { finished.set_value(); }, direct ? answers : DirectAnswers{});
         finished.get_future().get();
         return sunk.load();
       };
-      std::vector<std::byte> want, got;
+      std::vector<std::vector<std::byte>> want, got;
       EXPECT_EQ(reduce(false, want), rows);
       const size_t sunk = reduce(true, got);
       EXPECT_TRUE(got == want) << "the answers' bytes differ";

@@ -1,10 +1,11 @@
 // The short runs pass's answers (answer_runs, kernels/cpu/runs_answers.cc) through every copy this
-// CPU runs: for every op and dtype it takes, over runs of every length (runs_data.h: NaN, whole
-// runs of it, infinities, ties, -0 beside 0), the bytes it writes equal EncodeAnswers's from the
-// Stats add_runs gives the same runs, bit for bit, for several ddof; it answers every whole eight
-// runs where it has vectors for them (the AVX-512 copy), up to eight that hold a run the op
-// refuses (NANARGMIN of NaN alone), and none elsewhere.
+// CPU runs: for every op and dtype it takes, and requests of several ops, over runs of every
+// length (runs_data.h: NaN, whole runs of it, infinities, ties, -0 beside 0), the bytes it writes
+// equal EncodeAnswers's from the Stats add_runs gives the same runs, bit for bit, for several
+// ddof; it answers every whole eight runs where it has vectors for them (the AVX-512 copy), up to
+// eight that hold a run an op refuses (NANARGMIN of NaN alone), and none elsewhere.
 
+#include <algorithm>
 #include <cmath>
 #include <cstddef>
 #include <cstdint>
@@ -28,6 +29,73 @@ namespace {
 
 constexpr size_t kRunsACall = 50;  // as runs_pass_test: calls of 50 runs, eight at a time and six
 
+// One op at a time, then requests of several: the five-op request, NaN forms with an arg op
+// and the moments, SUM_SQUARES beside them, and every op at once.
+std::vector<std::vector<Op>> OpSets() {
+  std::vector<std::vector<Op>> sets;
+  for (Op op : OpsWithoutProducts()) sets.push_back({op});
+  sets.push_back({Op::kSum, Op::kMin, Op::kMax, Op::kMean, Op::kStd});
+  sets.push_back({Op::kNanSum, Op::kNanMin, Op::kArgMax, Op::kVar, Op::kNanMean});
+  sets.push_back({Op::kSumSquares, Op::kMax, Op::kNanArgMin, Op::kNanStd, Op::kMean});
+  sets.push_back({Op::kArgMin, Op::kNanArgMax});
+  sets.push_back(OpsWithoutProducts());
+  return sets;
+}
+
+// What `passes` answers for `ops` over the runs, against EncodeAnswers's bytes from the Stats
+// add_runs gives them, calls of kRunsACall runs (their answers at their own outputs: answer_runs's
+// `first`); how many it answers too. The differences, one a line.
+std::string AnswersDiffer(const Passes& passes, bool vectors, DType dtype,
+                          const std::vector<Op>& ops, double ddof, const TypedArray& data,
+                          const std::vector<uint64_t>& bounds) {
+  const size_t runs = bounds.size() - 1;
+  std::vector<std::vector<std::byte>> got(ops.size());
+  DirectAnswers direct;
+  direct.ddof = ddof;
+  for (size_t k = 0; k < ops.size(); ++k) {
+    got[k].assign(runs * DTypeSize(ResultDType(ops[k], dtype)), std::byte{0xa5});
+    direct.Add(ops[k], got[k].data());
+  }
+  const StatsNeeds needs = NeedsOf(ops);
+  std::string failures;
+  for (size_t r0 = 0; r0 < runs && failures.size() < 2000; r0 += kRunsACall) {
+    const size_t count = std::min(kRunsACall, runs - r0);
+    const std::byte* from = data.bytes.data() + bounds[r0] * DTypeSize(dtype);
+    const size_t wrote =
+        passes.answer_runs(dtype, direct, r0, from, bounds.data() + r0, bounds[r0], count);
+    std::vector<Stats> stats(count);
+    passes.add_runs(dtype, needs, from, bounds.data() + r0, bounds[r0], count, stats.data());
+    // Each run's bytes; the pass stops before eight runs one of which an op refuses.
+    std::vector<std::vector<std::byte>> want(ops.size());
+    size_t refused = count;
+    for (size_t k = 0; k < ops.size(); ++k) {
+      const size_t size = DTypeSize(ResultDType(ops[k], dtype));
+      want[k].resize(count * size);
+      for (size_t r = 0; r < count; ++r) {
+        const std::span<const Stats> one(&stats[r], 1);
+        if (!EncodeAnswers(ops[k], dtype, ddof, one, want[k].data() + r * size).status.ok()) {
+          refused = std::min(refused, r);
+        }
+      }
+    }
+    if (wrote != (vectors ? refused / 8 * 8 : 0)) {
+      failures += absl::StrCat("runs from ", r0, ": ", wrote, " answered of ", refused,
+                               " before a refusal\n");
+    }
+    for (size_t k = 0; k < ops.size(); ++k) {
+      const size_t size = DTypeSize(ResultDType(ops[k], dtype));
+      for (size_t r = 0; r < wrote && failures.size() < 2000; ++r) {
+        if (std::memcmp(got[k].data() + (r0 + r) * size, want[k].data() + r * size, size) != 0) {
+          failures += absl::StrCat("run ", r0 + r, " (", bounds[r0 + r + 1] - bounds[r0 + r],
+                                   " elements): its ", OpName(ops[k]),
+                                   " bytes differ from EncodeAnswers's\n");
+        }
+      }
+    }
+  }
+  return failures;
+}
+
 TEST(RunsAnswersTest, EveryCopyWritesEncodeAnswersBytes) {
   const uint64_t seed = testing::FreshSeed();
   SCOPED_TRACE(absl::StrCat("seed ", seed));
@@ -37,46 +105,18 @@ TEST(RunsAnswersTest, EveryCopyWritesEncodeAnswersBytes) {
   for (DType dtype : kRunsDTypes) {
     const std::vector<uint64_t> bounds = Bounds(random);
     const TypedArray data = Runs(dtype, bounds, random);
-    const size_t runs = bounds.size() - 1;
-    for (Op op : OpsWithoutProducts()) {
-      const size_t size = DTypeSize(ResultDType(op, dtype));
-      const StatsNeeds needs = NeedsOf(std::vector<Op>{op});
+    for (const std::vector<Op>& ops : OpSets()) {
+      const bool moments = std::any_of(ops.begin(), ops.end(), [](Op op) {
+        return NanFormOf(op) == Op::kVar || NanFormOf(op) == Op::kStd;
+      });
       for (const double ddof : {0.0, 1.0, 5.0}) {
-        const Op base = NanFormOf(op);
-        if (ddof != 0 && base != Op::kVar && base != Op::kStd) continue;
-        SCOPED_TRACE(absl::StrCat(DTypeName(dtype), " ", OpName(op), " ddof ", ddof));
+        if (ddof != 0 && !moments) continue;
+        std::string names;
+        for (Op op : ops) absl::StrAppend(&names, OpName(op), " ");
+        SCOPED_TRACE(absl::StrCat(DTypeName(dtype), " ", names, "ddof ", ddof));
         for (size_t copy = 0; copy < copies.size(); ++copy) {
-          const Passes* passes = copies[copy];
-          std::string failures;
-          for (size_t r0 = 0; r0 < runs; r0 += kRunsACall) {
-            const size_t count = std::min(kRunsACall, runs - r0);
-            const std::byte* from = data.bytes.data() + bounds[r0] * DTypeSize(dtype);
-            std::vector<std::byte> got(count * size, std::byte{0xa5});
-            const size_t wrote = passes->answer_runs(dtype, op, ddof, from, bounds.data() + r0,
-                                                     bounds[r0], count, got.data());
-            std::vector<Stats> stats(count);
-            passes->add_runs(dtype, needs, from, bounds.data() + r0, bounds[r0], count,
-                             stats.data());
-            // Each run's bytes; the pass stops before eight runs one of which is refused.
-            std::vector<std::byte> want(count * size);
-            size_t refused = count;
-            for (size_t r = 0; r < count; ++r) {
-              const std::span<const Stats> one(&stats[r], 1);
-              if (!EncodeAnswers(op, dtype, ddof, one, want.data() + r * size).status.ok()) {
-                refused = std::min(refused, r);
-              }
-            }
-            const bool vectors = copy == 2;  // the AVX-512 copy's
-            EXPECT_EQ(wrote, vectors ? refused / 8 * 8 : 0)
-                << "runs from " << r0 << ", copy " << copy;
-            for (size_t r = 0; r < wrote && failures.size() < 2000; ++r) {
-              if (std::memcmp(got.data() + r * size, want.data() + r * size, size) != 0) {
-                failures += absl::StrCat("run ", r0 + r, " (", bounds[r0 + r + 1] - bounds[r0 + r],
-                                         " elements): its bytes differ from EncodeAnswers's\n");
-              }
-            }
-          }
-          EXPECT_EQ(failures, "");
+          SCOPED_TRACE(absl::StrCat("copy ", copy));
+          EXPECT_EQ(AnswersDiffer(*copies[copy], copy == 2, dtype, ops, ddof, data, bounds), "");
         }
       }
     }
@@ -130,9 +170,9 @@ TEST(RunsAnswersTest, SixteenBitAnswersRoundOnceFromFloat64) {
     for (Op op : {Op::kSum, Op::kMean, Op::kNanSum, Op::kNanMean}) {
       SCOPED_TRACE(absl::StrCat(DTypeName(dtype), " ", OpName(op)));
       std::vector<std::byte> got(16 * 2), want(16 * 2);
-      ASSERT_EQ(
-          passes.answer_runs(dtype, op, 0, data.bytes.data(), bounds.data(), 0, 16, got.data()),
-          16u);
+      DirectAnswers direct;
+      direct.Add(op, got.data());
+      ASSERT_EQ(passes.answer_runs(dtype, direct, 0, data.bytes.data(), bounds.data(), 0, 16), 16u);
       std::vector<Stats> stats(16);
       passes.add_runs(dtype, NeedsOf(std::vector<Op>{op}), data.bytes.data(), bounds.data(), 0, 16,
                       stats.data());

@@ -133,6 +133,9 @@ std::string DirectDiffers(ThreadPool& pool, DType dtype, Op op, std::span<const 
   const size_t size = DTypeSize(ResultDType(op, dtype));
   const size_t segments = bounds.size() - 1;
   std::vector<std::byte> got(segments * size, std::byte{0xa5});
+  DirectAnswers direct;
+  direct.ddof = 1;
+  direct.Add(op, got.data());
   std::atomic<size_t> sunk{0};
   std::promise<void> finished;
   ReduceSegmentsAsync(
@@ -143,8 +146,7 @@ std::string DirectDiffers(ThreadPool& pool, DType dtype, Op op, std::span<const 
           EncodeAnswers(op, dtype, 1, stats.subspan(i, 1), got.data() + (first + i) * size);
         }
       },
-      [&](std::vector<Stats>, ReduceTiming) { finished.set_value(); },
-      DirectAnswers{op, 1, got.data()});
+      [&](std::vector<Stats>, ReduceTiming) { finished.set_value(); }, direct);
   finished.get_future().get();
   std::string failures;
   for (size_t s = 0; s < segments && failures.size() < 2000; ++s) {
