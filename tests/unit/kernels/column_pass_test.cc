@@ -145,7 +145,7 @@ TEST_P(ColumnPassTest, ReduceColumnsNarrowAndWideInTwoCalls) {
   ThreadPool pool(3), one(1);
   std::vector<Op> ops(std::begin(kAllOps), std::end(kAllOps));  // PROD too: transposed
   for (const auto& [rows, cols] :
-       {std::pair<size_t, size_t>{1000, 3}, {53, 1100}, {3000, 70}, {301, 1000}}) {
+       {std::pair<size_t, size_t>{1000, 3}, {53, 1100}, {3000, 70}, {301, 1000}, {1200, 1024}}) {
     SCOPED_TRACE(absl::StrCat("(", rows, ", ", cols, ")"));
     const TypedArray table = Table(dtype, rows, std::max<size_t>(cols, 8), random);
     const size_t width = std::max<size_t>(cols, 8);
