@@ -172,7 +172,7 @@ int main(int argc, char** argv) {
                   "them); 0: the whole array");
   flags.AddUint64("columns", &columns,
                   "reduce the array as a row-major table of this many columns down each column "
-                  "(kernels::cpu::ReduceColumns, NumPy's axis=0; the digest folds theirs)");
+                  "(kernels::cpu::ReduceColumns, NumPy's axis=0; the digest folds their answers)");
   flags.AddUint64(
       "rows", &rows_of,
       "reduce the array as a row-major table of rows this long, each to its own "
@@ -294,7 +294,14 @@ int main(int argc, char** argv) {
           stats = kernels::cpu::Reduce(pool, request, bytes);
         }
         const std::chrono::duration<double> took = std::chrono::steady_clock::now() - start;
-        if (rows_of > 0 || segment > 0) {  // the digest below folds every answer's bytes
+        if (columns > 0) {  // the columns' answers, as the service encodes them (not timed)
+          size_answers(segments.size());
+          for (size_t k = 0; k < c.ops.size(); ++k) {
+            EncodeAnswers(c.ops[k], dtype, 0, segments, answers[k].data());
+          }
+          segments.clear();
+        }
+        if (rows_of > 0 || segment > 0 || columns > 0) {  // the digest folds every answer's bytes
           stats = Stats{};
           stats.count = answers[0].size();
           uint64_t folded = 1469598103934665603ull;
