@@ -47,6 +47,16 @@ struct Tile {
   int32_t most_at[kColumnsPassWidth];
 };
 
+// What a copy of the columns pass gathers (a template argument): a request of MIN alone adds no
+// sums and keeps no maxima (its Stats' sum 0, max_index -1: none, as MergeStats reads it).
+struct Gathers {
+  bool sum = true;  // and the moments' means
+  bool min = false;
+  bool max = false;
+  bool moments = false;
+  bool squares = false;
+};
+
 inline constexpr size_t kChunk = 16;
 inline constexpr size_t kChunkRows = 16;
 
@@ -70,7 +80,7 @@ __attribute__((always_inline)) inline void ChunkValues(const typename Element<kL
 
 // A row group's `count` rows (`group` its first, rows `stride` elements apart, the first the
 // block's row r0) of columns [c0, c0 + kN) added into the tile.
-template <DType kLoad, bool kExtremes, bool kSquares, size_t kN, typename ValueT, typename SumT>
+template <DType kLoad, Gathers kG, size_t kN, typename ValueT, typename SumT>
 __attribute__((always_inline)) inline void AddChunk(const typename Element<kLoad>::Storage* group,
                                                     size_t stride, size_t count, size_t r0,
                                                     size_t c0, Tile<ValueT, SumT>& t) {
@@ -81,13 +91,15 @@ __attribute__((always_inline)) inline void AddChunk(const typename Element<kLoad
   ValueT least[kN], most[kN];
   int32_t least_at[kN], most_at[kN];
   for (size_t c = 0; c < kN; ++c) {
-    sum[c] = t.sum[c0 + c];
+    if constexpr (kG.sum) sum[c] = t.sum[c0 + c];
     nans[c] = t.nans[c0 + c];
-    if constexpr (kSquares) squares[c] = t.squares[c0 + c];
-    if constexpr (kExtremes) {
+    if constexpr (kG.squares) squares[c] = t.squares[c0 + c];
+    if constexpr (kG.min) {
       least[c] = t.least[c0 + c];
-      most[c] = t.most[c0 + c];
       least_at[c] = t.least_at[c0 + c];
+    }
+    if constexpr (kG.max) {
+      most[c] = t.most[c0 + c];
       most_at[c] = t.most_at[c0 + c];
     }
   }
@@ -102,26 +114,33 @@ __attribute__((always_inline)) inline void AddChunk(const typename Element<kLoad
       const ValueT kept = Select(nan, ValueT{}, v);
       nans[c] += static_cast<uint32_t>(nan);
       // Bitwise, not short-circuit, operators and Select throughout: no branch in the loop.
-      sum[c] += static_cast<SumT>(kept);
-      if constexpr (kSquares) squares[c] += static_cast<double>(kept) * static_cast<double>(kept);
-      if constexpr (kExtremes) {  // strict compares in row order: the first occurrence stays
+      if constexpr (kG.sum) sum[c] += static_cast<SumT>(kept);
+      if constexpr (kG.squares) {
+        squares[c] += static_cast<double>(kept) * static_cast<double>(kept);
+      }
+      // Strict compares in row order: the first occurrence stays.
+      if constexpr (kG.min) {
         const bool less = (!nan) & ((least_at[c] < 0) | (v < least[c]));
-        const bool more = (!nan) & ((most_at[c] < 0) | (v > most[c]));
         least[c] = Select(less, v, least[c]);
         least_at[c] = Select(less, row, least_at[c]);
+      }
+      if constexpr (kG.max) {
+        const bool more = (!nan) & ((most_at[c] < 0) | (v > most[c]));
         most[c] = Select(more, v, most[c]);
         most_at[c] = Select(more, row, most_at[c]);
       }
     }
   }
   for (size_t c = 0; c < kN; ++c) {
-    t.sum[c0 + c] = sum[c];
+    if constexpr (kG.sum) t.sum[c0 + c] = sum[c];
     t.nans[c0 + c] = nans[c];
-    if constexpr (kSquares) t.squares[c0 + c] = squares[c];
-    if constexpr (kExtremes) {
+    if constexpr (kG.squares) t.squares[c0 + c] = squares[c];
+    if constexpr (kG.min) {
       t.least[c0 + c] = least[c];
-      t.most[c0 + c] = most[c];
       t.least_at[c0 + c] = least_at[c];
+    }
+    if constexpr (kG.max) {
+      t.most[c0 + c] = most[c];
       t.most_at[c0 + c] = most_at[c];
     }
   }

@@ -11,6 +11,7 @@
 #include <cmath>
 #include <cstddef>
 #include <cstdint>
+#include <tuple>
 #include <type_traits>
 
 #include "kernels/cpu/block_reduce.h"
@@ -77,7 +78,7 @@ size_t AddSumChunks(const ValueT* data, size_t stride, size_t rows, size_t width
 // (column_chunks.h's groups jump between a page's rows: 256 float32 columns MIN 0.65x).
 constexpr size_t kPage = 4096;
 
-template <DType kDType, bool kExtremes, bool kSquares, typename ValueT, typename SumT>
+template <DType kDType, Gathers kG, typename ValueT, typename SumT>
 void AddRowByRow(const typename Element<kDType>::Storage* data, size_t stride, size_t rows,
                  size_t first, size_t width, ValueT* widened, Tile<ValueT, SumT>& t) {
   constexpr bool kInteger = kDType == DType::kInt32;
@@ -90,13 +91,18 @@ void AddRowByRow(const typename Element<kDType>::Storage* data, size_t stride, s
       const ValueT kept = Select(nan, ValueT{}, v);
       t.nans[c] += static_cast<uint32_t>(nan);
       // Bitwise, not short-circuit, operators and Select throughout: no branch in the loop.
-      t.sum[c] += static_cast<SumT>(kept);
-      if constexpr (kSquares) t.squares[c] += static_cast<double>(kept) * static_cast<double>(kept);
-      if constexpr (kExtremes) {  // strict compares in row order: the first occurrence stays
+      if constexpr (kG.sum) t.sum[c] += static_cast<SumT>(kept);
+      if constexpr (kG.squares) {
+        t.squares[c] += static_cast<double>(kept) * static_cast<double>(kept);
+      }
+      // Strict compares in row order: the first occurrence stays.
+      if constexpr (kG.min) {
         const bool least = (!nan) & ((t.least_at[c] < 0) | (v < t.least[c]));
-        const bool most = (!nan) & ((t.most_at[c] < 0) | (v > t.most[c]));
         t.least[c] = Select(least, v, t.least[c]);
         t.least_at[c] = Select(least, row, t.least_at[c]);
+      }
+      if constexpr (kG.max) {
+        const bool most = (!nan) & ((t.most_at[c] < 0) | (v > t.most[c]));
         t.most[c] = Select(most, v, t.most[c]);
         t.most_at[c] = Select(most, row, t.most_at[c]);
       }
@@ -104,7 +110,7 @@ void AddRowByRow(const typename Element<kDType>::Storage* data, size_t stride, s
   }
 }
 
-template <DType kDType, bool kExtremes, bool kMoments, bool kSquares>
+template <DType kDType, Gathers kG>
 void AddColumnsOf(const std::byte* bytes, size_t stride, size_t rows, size_t width,
                   uint64_t base_row, Stats* out) {
   using E = Element<kDType>;
@@ -125,8 +131,8 @@ void AddColumnsOf(const std::byte* bytes, size_t stride, size_t rows, size_t wid
     t.least_at[c] = t.most_at[c] = -1;
   }
   size_t first = 0;  // the first column the chunks take
-  if constexpr (!kExtremes && !kMoments && !kSquares && std::is_same_v<Value, Storage> &&
-                !kInteger) {
+  if constexpr (kG.sum && !kG.min && !kG.max && !kG.moments && !kG.squares &&
+                std::is_same_v<Value, Storage> && !kInteger) {
     // Where the rows lie close (a narrow table): measured 1.4-1.6x there (64 columns, one
     // thread of the dev VM); a few rows (ReduceRowsAsync's transposed rows) do not pay for the
     // chunks' set-up.
@@ -143,11 +149,11 @@ void AddColumnsOf(const std::byte* bytes, size_t stride, size_t rows, size_t wid
     ForEachChunk<kDType>(data, stride, rows, first, width, widened_rows,
                          [&](const LoadStorage* group, size_t group_stride, size_t count, size_t r0,
                              size_t c0, auto n) {
-                           AddChunk<kLoad, kExtremes, kSquares, decltype(n)::value>(
-                               group, group_stride, count, r0, c0, t);
+                           AddChunk<kLoad, kG, decltype(n)::value>(group, group_stride, count, r0,
+                                                                   c0, t);
                          });
   } else {
-    AddRowByRow<kDType, kExtremes, kSquares>(data, stride, rows, first, width, widened, t);
+    AddRowByRow<kDType, kG>(data, stride, rows, first, width, widened, t);
   }
   // The first NaN of each column that has one, found again (the block is in cache, and a NaN is
   // rare: the loop above keeps only the counts).
@@ -164,7 +170,7 @@ void AddColumnsOf(const std::byte* bytes, size_t stride, size_t rows, size_t wid
       }
     }
   }
-  if constexpr (kMoments) {  // a second pass over the block (in cache) about each column's mean
+  if constexpr (kG.moments) {  // a second pass over the block (in cache) about each column's mean
     double mean[kColumnsPassWidth];
     for (size_t c = 0; c < width; ++c) {
       const double valid = static_cast<double>(rows - t.nans[c]);
@@ -200,7 +206,7 @@ void AddColumnsOf(const std::byte* bytes, size_t stride, size_t rows, size_t wid
       block.sum = t.sum[c];
     }
     block.sum_squares = t.squares[c];
-    if constexpr (kExtremes) {
+    if constexpr (kG.min || kG.max) {  // one not gathered keeps index -1: none
       const auto at = [&](int32_t r) { return r < 0 ? int64_t{-1} : int64_t(base_row + r); };
       block.min_index = at(t.least_at[c]);
       block.max_index = at(t.most_at[c]);
@@ -212,7 +218,7 @@ void AddColumnsOf(const std::byte* bytes, size_t stride, size_t rows, size_t wid
         block.max = t.most[c];
       }
     }
-    if constexpr (kMoments) {
+    if constexpr (kG.moments) {
       const uint64_t valid = block.valid();
       block.mean = valid > 0 ? static_cast<double>(t.sum[c]) / static_cast<double>(valid) : 0.0;
       block.m2 = t.m2[c];
@@ -222,21 +228,28 @@ void AddColumnsOf(const std::byte* bytes, size_t stride, size_t rows, size_t wid
   }
 }
 
+// One op's own copy (SUM, MIN, MAX, VAR), else one for every op but SUM_SQUARES
+// with or without the moments, else (SUM_SQUARES, rare) one with everything.
 template <DType kDType>
 void AddColumnsFor(const StatsNeeds& needs, const std::byte* data, size_t stride, size_t rows,
                    size_t width, uint64_t base_row, Stats* out) {
+  const auto args = std::forward_as_tuple(data, stride, rows, width, base_row, out);
   const bool extremes = needs.min || needs.max;
-  if (needs.sum_squares) {  // SUM_SQUARES is rare beside extremes or moments: one copy for all
-    AddColumnsOf<kDType, true, true, true>(data, stride, rows, width, base_row, out);
-  } else if (extremes && needs.moments) {
-    AddColumnsOf<kDType, true, true, false>(data, stride, rows, width, base_row, out);
-  } else if (extremes) {
-    AddColumnsOf<kDType, true, false, false>(data, stride, rows, width, base_row, out);
-  } else if (needs.moments) {
-    AddColumnsOf<kDType, false, true, false>(data, stride, rows, width, base_row, out);
-  } else {
-    AddColumnsOf<kDType, false, false, false>(data, stride, rows, width, base_row, out);
+  if (needs.sum_squares) {
+    return std::apply(AddColumnsOf<kDType, Gathers{true, true, true, true, true}>, args);
   }
+  if (!needs.sum && !needs.moments && needs.min != needs.max) {
+    if (needs.min) return std::apply(AddColumnsOf<kDType, Gathers{false, true}>, args);
+    return std::apply(AddColumnsOf<kDType, Gathers{false, false, true}>, args);
+  }
+  if (!extremes) {
+    if (needs.moments) return std::apply(AddColumnsOf<kDType, Gathers{.moments = true}>, args);
+    return std::apply(AddColumnsOf<kDType, Gathers{}>, args);
+  }
+  if (needs.moments) {
+    return std::apply(AddColumnsOf<kDType, Gathers{true, true, true, true}>, args);
+  }
+  return std::apply(AddColumnsOf<kDType, Gathers{true, true, true}>, args);
 }
 
 }  // namespace
