@@ -111,13 +111,19 @@ __attribute__((always_inline)) inline EightTotals AddEightRuns(
 }
 
 // The squared deviations of each run's kept groups (AddEightRuns's g and at) from its mean,
-// combined as the lanes: lane r is run r's.
+// combined as the lanes: lane r is run r's. kGroups > 0: AddEightRuns's copy for runs of that
+// many groups each (the loops unroll).
+template <size_t kGroups = 0>
 __attribute__((always_inline)) inline __m512d EightDeviations(const Group* g, const size_t* at,
                                                               const double* means) {
   __m512d deviations[kEightRuns];
   for (size_t r = 0; r < kEightRuns; ++r) {
     Lanes m2[kVectors] = {};
-    AddDeviations(g + at[r], at[r + 1] - at[r], means[r], m2);
+    if constexpr (kGroups > 0) {
+      AddDeviations(g + r * kGroups, kGroups, means[r], m2);
+    } else {
+      AddDeviations(g + at[r], at[r + 1] - at[r], means[r], m2);
+    }
     deviations[r] = reinterpret_cast<__m512d>(m2[0]);
   }
   return SumEight(deviations);

@@ -98,7 +98,8 @@ struct EightFacts {
 
 // Eight runs' answers of `op` (of the copy's needs) at out, out + size, ...; false where the op
 // refuses one of them (NANARGMIN of NaN alone) or the copy lacks what it reads.
-template <DType kDType, bool kSquares, bool kMin, bool kMax, bool kMoments, bool kSum>
+template <DType kDType, bool kSquares, bool kMin, bool kMax, bool kMoments, bool kSum,
+          size_t kGroups>
 __attribute__((always_inline)) inline bool AnswerOp(EightFacts<kDType>& f, Op op, double ddof,
                                                     std::byte* out) {
   constexpr bool kInteger = kDType == DType::kInt32;
@@ -161,7 +162,7 @@ __attribute__((always_inline)) inline bool AnswerOp(EightFacts<kDType>& f, Op op
     if (!f.have_m2) {  // the second pass over the groups, once for VAR and STD
       alignas(64) double means[kEightRuns];
       std::memcpy(means, &mean, sizeof(means));
-      f.m2 = Keep(finite, AsLanes(EightDeviations(f.g, f.at, means)));
+      f.m2 = Keep(finite, AsLanes(EightDeviations<kGroups>(f.g, f.at, means)));
       f.have_m2 = true;
     }
     const Lanes difference = count - ddof;
@@ -237,7 +238,8 @@ bool AnswerEight(const typename Element<kDType>::Storage* x, const uint64_t* bou
   // One op's copy knows its count: a loop of unknown count kept the totals in memory (rows of 16
   // MIN 0.85x).
   for (size_t k = 0; k < (kOneOp ? 1 : count); ++k) {
-    if (!AnswerOp<kDType, kSquares, kMin, kMax, kMoments, kSum>(f, ops[k].op, ddof, ops[k].out)) {
+    if (!AnswerOp<kDType, kSquares, kMin, kMax, kMoments, kSum, kGroups>(f, ops[k].op, ddof,
+                                                                         ops[k].out)) {
       return false;
     }
   }

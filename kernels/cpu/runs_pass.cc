@@ -189,7 +189,7 @@ void EightRuns(const typename Element<kDType>::Storage* x, const uint64_t* bound
     double means[kEightRuns];
     for (size_t r = 0; r < kEightRuns; ++r) means[r] = out[r].mean;
     alignas(64) double m2_totals[kEightRuns];
-    _mm512_store_pd(m2_totals, EightDeviations(g, at, means));
+    _mm512_store_pd(m2_totals, EightDeviations<kGroups>(g, at, means));
     for (size_t r = 0; r < kEightRuns; ++r) {
       out[r].m2 = std::isfinite(out[r].mean) ? m2_totals[r] : 0.0;
     }
