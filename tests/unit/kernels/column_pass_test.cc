@@ -89,8 +89,10 @@ TEST_P(ColumnPassTest, EveryCopyMatchesTheReferenceWithTheSameBits) {
   std::mt19937_64 random(seed);
   // Rows closer than a page, a row at a time (the sums alone of float32 in AddSumChunks: 130
   // rows of 800 bytes in the second call), and rows a page or more apart, in column_chunks.h's
-  // groups (each call a group and 4 rows, then a group and 1).
-  for (const auto& [table_rows, table_cols] : {std::pair<size_t, size_t>{150, 200}, {37, 2100}}) {
+  // groups (each call a group and 4 rows, then a group and 1), as are 16-bit floats' narrow
+  // tables (40 columns: two chunks and 8 alone).
+  for (const auto& [table_rows, table_cols] :
+       {std::pair<size_t, size_t>{150, 200}, {37, 2100}, {45, 40}}) {
     SCOPED_TRACE(absl::StrCat("(", table_rows, ", ", table_cols, ")"));
     const TypedArray table = Table(dtype, table_rows, table_cols, random);
     const size_t element = DTypeSize(dtype);
