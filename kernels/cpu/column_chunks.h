@@ -1,11 +1,12 @@
 #pragma once
 
-// The columns pass's tile (column_pass.cc) and its loops over rows a page or more apart: a group
-// of kChunkRows rows at a time, each kChunk columns' accumulators loaded once into registers,
-// added across the group's rows and stored back. A row at a time, every element cost a load and a
-// store of each of its column's accumulators (1,024 float32 columns SUM 5.8 -> 9.0 GB/s, 16,384
-// columns 4.0 -> 9.4, one thread of the dev VM). Each column still takes its rows in order: the
-// same additions and compares, the same bits. Included by the passes only, in their namespace.
+// The columns pass's tile (column_pass.cc) and its loops over rows a page or more apart (and
+// 16-bit floats' narrow blocks, widened a group at a time): a group of kChunkRows rows at a time,
+// each kChunk columns' accumulators loaded once into registers, added across the group's rows and
+// stored back. A row at a time, every element cost a load and a store of each of its column's
+// accumulators (1,024 float32 columns SUM 5.8 -> 9.0 GB/s, 16,384 columns 4.0 -> 9.4, one thread of
+// the dev VM). Each column still takes its rows in order: the same additions and compares, the same
+// bits. Included by the passes only, in their namespace.
 
 #include <algorithm>
 #include <bit>

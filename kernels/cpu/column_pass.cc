@@ -1,8 +1,9 @@
 // The columns pass (block_reduce.h): a block of a row-major table's rows reduced down each of its
 // columns, every column's accumulations side by side in arrays of the tile's width, so that each
 // row is read once and each loop over a row's elements vectorizes (the issue 23 layout NumPy
-// calls axis=0): rows closer than a page one at a time, rows a page or more apart in groups
-// (column_chunks.h). A column's block then becomes a Stats merged after the
+// calls axis=0): rows closer than a page one at a time, rows a page or more apart, and 16-bit
+// floats' blocks under 128 columns, in groups (column_chunks.h); each copy gathers only what the
+// request reads (Gathers). A column's block then becomes a Stats merged after the
 // column's (MergeStats: compensated sums, first occurrences, Chan's moments). Floats and int32;
 // the caller sends PROD and int64 elsewhere (ColumnsPassTakes).
 

@@ -1,6 +1,6 @@
-// The short runs pass's answers (block_reduce.h's answer_runs): for a request of one op, eight
-// runs' answers computed from their totals as vectors (eight_runs.h: lane r is run r's) and
-// written into the result array, with no Stats between. The Stats a run gets from add_runs, its
+// The short runs pass's answers (block_reduce.h's answer_runs): for a request's ops, eight runs'
+// answers computed from their totals as vectors (eight_runs.h: lane r is run r's) and written
+// into each op's result array, with no Stats between. The Stats a run gets from add_runs, its
 // FinalizeOp and its EncodeResult cost as much as the run's sums at 16 elements (one thread of
 // the dev VM, rows of 16: float32 SUM 1.25-1.5x, MIN 1.4x, VAR 1.4x; int32 MIN 1.6x; float16
 // SUM and MIN 1.3x; rows of 128 float32 MIN 1.7x). Each answer is the same arithmetic on the
@@ -201,7 +201,7 @@ struct OpAnswers {
 template <DType kDType, bool kSquares, bool kMin, bool kMax, bool kMoments, bool kSum, bool kOneOp,
           size_t kGroups>
 bool AnswerEight(const typename Element<kDType>::Storage* x, const uint64_t* bounds, uint64_t base,
-                 const OpAnswers* ops, size_t count, double ddof) {
+                 const OpAnswers* ops, size_t count, double ddof, bool refusable) {
   constexpr bool kInteger = kDType == DType::kInt32;
   Group g[kEightRuns * kMaxGroups];
   size_t at[kEightRuns + 1];
@@ -235,6 +235,13 @@ bool AnswerEight(const typename Element<kDType>::Storage* x, const uint64_t* bou
   } else {
     f.total = AsLanes(f.t.sum) + Lanes{};
   }
+  // An op that refuses one of the runs (a NaN form of an arg op over NaN alone) leaves all eight
+  // to the Stats before any op writes: the runs not answered stay untouched. (One op refuses
+  // before it writes.)
+  if (!kOneOp && refusable &&
+      _mm512_cmpeq_epi64_mask(reinterpret_cast<__m512i>(f.valid), _mm512_setzero_si512()) != 0) {
+    return false;
+  }
   // One op's copy knows its count: a loop of unknown count kept the totals in memory (rows of 16
   // MIN 0.85x).
   for (size_t k = 0; k < (kOneOp ? 1 : count); ++k) {
@@ -251,16 +258,19 @@ size_t AnswerRunsOf(const DirectAnswers& direct, uint64_t first, const std::byte
                     const uint64_t* bounds, uint64_t base, size_t runs) {
   const auto* x = reinterpret_cast<const typename Element<kDType>::Storage*>(data);
   OpAnswers ops[DirectAnswers::kMostOps];
+  bool refusable = false;  // an op FinalizeOp refuses over NaN alone (NANARGMIN, NANARGMAX)
   for (size_t k = 0; k < direct.count; ++k) {
-    const size_t size = DTypeSize(ResultDType(direct.ops[k].op, kDType));
-    ops[k] = {direct.ops[k].op, direct.ops[k].out + first * size, size};
+    const Op op = direct.ops[k].op;
+    const size_t size = DTypeSize(ResultDType(op, kDType));
+    ops[k] = {op, direct.ops[k].out + first * size, size};
+    refusable |= OpReturnsIndex(op) && OpSkipsNan(op);
   }
   size_t r = 0;
   bool answered = true;
   for (; r + kEightRuns <= runs; r += kEightRuns) {
     WithGroups(SharedGroups(bounds + r), [&]<size_t kGroups>() {
       answered = AnswerEight<kDType, kSquares, kMin, kMax, kMoments, kSum, kOneOp, kGroups>(
-          x, bounds + r, base, ops, direct.count, direct.ddof);
+          x, bounds + r, base, ops, direct.count, direct.ddof, refusable);
     });
     if (!answered) break;
     for (size_t k = 0; k < direct.count; ++k) ops[k].out += kEightRuns * ops[k].size;

@@ -79,7 +79,7 @@ TEST(RunsPassTest, EveryCopyMatchesTheReferenceAndTheColumnsPassWithTheSameBits)
                               1, 0, column.data());
           const Stats& c = column[0];
           const auto bits = [](double x) { return std::bit_cast<uint64_t>(x); };
-          // (The columns pass finds both extremes where either is asked.)
+          // (Each extreme compared where it is asked: the columns pass finds only those.)
           const bool min_differs =
               needs.min && (got[r].min_index != c.min_index || bits(got[r].min) != bits(c.min) ||
                             got[r].int_min != c.int_min);

@@ -123,40 +123,52 @@ std::string SinkDiffers(ThreadPool& pool, const StatsRequest& request, std::span
   return failures;
 }
 
-// With a sink and DirectAnswers for `op` alone (ddof 1): every segment's answer bytes, whether
-// the short runs pass wrote them or the sink's Stats did (through EncodeAnswers, as the runtime),
-// equal EncodeAnswers's over `returned`; with `some_direct`, where the pass has vectors (the
-// AVX-512 copy) and `op` answers there, some segments skip the sink. The differences, one a line.
-std::string DirectDiffers(ThreadPool& pool, DType dtype, Op op, std::span<const std::byte> data,
-                          std::span<const uint64_t> bounds, uint64_t base,
-                          const std::vector<Stats>& returned, bool some_direct) {
-  const size_t size = DTypeSize(ResultDType(op, dtype));
+// With a sink and DirectAnswers for `ops` (ddof 1): every segment's answer bytes of each op,
+// whether the short runs pass wrote them or the sink's Stats did (through EncodeAnswers, as the
+// runtime), equal EncodeAnswers's over `returned`; with `some_direct`, where the pass has vectors
+// (the AVX-512 copy) and the ops answer there, some segments skip the sink. The differences, one
+// a line.
+std::string DirectDiffers(ThreadPool& pool, DType dtype, const std::vector<Op>& ops,
+                          std::span<const std::byte> data, std::span<const uint64_t> bounds,
+                          uint64_t base, const std::vector<Stats>& returned, bool some_direct) {
   const size_t segments = bounds.size() - 1;
-  std::vector<std::byte> got(segments * size, std::byte{0xa5});
+  std::vector<std::vector<std::byte>> got(ops.size());
   DirectAnswers direct;
   direct.ddof = 1;
-  direct.Add(op, got.data());
+  for (size_t k = 0; k < ops.size(); ++k) {
+    got[k].assign(segments * DTypeSize(ResultDType(ops[k], dtype)), std::byte{0xa5});
+    direct.Add(ops[k], got[k].data());
+  }
   std::atomic<size_t> sunk{0};
   std::promise<void> finished;
   ReduceSegmentsAsync(
-      pool, {dtype, NeedsOf(std::vector<Op>{op})}, data, bounds, base,
+      pool, {dtype, NeedsOf(ops)}, data, bounds, base,
       [&](uint64_t first, std::span<const Stats> stats) {
         sunk += stats.size();
-        for (size_t i = 0; i < stats.size(); ++i) {
-          EncodeAnswers(op, dtype, 1, stats.subspan(i, 1), got.data() + (first + i) * size);
+        for (size_t k = 0; k < ops.size(); ++k) {
+          const size_t size = DTypeSize(ResultDType(ops[k], dtype));
+          for (size_t i = 0; i < stats.size(); ++i) {
+            EncodeAnswers(ops[k], dtype, 1, stats.subspan(i, 1),
+                          got[k].data() + (first + i) * size);
+          }
         }
       },
       [&](std::vector<Stats>, ReduceTiming) { finished.set_value(); }, direct);
   finished.get_future().get();
   std::string failures;
-  for (size_t s = 0; s < segments && failures.size() < 2000; ++s) {
-    std::vector<std::byte> want(size);
-    if (!EncodeAnswers(op, dtype, 1, std::span(&returned[s], 1), want.data()).status.ok()) continue;
-    if (std::memcmp(got.data() + s * size, want.data(), size) != 0) {
-      failures += absl::StrCat("segment ", s, " ", OpName(op), ": its bytes differ\n");
+  for (size_t k = 0; k < ops.size(); ++k) {
+    const size_t size = DTypeSize(ResultDType(ops[k], dtype));
+    for (size_t s = 0; s < segments && failures.size() < 2000; ++s) {
+      std::vector<std::byte> want(size);
+      if (!EncodeAnswers(ops[k], dtype, 1, std::span(&returned[s], 1), want.data()).status.ok()) {
+        continue;
+      }
+      if (std::memcmp(got[k].data() + s * size, want.data(), size) != 0) {
+        failures += absl::StrCat("segment ", s, " ", OpName(ops[k]), ": its bytes differ\n");
+      }
     }
   }
-  const bool vectors = RunnablePasses().size() == 3 && NanFormOf(op) != Op::kProd;
+  const bool vectors = RunnablePasses().size() == 3 && !NeedsOf(ops).prod;
   if (some_direct && vectors && sunk.load() == segments)
     failures += "no segment answered by the pass\n";
   return failures;
@@ -340,9 +352,19 @@ TEST_P(SegmentedReduceTest, ASinkReadsBoundsCountedFromBeforeItsData) {
         EXPECT_EQ(SinkDiffers(pool_, request, ops, data, own, lo, returned), "");
         EXPECT_EQ(CheckSegments(pool_, slice, rebased, ops), "");
       }
-      for (Op op : {Op::kSum, Op::kNanMean, Op::kMin, Op::kNanMax, Op::kVar, Op::kNanStd,
-                    Op::kSumSquares, Op::kArgMin}) {
-        const StatsRequest request{dtype, NeedsOf(std::vector<Op>{op})};
+      const std::vector<std::vector<Op>> op_sets = {
+          {Op::kSum},
+          {Op::kNanMean},
+          {Op::kMin},
+          {Op::kNanMax},
+          {Op::kVar},
+          {Op::kNanStd},
+          {Op::kSumSquares},
+          {Op::kArgMin},
+          {Op::kSum, Op::kMin, Op::kMax, Op::kMean, Op::kStd},
+          {Op::kNanArgMin, Op::kSumSquares, Op::kNanVar, Op::kMax}};
+      for (const std::vector<Op>& ops : op_sets) {
+        const StatsRequest request{dtype, NeedsOf(ops)};
         if (!RunsPassTakes(request, 16)) continue;
         const std::vector<Stats> returned = ReduceSegments(pool_, request, data, rebased);
         // (Uniform segments, many of them: eight whole ones in a row inside a task.)
@@ -350,7 +372,7 @@ TEST_P(SegmentedReduceTest, ASinkReadsBoundsCountedFromBeforeItsData) {
         for (size_t k = 1; k + 2 < own.size(); ++k) {
           some_direct = some_direct && own[k + 1] - own[k] == own[1] - own[0];
         }
-        EXPECT_EQ(DirectDiffers(pool_, dtype, op, data, own, lo, returned, some_direct), "");
+        EXPECT_EQ(DirectDiffers(pool_, dtype, ops, data, own, lo, returned, some_direct), "");
       }
     }
   }
