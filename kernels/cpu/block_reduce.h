@@ -69,7 +69,7 @@ struct Passes {
   // sums exact). Floats and int32, no PROD (RunsPassTakes).
   void (*add_runs)(DType dtype, const StatsNeeds& needs, const std::byte* data,
                    const uint64_t* bounds, uint64_t base, size_t runs, Stats* out);
-  // The same runs' answers of `direct`'s ops (the runs outputs first, first + 1, ...: op k's at
+  // The same runs' answers of `direct`'s ops (the runs' outputs first, first + 1, ...: op k's at
   // direct.ops[k].out + (first + r) * its result size), each the bytes EncodeAnswers writes from
   // the run's Stats, eight runs at a time where the copy can (AVX-512; no PROD), up to eight that
   // hold a run an op refuses (NANARGMIN of NaN alone). Returns how many runs from the first it
