@@ -40,6 +40,9 @@ inline constexpr size_t kLongestRun = 512;
 // The columns pass takes at most this many columns at once: a table's rows are read this wide,
 // a run of whole rows up to 4 KiB of float32, and its accumulators stay in L1 for sums alone.
 inline constexpr size_t kColumnsPassWidth = 1024;
+// Rows this far apart or more are "paged": the columns pass takes them in groups of rows, and a
+// table of them goes in tiles (columns_reduce.cc).
+inline constexpr size_t kPageBytes = 4096;
 
 struct Passes {
   // The sums: nan_count always (floats), and sum/sum_lo or int_sum/int_sum_wraps, sum_squares,

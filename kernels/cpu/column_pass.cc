@@ -77,8 +77,6 @@ size_t AddSumChunks(const ValueT* data, size_t stride, size_t rows, size_t width
 // Rows closer than a page: a row at a time, each element added into its column's accumulators
 // in the tile (in L1), so the reads run in address order, which the hardware prefetchers follow
 // (column_chunks.h's groups jump between a page's rows: 256 float32 columns MIN 0.65x).
-constexpr size_t kPage = 4096;
-
 template <DType kDType, Gathers kG, typename ValueT, typename SumT>
 void AddRowByRow(const typename Element<kDType>::Storage* data, size_t stride, size_t rows,
                  size_t first, size_t width, ValueT* widened, Tile<ValueT, SumT>& t) {
@@ -147,7 +145,7 @@ void AddColumnsOf(const std::byte* bytes, size_t stride, size_t rows, size_t wid
   // narrow tables: their groups are widened row by row first, so the chunks read the widened
   // copy, not the rows (32 to 96 float16 columns 1.1-2.2x, one thread of the dev VM; 128 and
   // more 0.7-1.3x, so they stay a row at a time).
-  const bool in_groups = stride * sizeof(Storage) >= kPage || (kDType != kLoad && width < 128);
+  const bool in_groups = stride * sizeof(Storage) >= kPageBytes || (kDType != kLoad && width < 128);
   // 16-bit floats' row groups, widened (64 KiB).
   float widened_rows[kDType == kLoad ? 1 : kChunkRows * kColumnsPassWidth];
   if (in_groups) {
@@ -240,21 +238,23 @@ void AddColumnsFor(const StatsNeeds& needs, const std::byte* data, size_t stride
                    size_t width, uint64_t base_row, Stats* out) {
   const auto args = std::forward_as_tuple(data, stride, rows, width, base_row, out);
   const bool extremes = needs.min || needs.max;
-  if (needs.sum_squares) {
-    return std::apply(AddColumnsOf<kDType, Gathers{true, true, true, true, true}>, args);
-  }
+  constexpr Gathers kEverything{.min = true, .max = true, .moments = true, .squares = true};
+  constexpr Gathers kExtremes{.min = true, .max = true};
+  if (needs.sum_squares) return std::apply(AddColumnsOf<kDType, kEverything>, args);
   if (!needs.sum && !needs.moments && needs.min != needs.max) {
-    if (needs.min) return std::apply(AddColumnsOf<kDType, Gathers{false, true}>, args);
-    return std::apply(AddColumnsOf<kDType, Gathers{false, false, true}>, args);
+    if (needs.min)
+      return std::apply(AddColumnsOf<kDType, Gathers{.sum = false, .min = true}>, args);
+    return std::apply(AddColumnsOf<kDType, Gathers{.sum = false, .max = true}>, args);
   }
   if (!extremes) {
     if (needs.moments) return std::apply(AddColumnsOf<kDType, Gathers{.moments = true}>, args);
     return std::apply(AddColumnsOf<kDType, Gathers{}>, args);
   }
   if (needs.moments) {
-    return std::apply(AddColumnsOf<kDType, Gathers{true, true, true, true}>, args);
+    return std::apply(AddColumnsOf<kDType, Gathers{.min = true, .max = true, .moments = true}>,
+                      args);
   }
-  return std::apply(AddColumnsOf<kDType, Gathers{true, true, true}>, args);
+  return std::apply(AddColumnsOf<kDType, kExtremes>, args);
 }
 
 }  // namespace

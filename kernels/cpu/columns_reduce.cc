@@ -38,7 +38,6 @@ constexpr uint64_t kTileColumns = 64;
 // 1.24-1.38x, MIN 1.12-1.28x, VAR 1.05-1.11x; one thread there VAR 0.76x, SUM 1.0x; rows of 2 KiB
 // in tiles lost: float16's 1,024 columns 0.82-1.09x).
 constexpr uint64_t kStridedTileColumns = 256;
-constexpr uint64_t kPageBytes = 4096;
 // Narrower tables go transposed: the columns pass's per-row work outweighs a row's few elements
 // (4 float32 columns, 2 threads of the AMD VM: 5.5 GB/s by the pass, 10 transposed).
 constexpr uint64_t kPassLeastColumns = 32;
@@ -75,7 +74,7 @@ struct ColumnsJob {
   uint64_t row_blocks = 1;
   uint64_t rows_per_block = 0;
   // [row block][column], for row blocks after the first: allocated by the caller, each task's
-  // columns set by the task itself (PartialsOf).
+  // columns set by the task itself (RunColumnsTask).
   std::unique_ptr<Stats[], FreeStats> partials;
   std::atomic<size_t> remaining{0};
   std::atomic<size_t> merges_left{0};
