@@ -153,8 +153,10 @@ TEST_P(ColumnPassTest, ReduceColumnsNarrowAndWideInTwoCalls) {
   std::mt19937_64 random(seed);
   ThreadPool pool(3), one(1);
   std::vector<Op> ops(std::begin(kAllOps), std::end(kAllOps));  // PROD too: transposed
-  for (const auto& [rows, cols] :
-       {std::pair<size_t, size_t>{1000, 3}, {53, 1100}, {3000, 70}, {301, 1000}, {1200, 1024}}) {
+  // (1100, 4100): 17 tiles of 256 columns, its second call (734 rows) cut into two row blocks.
+  constexpr std::pair<size_t, size_t> kShapes[] = {{1000, 3},   {53, 1100},   {3000, 70},
+                                                   {301, 1000}, {1200, 1024}, {1100, 4100}};
+  for (const auto& [rows, cols] : kShapes) {
     SCOPED_TRACE(absl::StrCat("(", rows, ", ", cols, ")"));
     const TypedArray table = Table(dtype, rows, std::max<size_t>(cols, 8), random);
     const size_t width = std::max<size_t>(cols, 8);
