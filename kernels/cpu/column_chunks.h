@@ -39,7 +39,11 @@ template <typename ValueT, typename SumT>
 struct Tile {
   SumT sum[kColumnsPassWidth];
   double squares[kColumnsPassWidth];
-  double m2[kColumnsPassWidth];
+  // The moments in one pass, about a shift (the column's first valid value in the block), as the
+  // whole array's sums pass takes them: m2 = s2 - s1 * s1 / valid.
+  double shift[kColumnsPassWidth];
+  double s1[kColumnsPassWidth];
+  double s2[kColumnsPassWidth];
   uint32_t nans[kColumnsPassWidth];
   int32_t first_nan[kColumnsPassWidth];
   ValueT least[kColumnsPassWidth];
@@ -87,7 +91,7 @@ __attribute__((always_inline)) inline void AddChunk(const typename Element<kLoad
                                                     size_t c0, Tile<ValueT, SumT>& t) {
   constexpr bool kInteger = kLoad == DType::kInt32;
   SumT sum[kN];
-  double squares[kN];
+  double squares[kN], shift[kN], s1[kN], s2[kN];
   uint32_t nans[kN];
   ValueT least[kN], most[kN];
   int32_t least_at[kN], most_at[kN];
@@ -95,6 +99,11 @@ __attribute__((always_inline)) inline void AddChunk(const typename Element<kLoad
     if constexpr (kG.sum) sum[c] = t.sum[c0 + c];
     nans[c] = t.nans[c0 + c];
     if constexpr (kG.squares) squares[c] = t.squares[c0 + c];
+    if constexpr (kG.moments) {
+      shift[c] = t.shift[c0 + c];
+      s1[c] = t.s1[c0 + c];
+      s2[c] = t.s2[c0 + c];
+    }
     if constexpr (kG.min) {
       least[c] = t.least[c0 + c];
       least_at[c] = t.least_at[c0 + c];
@@ -119,6 +128,11 @@ __attribute__((always_inline)) inline void AddChunk(const typename Element<kLoad
       if constexpr (kG.squares) {
         squares[c] += static_cast<double>(kept) * static_cast<double>(kept);
       }
+      if constexpr (kG.moments) {
+        const double d = Select(nan, 0.0, static_cast<double>(v) - shift[c]);
+        s1[c] += d;
+        s2[c] += d * d;
+      }
       // Strict compares in row order: the first occurrence stays.
       if constexpr (kG.min) {
         const bool less = (!nan) & ((least_at[c] < 0) | (v < least[c]));
@@ -136,6 +150,10 @@ __attribute__((always_inline)) inline void AddChunk(const typename Element<kLoad
     if constexpr (kG.sum) t.sum[c0 + c] = sum[c];
     t.nans[c0 + c] = nans[c];
     if constexpr (kG.squares) t.squares[c0 + c] = squares[c];
+    if constexpr (kG.moments) {
+      t.s1[c0 + c] = s1[c];
+      t.s2[c0 + c] = s2[c];
+    }
     if constexpr (kG.min) {
       t.least[c0 + c] = least[c];
       t.least_at[c0 + c] = least_at[c];
@@ -147,41 +165,17 @@ __attribute__((always_inline)) inline void AddChunk(const typename Element<kLoad
   }
 }
 
-// A row group's rows (as AddChunk's) of columns [c0, c0 + kN): each element's squared deviation
-// from its column's mean added into m2.
-template <DType kLoad, size_t kN, typename ValueT>
-__attribute__((always_inline)) inline void AddDeviationChunk(
-    const typename Element<kLoad>::Storage* group, size_t stride, size_t count, size_t c0,
-    const double* mean, double* m2) {
-  double m[kN], sum[kN];
-  for (size_t c = 0; c < kN; ++c) {
-    m[c] = mean[c0 + c];
-    sum[c] = m2[c0 + c];
-  }
-  for (size_t r = 0; r < count; ++r) {
-    ValueT x[kN];
-    ChunkValues<kLoad, kN>(group + r * stride + c0, x);
-#pragma GCC unroll 1
-    for (size_t c = 0; c < kN; ++c) {
-      const double d = static_cast<double>(x[c]) - m[c];
-      sum[c] += Select((kLoad != DType::kInt32) & (x[c] != x[c]), 0.0, d * d);
-    }
-  }
-  for (size_t c = 0; c < kN; ++c) m2[c0 + c] = sum[c];
-}
-
-// `chunk(group, group_stride, count, r0, c0, n)` over the block's columns from `first`, a group
-// of kChunkRows rows at a time (16-bit floats widened into `widened`, kChunkRows * width floats,
-// first): whole chunks of
-// kChunk columns (n = kChunk), then each of the last few alone (n = 1). No prefetches: rows a page
-// apart (a wide table's tiles) read 2.1x faster without the next group's asked for ahead
-// (16,384 float32 columns, SUM).
+// `chunk(group, group_stride, count, r0, c0, n)` over the block's columns, a group of kChunkRows
+// rows at a time (16-bit floats widened into `widened`, kChunkRows * width floats, first): whole
+// chunks of kChunk columns (n = kChunk), then each of the last few alone (n = 1). No prefetches:
+// rows a page apart (a wide table's tiles) read 2.1x faster without the next group's asked for
+// ahead (16,384 float32 columns, SUM).
 template <DType kDType, typename ChunkF>
 __attribute__((always_inline)) inline void ForEachChunk(
-    const typename Element<kDType>::Storage* data, size_t stride, size_t rows, size_t first,
-    size_t width, float* widened, ChunkF chunk) {
+    const typename Element<kDType>::Storage* data, size_t stride, size_t rows, size_t width,
+    float* widened, ChunkF chunk) {
   constexpr bool kWiden = kChunkDType<kDType> != kDType;
-  const size_t chunked = first + (width - first) / kChunk * kChunk;
+  const size_t chunked = width / kChunk * kChunk;
   for (size_t r0 = 0; r0 < rows; r0 += kChunkRows) {
     const size_t count = std::min(rows - r0, kChunkRows);
     const typename Element<kChunkDType<kDType>>::Storage* group;
@@ -197,7 +191,7 @@ __attribute__((always_inline)) inline void ForEachChunk(
       group = data + r0 * stride;
       group_stride = stride;
     }
-    for (size_t c0 = first; c0 < chunked; c0 += kChunk) {
+    for (size_t c0 = 0; c0 < chunked; c0 += kChunk) {
       chunk(group, group_stride, count, r0, c0, std::integral_constant<size_t, kChunk>{});
     }
     for (size_t c = chunked; c < width; ++c) {

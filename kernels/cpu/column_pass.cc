@@ -37,54 +37,27 @@ const ValueT* Values(const typename Element<kDType>::Storage* row, size_t width,
   }
 }
 
-// Sums alone of float32 or float64 columns: kSumChunk columns at a time, their accumulators in
-// registers across every row (the loop below keeps the whole tile's in memory, a load and a
-// store per element). The same additions in the same order: the same bits. The columns up to
-// the last whole chunk; the loop below takes the rest.
-constexpr size_t kSumChunk = 32;
-constexpr size_t kAhead = 8;  // rows
-constexpr size_t kSumChunkMostRowBytes = 1024;
-constexpr size_t kSumChunkLeastRows = 64;
-
-template <typename ValueT>
-size_t AddSumChunks(const ValueT* data, size_t stride, size_t rows, size_t width, double* sum,
-                    uint32_t* nans) {
-  const size_t chunked = width / kSumChunk * kSumChunk;
-  for (size_t c0 = 0; c0 < chunked; c0 += kSumChunk) {
-    double s[kSumChunk] = {};
-    uint32_t n[kSumChunk] = {};
-    for (size_t r = 0; r < rows; ++r) {
-      const ValueT* x = data + r * stride + c0;
-      if (r + kAhead < rows) {  // rows may be pages apart (see AddColumnsOf)
-        const auto* ahead = reinterpret_cast<const char*>(x + kAhead * stride);
-        for (size_t b = 0; b < kSumChunk * sizeof(ValueT); b += 64)
-          __builtin_prefetch(ahead + b, 0, 0);
-      }
-      for (size_t c = 0; c < kSumChunk; ++c) {
-        const bool nan = x[c] != x[c];
-        n[c] += static_cast<uint32_t>(nan);
-        s[c] += static_cast<double>(Select(nan, ValueT{}, x[c]));
-      }
-    }
-    for (size_t c = 0; c < kSumChunk; ++c) {
-      sum[c0 + c] += s[c];
-      nans[c0 + c] += n[c];
-    }
-  }
-  return chunked;
-}
+// Rows read a few ahead: the hardware prefetchers alone left the loads waiting (one thread of
+// the dev VM: 1,024 float16 columns SUM 1.25x, 256 float32 columns MIN 1.69x).
+constexpr size_t kRowsAhead = 4;
 
 // Rows closer than a page: a row at a time, each element added into its column's accumulators
 // in the tile (in L1), so the reads run in address order, which the hardware prefetchers follow
 // (column_chunks.h's groups jump between a page's rows: 256 float32 columns MIN 0.65x).
-template <DType kDType, Gathers kG, typename ValueT, typename SumT>
+// kNanFree: the block is taken to hold no NaN (the caller checks the sums after, and runs the
+// block again without it if one holds a NaN).
+template <DType kDType, Gathers kG, bool kNanFree, typename ValueT, typename SumT>
 void AddRowByRow(const typename Element<kDType>::Storage* data, size_t stride, size_t rows,
-                 size_t first, size_t width, ValueT* widened, Tile<ValueT, SumT>& t) {
-  constexpr bool kInteger = kDType == DType::kInt32;
-  for (size_t r = 0; r < rows && first < width; ++r) {
+                 size_t width, ValueT* widened, Tile<ValueT, SumT>& t) {
+  constexpr bool kInteger = kDType == DType::kInt32 || kNanFree;
+  for (size_t r = 0; r < rows; ++r) {
+    if (r + kRowsAhead < rows) {
+      const auto* ahead = reinterpret_cast<const char*>(data + (r + kRowsAhead) * stride);
+      for (size_t b = 0; b < width * sizeof(*data); b += 64) __builtin_prefetch(ahead + b, 0, 3);
+    }
     const ValueT* x = Values<kDType, ValueT>(data + r * stride, width, widened);
     const auto row = static_cast<int32_t>(r);
-    for (size_t c = first; c < width; ++c) {
+    for (size_t c = 0; c < width; ++c) {
       const ValueT v = x[c];
       const bool nan = !kInteger && v != v;
       const ValueT kept = Select(nan, ValueT{}, v);
@@ -93,6 +66,11 @@ void AddRowByRow(const typename Element<kDType>::Storage* data, size_t stride, s
       if constexpr (kG.sum) t.sum[c] += static_cast<SumT>(kept);
       if constexpr (kG.squares) {
         t.squares[c] += static_cast<double>(kept) * static_cast<double>(kept);
+      }
+      if constexpr (kG.moments) {
+        const double d = Select(nan, 0.0, static_cast<double>(v) - t.shift[c]);
+        t.s1[c] += d;
+        t.s2[c] += d * d;
       }
       // Strict compares in row order: the first occurrence stays.
       if constexpr (kG.min) {
@@ -109,6 +87,43 @@ void AddRowByRow(const typename Element<kDType>::Storage* data, size_t stride, s
   }
 }
 
+// AddRowByRow's sums and moments of floats, without the NaN masks first: a NaN enters the sums,
+// so a column whose sum is NaN after (rare; so is one of infinities of both signs) sends the
+// block again with them. The extremes keep the masks (a NaN must not become one).
+template <DType kDType, Gathers kG, typename ValueT, typename SumT>
+void AddRowByRowOnce(const typename Element<kDType>::Storage* data, size_t stride, size_t rows,
+                     size_t width, ValueT* widened, Tile<ValueT, SumT>& t) {
+  if constexpr (kDType == DType::kInt32 || !kG.sum || kG.min || kG.max) {
+    AddRowByRow<kDType, kG, false>(data, stride, rows, width, widened, t);
+  } else {
+    AddRowByRow<kDType, kG, true>(data, stride, rows, width, widened, t);
+    bool nan = false;
+    for (size_t c = 0; c < width; ++c) nan |= t.sum[c] != t.sum[c];
+    if (!nan) return;
+    for (size_t c = 0; c < width; ++c) t.sum[c] = t.squares[c] = t.s1[c] = t.s2[c] = 0;
+    AddRowByRow<kDType, kG, false>(data, stride, rows, width, widened, t);
+  }
+}
+
+// Each column's first valid value in the block (0 where it has none), the shift its moments are
+// taken about: a value of the column keeps s1 and s2 small beside the column's spread, as the
+// whole array's sums pass does with its block's first valid value. Usually the first row alone.
+template <DType kDType, typename ValueT>
+void SetShifts(const typename Element<kDType>::Storage* data, size_t stride, size_t rows,
+               size_t width, ValueT* widened, double* shift) {
+  size_t pending = width;
+  for (size_t r = 0; r < rows && pending > 0; ++r) {
+    const ValueT* x = Values<kDType, ValueT>(data + r * stride, width, widened);
+    pending = 0;
+    for (size_t c = 0; c < width; ++c) {
+      const bool open = r == 0 || shift[c] != shift[c];  // NaN: not found yet
+      shift[c] = open ? static_cast<double>(x[c]) : shift[c];
+      pending += open && x[c] != x[c] ? 1 : 0;
+    }
+  }
+  for (size_t c = 0; c < width; ++c) shift[c] = shift[c] != shift[c] ? 0.0 : shift[c];
+}
+
 template <DType kDType, Gathers kG>
 void AddColumnsOf(const std::byte* bytes, size_t stride, size_t rows, size_t width,
                   uint64_t base_row, Stats* out) {
@@ -123,22 +138,13 @@ void AddColumnsOf(const std::byte* bytes, size_t stride, size_t rows, size_t wid
   for (size_t c = 0; c < width; ++c) {
     t.sum[c] = 0;
     t.squares[c] = 0;
-    t.m2[c] = 0;
+    t.shift[c] = t.s1[c] = t.s2[c] = 0;
     t.nans[c] = 0;
     t.first_nan[c] = -1;
     t.least[c] = t.most[c] = 0;
     t.least_at[c] = t.most_at[c] = -1;
   }
-  size_t first = 0;  // the first column the chunks take
-  if constexpr (kG.sum && !kG.min && !kG.max && !kG.moments && !kG.squares &&
-                std::is_same_v<Value, Storage> && !kInteger) {
-    // Where the rows lie close (a narrow table): measured 1.4-1.6x there (64 columns, one
-    // thread of the dev VM); a few rows (ReduceRowsAsync's transposed rows) do not pay for the
-    // chunks' set-up.
-    if (stride * sizeof(Storage) <= kSumChunkMostRowBytes && rows >= kSumChunkLeastRows) {
-      first = AddSumChunks(data, stride, rows, width, t.sum, t.nans);
-    }
-  }
+  if constexpr (kG.moments) SetShifts<kDType>(data, stride, rows, width, widened, t.shift);
   constexpr DType kLoad = kChunkDType<kDType>;
   using LoadStorage = typename Element<kLoad>::Storage;
   // Rows a page or more apart go in column_chunks.h's groups of rows, and so do 16-bit floats'
@@ -149,14 +155,14 @@ void AddColumnsOf(const std::byte* bytes, size_t stride, size_t rows, size_t wid
   // 16-bit floats' row groups, widened (64 KiB).
   float widened_rows[kDType == kLoad ? 1 : kChunkRows * kColumnsPassWidth];
   if (in_groups) {
-    ForEachChunk<kDType>(data, stride, rows, first, width, widened_rows,
+    ForEachChunk<kDType>(data, stride, rows, width, widened_rows,
                          [&](const LoadStorage* group, size_t group_stride, size_t count, size_t r0,
                              size_t c0, auto n) {
                            AddChunk<kLoad, kG, decltype(n)::value>(group, group_stride, count, r0,
                                                                    c0, t);
                          });
   } else {
-    AddRowByRow<kDType, kG>(data, stride, rows, first, width, widened, t);
+    AddRowByRowOnce<kDType, kG>(data, stride, rows, width, widened, t);
   }
   // The first NaN of each column that has one, found again (the block is in cache, and a NaN is
   // rare: the loop above keeps only the counts).
@@ -172,30 +178,6 @@ void AddColumnsOf(const std::byte* bytes, size_t stride, size_t rows, size_t wid
         }
       }
     }
-  }
-  if constexpr (kG.moments) {  // a second pass over the block (in cache) about each column's mean
-    double mean[kColumnsPassWidth];
-    for (size_t c = 0; c < width; ++c) {
-      const double valid = static_cast<double>(rows - t.nans[c]);
-      mean[c] = valid > 0 ? static_cast<double>(t.sum[c]) / valid : 0.0;
-    }
-    if (in_groups) {
-      ForEachChunk<kDType>(data, stride, rows, 0, width, widened_rows,
-                           [&](const LoadStorage* group, size_t group_stride, size_t count, size_t,
-                               size_t c0, auto n) {
-                             AddDeviationChunk<kLoad, decltype(n)::value, Value>(
-                                 group, group_stride, count, c0, mean, t.m2);
-                           });
-    } else {
-      for (size_t r = 0; r < rows; ++r) {
-        const Value* x = Values<kDType, Value>(data + r * stride, width, widened);
-        for (size_t c = 0; c < width; ++c) {
-          const double d = static_cast<double>(x[c]) - mean[c];
-          t.m2[c] += Select((!kInteger) & (x[c] != x[c]), 0.0, d * d);
-        }
-      }
-    }
-    for (size_t c = 0; c < width; ++c) t.m2[c] = std::isfinite(mean[c]) ? t.m2[c] : 0.0;
   }
   for (size_t c = 0; c < width; ++c) {
     Stats block;
@@ -223,8 +205,15 @@ void AddColumnsOf(const std::byte* bytes, size_t stride, size_t rows, size_t wid
     }
     if constexpr (kG.moments) {
       const uint64_t valid = block.valid();
-      block.mean = valid > 0 ? static_cast<double>(t.sum[c]) / static_cast<double>(valid) : 0.0;
-      block.m2 = t.m2[c];
+      if (valid > 0) {
+        const auto n = static_cast<double>(valid);
+        block.mean = static_cast<double>(t.sum[c]) / n;
+        const double m2 = t.s2[c] - t.s1[c] * (t.s1[c] / n);
+        // Rounding can take it below 0 (NaN passes); an infinite mean has none.
+        block.m2 = !std::isfinite(block.mean) ? 0.0 : m2 < 0 ? 0.0 : m2;
+      } else {
+        block.mean = block.m2 = 0.0;
+      }
     }
     // A fresh column (a row of ReduceRowsAsync's, a table's first block) takes the block as it is.
     out[c] = out[c].count == 0 ? block : MergeStats(out[c], block);
