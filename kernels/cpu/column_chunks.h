@@ -84,12 +84,13 @@ __attribute__((always_inline)) inline void ChunkValues(const typename Element<kL
 }
 
 // A row group's `count` rows (`group` its first, rows `stride` elements apart, the first the
-// block's row r0) of columns [c0, c0 + kN) added into the tile.
-template <DType kLoad, Gathers kG, size_t kN, typename ValueT, typename SumT>
+// block's row r0) of columns [c0, c0 + kN) added into the tile. kNanFree: the rows are taken to
+// hold no NaN (the caller checks the sums after).
+template <DType kLoad, Gathers kG, bool kNanFree, size_t kN, typename ValueT, typename SumT>
 __attribute__((always_inline)) inline void AddChunk(const typename Element<kLoad>::Storage* group,
                                                     size_t stride, size_t count, size_t r0,
                                                     size_t c0, Tile<ValueT, SumT>& t) {
-  constexpr bool kInteger = kLoad == DType::kInt32;
+  constexpr bool kMasked = kLoad != DType::kInt32 && !kNanFree;  // NaN possible
   SumT sum[kN];
   double squares[kN], shift[kN], s1[kN], s2[kN];
   uint32_t nans[kN];
@@ -120,7 +121,7 @@ __attribute__((always_inline)) inline void AddChunk(const typename Element<kLoad
 #pragma GCC unroll 1  // a loop for the vectorizer: unrolled whole, it became scalar compares
     for (size_t c = 0; c < kN; ++c) {
       const ValueT v = x[c];
-      const bool nan = !kInteger && v != v;
+      const bool nan = kMasked && v != v;
       const ValueT kept = Select(nan, ValueT{}, v);
       nans[c] += static_cast<uint32_t>(nan);
       // Bitwise, not short-circuit, operators and Select throughout: no branch in the loop.

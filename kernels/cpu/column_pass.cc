@@ -49,7 +49,7 @@ constexpr size_t kRowsAhead = 4;
 template <DType kDType, Gathers kG, bool kNanFree, typename ValueT, typename SumT>
 void AddRowByRow(const typename Element<kDType>::Storage* data, size_t stride, size_t rows,
                  size_t width, ValueT* widened, Tile<ValueT, SumT>& t) {
-  constexpr bool kInteger = kDType == DType::kInt32 || kNanFree;
+  constexpr bool kMasked = kDType != DType::kInt32 && !kNanFree;  // NaN possible
   for (size_t r = 0; r < rows; ++r) {
     if (r + kRowsAhead < rows) {
       const auto* ahead = reinterpret_cast<const char*>(data + (r + kRowsAhead) * stride);
@@ -59,7 +59,7 @@ void AddRowByRow(const typename Element<kDType>::Storage* data, size_t stride, s
     const auto row = static_cast<int32_t>(r);
     for (size_t c = 0; c < width; ++c) {
       const ValueT v = x[c];
-      const bool nan = !kInteger && v != v;
+      const bool nan = kMasked && v != v;
       const ValueT kept = Select(nan, ValueT{}, v);
       t.nans[c] += static_cast<uint32_t>(nan);
       // Bitwise, not short-circuit, operators and Select throughout: no branch in the loop.
@@ -87,21 +87,22 @@ void AddRowByRow(const typename Element<kDType>::Storage* data, size_t stride, s
   }
 }
 
-// AddRowByRow's sums and moments of floats, without the NaN masks first: a NaN enters the sums,
-// so a column whose sum is NaN after (rare; so is one of infinities of both signs) sends the
-// block again with them. The extremes keep the masks (a NaN must not become one).
-template <DType kDType, Gathers kG, typename ValueT, typename SumT>
-void AddRowByRowOnce(const typename Element<kDType>::Storage* data, size_t stride, size_t rows,
-                     size_t width, ValueT* widened, Tile<ValueT, SumT>& t) {
+// `add(kNanFree)` over the block: the sums and moments of floats without the NaN masks first (a
+// NaN enters the sums, so a column whose sum is NaN after, rare, as is one of infinities of both
+// signs, sends the block again with them); the extremes keep the masks (a NaN must not become
+// one).
+template <DType kDType, Gathers kG, typename ValueT, typename SumT, typename AddF>
+__attribute__((always_inline)) inline void AddNanFreeFirst(size_t width, Tile<ValueT, SumT>& t,
+                                                           AddF add) {
   if constexpr (kDType == DType::kInt32 || !kG.sum || kG.min || kG.max) {
-    AddRowByRow<kDType, kG, false>(data, stride, rows, width, widened, t);
+    add(std::false_type{});
   } else {
-    AddRowByRow<kDType, kG, true>(data, stride, rows, width, widened, t);
+    add(std::true_type{});
     bool nan = false;
     for (size_t c = 0; c < width; ++c) nan |= t.sum[c] != t.sum[c];
     if (!nan) return;
     for (size_t c = 0; c < width; ++c) t.sum[c] = t.squares[c] = t.s1[c] = t.s2[c] = 0;
-    AddRowByRow<kDType, kG, false>(data, stride, rows, width, widened, t);
+    add(std::false_type{});
   }
 }
 
@@ -154,16 +155,19 @@ void AddColumnsOf(const std::byte* bytes, size_t stride, size_t rows, size_t wid
   const bool in_groups = stride * sizeof(Storage) >= kPageBytes || (kDType != kLoad && width < 128);
   // 16-bit floats' row groups, widened (64 KiB).
   float widened_rows[kDType == kLoad ? 1 : kChunkRows * kColumnsPassWidth];
-  if (in_groups) {
+  AddNanFreeFirst<kDType, kG>(width, t, [&](auto nan_free) {
+    constexpr bool kNanFree = decltype(nan_free)::value;
+    if (!in_groups) {
+      AddRowByRow<kDType, kG, kNanFree>(data, stride, rows, width, widened, t);
+      return;
+    }
     ForEachChunk<kDType>(data, stride, rows, width, widened_rows,
                          [&](const LoadStorage* group, size_t group_stride, size_t count, size_t r0,
                              size_t c0, auto n) {
-                           AddChunk<kLoad, kG, decltype(n)::value>(group, group_stride, count, r0,
-                                                                   c0, t);
+                           AddChunk<kLoad, kG, kNanFree, decltype(n)::value>(group, group_stride,
+                                                                             count, r0, c0, t);
                          });
-  } else {
-    AddRowByRowOnce<kDType, kG>(data, stride, rows, width, widened, t);
-  }
+  });
   // The first NaN of each column that has one, found again (the block is in cache, and a NaN is
   // rare: the loop above keeps only the counts).
   if constexpr (!kInteger) {

@@ -95,11 +95,10 @@ TEST_P(ColumnPassTest, EveryCopyMatchesTheReferenceWithTheSameBits) {
   // again with them), and rows a page or more apart, in column_chunks.h's groups (each call a
   // group and 4 rows, then a group and 1), as are 16-bit floats' narrow tables (40 columns: two
   // chunks and 8 alone).
-  for (const auto& [table_rows, table_cols, specials] :
-       {std::tuple<size_t, size_t, bool>{150, 200, true},
-        {150, 200, false},
-        {37, 2100, true},
-        {45, 40, true}}) {
+  constexpr std::tuple<size_t, size_t, bool> kTables[] = {{150, 200, true}, {150, 200, false},
+                                                          {37, 2100, true}, {37, 2100, false},
+                                                          {45, 40, true},   {45, 40, false}};
+  for (const auto& [table_rows, table_cols, specials] : kTables) {
     SCOPED_TRACE(absl::StrCat("(", table_rows, ", ", table_cols, ")", specials ? "" : " no NaN"));
     const TypedArray table = Table(dtype, table_rows, table_cols, random, specials);
     const size_t element = DTypeSize(dtype);
