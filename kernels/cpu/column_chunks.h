@@ -136,12 +136,12 @@ __attribute__((always_inline)) inline void AddChunk(const typename Element<kLoad
       }
       // Strict compares in row order: the first occurrence stays.
       if constexpr (kG.min) {
-        const bool less = (!nan) & ((least_at[c] < 0) | (v < least[c]));
+        const bool less = !kNanFree ? (!nan) & ((least_at[c] < 0) | (v < least[c])) : v < least[c];
         least[c] = Select(less, v, least[c]);
         least_at[c] = Select(less, row, least_at[c]);
       }
       if constexpr (kG.max) {
-        const bool more = (!nan) & ((most_at[c] < 0) | (v > most[c]));
+        const bool more = !kNanFree ? (!nan) & ((most_at[c] < 0) | (v > most[c])) : v > most[c];
         most[c] = Select(more, v, most[c]);
         most_at[c] = Select(more, row, most_at[c]);
       }

@@ -74,12 +74,14 @@ void AddRowByRow(const typename Element<kDType>::Storage* data, size_t stride, s
       }
       // Strict compares in row order: the first occurrence stays.
       if constexpr (kG.min) {
-        const bool least = (!nan) & ((t.least_at[c] < 0) | (v < t.least[c]));
+        const bool least =
+            !kNanFree ? (!nan) & ((t.least_at[c] < 0) | (v < t.least[c])) : v < t.least[c];
         t.least[c] = Select(least, v, t.least[c]);
         t.least_at[c] = Select(least, row, t.least_at[c]);
       }
       if constexpr (kG.max) {
-        const bool most = (!nan) & ((t.most_at[c] < 0) | (v > t.most[c]));
+        const bool most =
+            !kNanFree ? (!nan) & ((t.most_at[c] < 0) | (v > t.most[c])) : v > t.most[c];
         t.most[c] = Select(most, v, t.most[c]);
         t.most_at[c] = Select(most, row, t.most_at[c]);
       }
@@ -87,21 +89,30 @@ void AddRowByRow(const typename Element<kDType>::Storage* data, size_t stride, s
   }
 }
 
-// `add(kNanFree)` over the block: the sums and moments of floats without the NaN masks first (a
-// NaN enters the sums, so a column whose sum is NaN after, rare, as is one of infinities of both
-// signs, sends the block again with them); the extremes keep the masks (a NaN must not become
-// one).
+// `add(kNanFree)` over the block: floats' sums, moments and extremes without the NaN masks first
+// (a NaN enters the sums, so a column whose sum is NaN after, rare, as is one of infinities of
+// both signs, sends the block again with them). Without masks the extremes start at the first
+// row's value (a NaN there is never replaced, and the sum tells); strict compares with a NaN are
+// false, so none becomes one. A copy without sums (an extreme alone) keeps the masks.
 template <DType kDType, Gathers kG, typename ValueT, typename SumT, typename AddF>
-__attribute__((always_inline)) inline void AddNanFreeFirst(size_t width, Tile<ValueT, SumT>& t,
-                                                           AddF add) {
-  if constexpr (kDType == DType::kInt32 || !kG.sum || kG.min || kG.max) {
+__attribute__((always_inline)) inline void AddNanFreeFirst(const ValueT* first_row, size_t width,
+                                                           Tile<ValueT, SumT>& t, AddF add) {
+  if constexpr (kDType == DType::kInt32 || !kG.sum) {
     add(std::false_type{});
   } else {
+    for (size_t c = 0; c < width && (kG.min || kG.max) && first_row != nullptr; ++c) {
+      t.least[c] = t.most[c] = first_row[c];
+      t.least_at[c] = t.most_at[c] = 0;
+    }
     add(std::true_type{});
     bool nan = false;
     for (size_t c = 0; c < width; ++c) nan |= t.sum[c] != t.sum[c];
     if (!nan) return;
-    for (size_t c = 0; c < width; ++c) t.sum[c] = t.squares[c] = t.s1[c] = t.s2[c] = 0;
+    for (size_t c = 0; c < width; ++c) {
+      t.sum[c] = t.squares[c] = t.s1[c] = t.s2[c] = 0;
+      t.least[c] = t.most[c] = 0;
+      t.least_at[c] = t.most_at[c] = -1;
+    }
     add(std::false_type{});
   }
 }
@@ -155,7 +166,9 @@ void AddColumnsOf(const std::byte* bytes, size_t stride, size_t rows, size_t wid
   const bool in_groups = stride * sizeof(Storage) >= kPageBytes || (kDType != kLoad && width < 128);
   // 16-bit floats' row groups, widened (64 KiB).
   float widened_rows[kDType == kLoad ? 1 : kChunkRows * kColumnsPassWidth];
-  AddNanFreeFirst<kDType, kG>(width, t, [&](auto nan_free) {
+  // The NaN-free pass's extremes start at the first row (AddNanFreeFirst).
+  const Value* first_row = rows > 0 ? Values<kDType, Value>(data, width, widened) : nullptr;
+  AddNanFreeFirst<kDType, kG>(first_row, width, t, [&](auto nan_free) {
     constexpr bool kNanFree = decltype(nan_free)::value;
     if (!in_groups) {
       AddRowByRow<kDType, kG, kNanFree>(data, stride, rows, width, widened, t);

@@ -66,17 +66,21 @@ std::string CheckColumns(const TypedArray& table, size_t cols, const std::vector
 TypedArray Table(DType dtype, size_t rows, size_t cols, std::mt19937_64& random,
                  bool specials = true) {
   TypedArray table = testing::RandomArray(dtype, rows * cols, random());
-  if (!specials) return table;
   if (IsInteger(dtype)) {
     for (size_t r = 1; r < rows; r += 3) table.SetInt(r * cols + 2, table.ints[2]);  // ties
     return table;
   }
+  for (size_t r = 1; r < rows; r += 3) table.Set(r * cols + 7, table.values[7]);  // ties
+  for (size_t r = 2; r < rows; r += 3) {  // ties at each extreme (values lie within +/-2^11)
+    table.Set(r * cols + 4, -4096.0);
+    table.Set(r * cols + 2, 4096.0);
+  }
+  if (!specials) return table;
   for (size_t r = 0; r < rows; r += 5) table.Set(r * cols + 1, NAN);  // a column of some NaN
   for (size_t r = 0; r < rows; ++r) table.Set(r * cols + 3, NAN);     // one all NaN
   table.Set(4 * cols + 5, INFINITY);
   table.Set(6 * cols + 5, -INFINITY);
   table.Set(2 * cols + 6, INFINITY);
-  for (size_t r = 1; r < rows; r += 3) table.Set(r * cols + 7, table.values[7]);  // ties
   return table;
 }
 
