@@ -69,7 +69,7 @@ struct EightTotals {
 // at a time). kGroups > 0: every run has that many whole groups (SharedGroups), so the loops over
 // them unroll and no run has a padded last group. Without kSum, no sums (t.sum, t.int_sum unset).
 template <DType kDType, bool kSquares, bool kMin, bool kMax, bool kKeep, size_t kGroups,
-          bool kSum = true>
+          bool kSum = true, bool kNanFree = false>
 __attribute__((always_inline)) inline EightTotals AddEightRuns(
     const typename Element<kDType>::Storage* x, const uint64_t* bounds, uint64_t base, Group* g,
     size_t* at) {
@@ -84,8 +84,9 @@ __attribute__((always_inline)) inline EightTotals AddEightRuns(
     const uint64_t length = kGroups > 0 ? kGroups * kLanes : bounds[r + 1] - bounds[r];
     at[r + 1] = at[r] + (length + kLanes - 1) / kLanes;
     PrefetchAhead(x + (bounds[r] - base), length);
-    const RunLanes lanes = AddRunGroups<kDType, kSquares, kMin, kMax, kKeep, kGroups, kSum>(
-        x + (bounds[r] - base), length, g + at[r]);
+    const RunLanes lanes =
+        AddRunGroups<kDType, kSquares, kMin, kMax, kKeep, kGroups, kSum, kNanFree>(
+            x + (bounds[r] - base), length, g + at[r]);
     nans[r] = reinterpret_cast<__m512d>(lanes.nans[0]);
     if constexpr (kSum && kInteger) int_sum[r] = reinterpret_cast<__m512d>(lanes.int_sum[0]);
     if constexpr (kSum && !kInteger) sum[r] = reinterpret_cast<__m512d>(lanes.sum[0]);

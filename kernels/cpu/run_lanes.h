@@ -151,9 +151,10 @@ __attribute__((always_inline)) inline void PrefetchAhead(const Storage* run, siz
 // padding's included) and the lanes' extremes (a NaN compares false); with kKeep, the groups
 // kept in `g` too, for the extremes' and the moments' second looks; kGroups > 0: the run is
 // that many whole groups; without kSum, no sums (an extreme's answer alone). (The lanes are
-// returned, not added into an argument, so they stay in registers.)
+// returned, not added into an argument, so they stay in registers.) kNanFree: the run is taken
+// to hold no NaN and no padding (the caller checks the sums after): no NaN masks, no counts.
 template <DType kDType, bool kSquares, bool kMin, bool kMax, bool kKeep, size_t kGroups = 0,
-          bool kSum = true>
+          bool kSum = true, bool kNanFree = false>
 __attribute__((always_inline)) inline RunLanes AddRunGroups(
     const typename Element<kDType>::Storage* x, size_t length, Group* g) {
   using Storage = typename Element<kDType>::Storage;
@@ -201,9 +202,12 @@ __attribute__((always_inline)) inline RunLanes AddRunGroups(
     if constexpr (kKeep) g[k] = group;
     for (size_t v = 0; v < kVectors; ++v) {
       const Lanes a = group.v[v];
-      const Mask valid = a == a;
-      lanes.nans[v] += valid + 1;
-      const Lanes kept = Keep(valid, a);
+      Lanes kept = a;
+      if constexpr (!kNanFree) {
+        const Mask valid = a == a;
+        lanes.nans[v] += valid + 1;
+        kept = Keep(valid, a);
+      }
       if constexpr (!kSum) {
       } else if constexpr (kDType == DType::kFloat64) {  // compensated, as ReduceBlock's
         const Lanes sum = lanes.sum[v] + kept;

@@ -212,7 +212,18 @@ bool AnswerEight(const typename Element<kDType>::Storage* x, const uint64_t* bou
   f.base = base;
   f.g = g;
   f.at = at;
-  f.t = AddEightRuns<kDType, kSquares, kMin, kMax, kKeep, kGroups, kSum>(x, bounds, base, g, at);
+  // Floats' runs of whole groups without the NaN masks first: a NaN enters the sum, so a NaN
+  // total (rare; so is one of infinities of both signs) sends the eight runs again with them.
+  // The extremes need none (a compare with a NaN is false).
+  constexpr bool kNanFreeFirst = kDType != DType::kInt32 && kSum && kGroups > 0;
+  f.t = AddEightRuns<kDType, kSquares, kMin, kMax, kKeep, kGroups, kSum, kNanFreeFirst>(
+      x, bounds, base, g, at);
+  if constexpr (kNanFreeFirst) {
+    if (_mm512_cmp_pd_mask(f.t.sum, f.t.sum, _CMP_UNORD_Q) != 0) {
+      f.t =
+          AddEightRuns<kDType, kSquares, kMin, kMax, kKeep, kGroups, kSum>(x, bounds, base, g, at);
+    }
+  }
   if constexpr (kGroups > 0) {
     f.lengths = Mask{} + static_cast<int64_t>(kGroups * kLanes);
   } else {
