@@ -93,11 +93,14 @@ void AddRowByRow(const typename Element<kDType>::Storage* data, size_t stride, s
 // (a NaN enters the sums, so a column whose sum is NaN after, rare, as is one of infinities of
 // both signs, sends the block again with them). Without masks the extremes start at the first
 // row's value (a NaN there is never replaced, and the sum tells); strict compares with a NaN are
-// false, so none becomes one. A copy without sums (an extreme alone) keeps the masks.
+// false, so none becomes one. A float copy without sums (an extreme alone) keeps the masks;
+// int32's extremes start at the first row too (int32 MIN down 256 to 16,384 columns, one thread
+// of the dev VM: 1.05-1.4x).
 template <DType kDType, Gathers kG, typename ValueT, typename SumT, typename AddF>
 __attribute__((always_inline)) inline void AddNanFreeFirst(const ValueT* first_row, size_t width,
                                                            Tile<ValueT, SumT>& t, AddF add) {
-  if constexpr (kDType == DType::kInt32 || !kG.sum) {
+  constexpr bool kInteger = kDType == DType::kInt32;  // no NaN: the first pass is the only one
+  if constexpr (!kInteger && !kG.sum) {
     add(std::false_type{});
   } else {
     for (size_t c = 0; c < width && (kG.min || kG.max) && first_row != nullptr; ++c) {
@@ -105,6 +108,7 @@ __attribute__((always_inline)) inline void AddNanFreeFirst(const ValueT* first_r
       t.least_at[c] = t.most_at[c] = 0;
     }
     add(std::true_type{});
+    if constexpr (kInteger) return;
     bool nan = false;
     for (size_t c = 0; c < width; ++c) nan |= t.sum[c] != t.sum[c];
     if (!nan) return;

@@ -5,6 +5,7 @@
 // calls, the second merging after the first. Every copy gives the same bits.
 
 #include <cmath>
+#include <cstdint>
 #include <cstring>
 #include <random>
 #include <string>
@@ -68,6 +69,11 @@ TypedArray Table(DType dtype, size_t rows, size_t cols, std::mt19937_64& random,
   TypedArray table = testing::RandomArray(dtype, rows * cols, random());
   if (IsInteger(dtype)) {
     for (size_t r = 1; r < rows; r += 3) table.SetInt(r * cols + 2, table.ints[2]);  // ties
+    const bool narrow = dtype == DType::kInt32;
+    for (size_t r = 2; r < rows; r += 3) {  // ties at each extreme
+      table.SetInt(r * cols + 4, narrow ? INT32_MIN : INT64_MIN);
+      table.SetInt(r * cols + 5, narrow ? INT32_MAX : INT64_MAX);
+    }
     return table;
   }
   for (size_t r = 1; r < rows; r += 3) table.Set(r * cols + 7, table.values[7]);  // ties
