@@ -40,6 +40,7 @@ const ValueT* Values(const typename Element<kDType>::Storage* row, size_t width,
 // Rows read a few ahead: the hardware prefetchers alone left the loads waiting (one thread of
 // the dev VM: 1,024 float16 columns SUM 1.25x, 256 float32 columns MIN 1.69x).
 constexpr size_t kRowsAhead = 4;
+constexpr size_t kNanFreeLeastRows = 8;  // AddNanFreeFirst
 
 // Rows closer than a page: a row at a time, each element added into its column's accumulators
 // in the tile (in L1), so the reads run in address order, which the hardware prefetchers follow
@@ -96,16 +97,25 @@ void AddRowByRow(const typename Element<kDType>::Storage* data, size_t stride, s
 // false, so none becomes one. A float copy without sums (an extreme alone) keeps the masks;
 // int32's extremes start at the first row too (int32 MIN down 256 to 16,384 columns, one thread
 // of the dev VM: 1.05-1.4x).
+// Blocks of a few rows go with the masks at once: segmented_reduce.cc's groups of segments of 1
+// to 3 elements are padded with NaN, which would send every one of them again.
 template <DType kDType, Gathers kG, typename ValueT, typename SumT, typename AddF>
-__attribute__((always_inline)) inline void AddNanFreeFirst(const ValueT* first_row, size_t width,
-                                                           Tile<ValueT, SumT>& t, AddF add) {
+__attribute__((always_inline)) inline void AddNanFreeFirst(const ValueT* first_row, size_t rows,
+                                                           size_t width, Tile<ValueT, SumT>& t,
+                                                           AddF add) {
   constexpr bool kInteger = kDType == DType::kInt32;  // no NaN: the first pass is the only one
-  if constexpr (!kInteger && !kG.sum) {
+  if (!kInteger && (!kG.sum || rows < kNanFreeLeastRows)) {
     add(std::false_type{});
   } else {
-    for (size_t c = 0; c < width && (kG.min || kG.max) && first_row != nullptr; ++c) {
-      t.least[c] = t.most[c] = first_row[c];
-      t.least_at[c] = t.most_at[c] = 0;
+    for (size_t c = 0; c < width && first_row != nullptr; ++c) {
+      if constexpr (kG.min) {
+        t.least[c] = first_row[c];
+        t.least_at[c] = 0;
+      }
+      if constexpr (kG.max) {
+        t.most[c] = first_row[c];
+        t.most_at[c] = 0;
+      }
     }
     add(std::true_type{});
     if constexpr (kInteger) return;
@@ -119,6 +129,18 @@ __attribute__((always_inline)) inline void AddNanFreeFirst(const ValueT* first_r
     }
     add(std::false_type{});
   }
+}
+
+// Column c's squared deviations from `mean` over the block's rows, NaN skipped, in row order.
+template <DType kDType>
+double DeviationsAbout(const typename Element<kDType>::Storage* data, size_t stride, size_t rows,
+                       size_t c, double mean) {
+  double m2 = 0;
+  for (size_t r = 0; r < rows; ++r) {
+    const double d = static_cast<double>(Element<kDType>::Load(data[r * stride + c])) - mean;
+    m2 += d == d ? d * d : 0.0;
+  }
+  return m2;
 }
 
 // Each column's first valid value in the block (0 where it has none), the shift its moments are
@@ -172,7 +194,7 @@ void AddColumnsOf(const std::byte* bytes, size_t stride, size_t rows, size_t wid
   float widened_rows[kDType == kLoad ? 1 : kChunkRows * kColumnsPassWidth];
   // The NaN-free pass's extremes start at the first row (AddNanFreeFirst).
   const Value* first_row = rows > 0 ? Values<kDType, Value>(data, width, widened) : nullptr;
-  AddNanFreeFirst<kDType, kG>(first_row, width, t, [&](auto nan_free) {
+  AddNanFreeFirst<kDType, kG>(first_row, rows, width, t, [&](auto nan_free) {
     constexpr bool kNanFree = decltype(nan_free)::value;
     if (!in_groups) {
       AddRowByRow<kDType, kG, kNanFree>(data, stride, rows, width, widened, t);
@@ -229,7 +251,12 @@ void AddColumnsOf(const std::byte* bytes, size_t stride, size_t rows, size_t wid
       if (valid > 0) {
         const auto n = static_cast<double>(valid);
         block.mean = static_cast<double>(t.sum[c]) / n;
-        const double m2 = t.s2[c] - t.s1[c] * (t.s1[c] / n);
+        double m2 = t.s2[c] - t.s1[c] * (t.s1[c] / n);
+        if (!std::isfinite(m2) && std::isfinite(block.mean)) {
+          // The squares about the shift overflowed (1e200 and -1e200: inf - inf): about the
+          // mean, as the second pass took them before (inf only where those overflow too).
+          m2 = DeviationsAbout<kDType>(data, stride, rows, c, block.mean);
+        }
         // Rounding can take it below 0 (NaN passes); an infinite mean has none.
         block.m2 = !std::isfinite(block.mean) ? 0.0 : m2 < 0 ? 0.0 : m2;
       } else {
