@@ -18,6 +18,7 @@
 #include "kernels/cpu/block_reduce.h"
 #include "kernels/cpu/column_chunks.h"
 #include "kernels/cpu/element_load.h"
+#include "kernels/cpu/sum_lanes.h"
 
 namespace gpureduce::kernels::cpu::GPUREDUCE_CPU_PASSES {
 namespace {
@@ -131,18 +132,6 @@ __attribute__((always_inline)) inline void AddNanFreeFirst(const ValueT* first_r
   }
 }
 
-// Column c's squared deviations from `mean` over the block's rows, NaN skipped, in row order.
-template <DType kDType>
-double DeviationsAbout(const typename Element<kDType>::Storage* data, size_t stride, size_t rows,
-                       size_t c, double mean) {
-  double m2 = 0;
-  for (size_t r = 0; r < rows; ++r) {
-    const double d = static_cast<double>(Element<kDType>::Load(data[r * stride + c])) - mean;
-    m2 += d == d ? d * d : 0.0;
-  }
-  return m2;
-}
-
 // Each column's first valid value in the block (0 where it has none), the shift its moments are
 // taken about: a value of the column keeps s1 and s2 small beside the column's spread, as the
 // whole array's sums pass does with its block's first valid value. Usually the first row alone.
@@ -252,10 +241,8 @@ void AddColumnsOf(const std::byte* bytes, size_t stride, size_t rows, size_t wid
         const auto n = static_cast<double>(valid);
         block.mean = static_cast<double>(t.sum[c]) / n;
         double m2 = t.s2[c] - t.s1[c] * (t.s1[c] / n);
-        if (!std::isfinite(m2) && std::isfinite(block.mean)) {
-          // The squares about the shift overflowed (1e200 and -1e200: inf - inf): about the
-          // mean, as the second pass took them before (inf only where those overflow too).
-          m2 = DeviationsAbout<kDType>(data, stride, rows, c, block.mean);
+        if (!std::isfinite(m2) && std::isfinite(block.mean)) {  // overflowed about the shift
+          m2 = SquaredDeviations<kDType>(data + c, stride, rows, block.mean);
         }
         // Rounding can take it below 0 (NaN passes); an infinite mean has none.
         block.m2 = !std::isfinite(block.mean) ? 0.0 : m2 < 0 ? 0.0 : m2;

@@ -86,6 +86,20 @@ inline void SetMoments(double shift, double s1, double s2, double valid, Stats& 
   stats.m2 = m2 < 0 ? 0.0 : m2;  // rounding; NaN passes through
 }
 
+// The squared deviations from `mean` of `count` elements `stride` apart, NaN skipped, in order:
+// the moments' m2 taken again about the mean where the squares about a shift (SetMoments')
+// overflowed, float64's 1e200 and -1e200 giving inf - inf.
+template <DType kDType>
+double SquaredDeviations(const typename Element<kDType>::Storage* data, size_t stride, size_t count,
+                         double mean) {
+  double m2 = 0;
+  for (size_t k = 0; k < count; ++k) {
+    const double d = static_cast<double>(Element<kDType>::Load(data[k * stride])) - mean;
+    m2 += d == d ? d * d : 0.0;
+  }
+  return m2;
+}
+
 // Which extremes a fused sums pass gathers (min/max fields, first index from base_index).
 struct ExtremesWanted {
   bool min = false;

@@ -348,14 +348,7 @@ void FloatSums(const typename Element<kDType>::Storage* data, size_t size,
     if constexpr (!kS1) s1_total = hi - valid * shift;
     SetMoments(shift, s1_total, s2_total, valid, stats);
     if (kDType == DType::kFloat64 && !std::isfinite(stats.m2) && std::isfinite(stats.mean)) {
-      // The squares about the shift overflowed (1e200 and -1e200: inf - inf), where those about
-      // the mean may not: taken again about the mean (inf only where those overflow too).
-      double m2 = 0;
-      for (size_t k = 0; k < size; ++k) {
-        const double d = double{E::Load(data[k])} - stats.mean;
-        m2 += d == d ? d * d : 0.0;
-      }
-      stats.m2 = m2;
+      stats.m2 = SquaredDeviations<kDType>(data, 1, size, stats.mean);  // inf only if these are
     }
   }
   if (kExtremes && start < size) {
