@@ -67,7 +67,8 @@ struct EightTotals {
 // run's groups are kept in g from at[r] on (at[8]: all of them), one run after another (a run's
 // kMaxGroups apart, the stores spread over 8 KiB and 4K-aliased the input's loads: SUM 0.8x a run
 // at a time). kGroups > 0: every run has that many whole groups (SharedGroups), so the loops over
-// them unroll and no run has a padded last group. Without kSum, no sums (t.sum, t.int_sum unset).
+// them unroll and no run has a padded last group. Without kSum, no sums (t.sum, t.int_sum unset;
+// with kNanFree, t.sum is NaN where a run may hold one, its lanes not the runs').
 template <DType kDType, bool kSquares, bool kMin, bool kMax, bool kKeep, size_t kGroups,
           bool kSum = true, bool kNanFree = false>
 __attribute__((always_inline)) inline EightTotals AddEightRuns(
@@ -89,7 +90,7 @@ __attribute__((always_inline)) inline EightTotals AddEightRuns(
             x + (bounds[r] - base), length, g + at[r]);
     nans[r] = reinterpret_cast<__m512d>(lanes.nans[0]);
     if constexpr (kSum && kInteger) int_sum[r] = reinterpret_cast<__m512d>(lanes.int_sum[0]);
-    if constexpr (kSum && !kInteger) sum[r] = reinterpret_cast<__m512d>(lanes.sum[0]);
+    if constexpr ((kSum || kNanFree) && !kInteger) sum[r] = reinterpret_cast<__m512d>(lanes.sum[0]);
     if constexpr (kSum && kCompensated) sum_lo[r] = reinterpret_cast<__m512d>(lanes.sum_lo[0]);
     if constexpr (kSquares) squares[r] = reinterpret_cast<__m512d>(lanes.squares[0]);
     if constexpr (kMin) least[r] = reinterpret_cast<__m512d>(lanes.least[0]);
@@ -98,6 +99,11 @@ __attribute__((always_inline)) inline EightTotals AddEightRuns(
   EightTotals t;
   t.nans = IntSumEight(nans);
   if constexpr (!kSum) {
+    if constexpr (kNanFree && !kInteger) {  // the probes, for NaN alone: lanes mixed
+      t.sum = _mm512_add_pd(
+          _mm512_add_pd(_mm512_add_pd(sum[0], sum[1]), _mm512_add_pd(sum[2], sum[3])),
+          _mm512_add_pd(_mm512_add_pd(sum[4], sum[5]), _mm512_add_pd(sum[6], sum[7])));
+    }
   } else if constexpr (kInteger) {
     t.int_sum = IntSumEight(int_sum);
   } else if constexpr (kCompensated) {

@@ -152,7 +152,9 @@ __attribute__((always_inline)) inline void PrefetchAhead(const Storage* run, siz
 // kept in `g` too, for the extremes' and the moments' second looks; kGroups > 0: the run is
 // that many whole groups; without kSum, no sums (an extreme's answer alone). (The lanes are
 // returned, not added into an argument, so they stay in registers.) kNanFree: the run is taken
-// to hold no NaN and no padding (the caller checks the sums after): no NaN masks, no counts.
+// to hold no NaN and no padding (the caller checks the sums after): no NaN masks, no counts;
+// without kSum its sums are a probe that only the caller's check reads (an addition a group, where
+// the masks and counts took three instructions).
 template <DType kDType, bool kSquares, bool kMin, bool kMax, bool kKeep, size_t kGroups = 0,
           bool kSum = true, bool kNanFree = false>
 __attribute__((always_inline)) inline RunLanes AddRunGroups(
@@ -209,7 +211,8 @@ __attribute__((always_inline)) inline RunLanes AddRunGroups(
         kept = Keep(valid, a);
       }
       if constexpr (!kSum) {
-      } else if constexpr (kDType == DType::kFloat64) {  // compensated, as ReduceBlock's
+        if constexpr (kNanFree && !kInteger) lanes.sum[v] += a;  // the probe
+      } else if constexpr (kDType == DType::kFloat64) {          // compensated, as ReduceBlock's
         const Lanes sum = lanes.sum[v] + kept;
         lanes.sum_lo[v] += TwoSumError(lanes.sum[v], kept, sum);
         lanes.sum[v] = sum;

@@ -80,6 +80,17 @@ bool IndicesInto(const typename Element<kDType>::Storage* x, const uint64_t* bou
   return true;
 }
 
+// The first of a run's elements equal to 0, as float64 (-0 or 0): which of the two an extreme of
+// 0 is (Finish's first_of), read from the input where the copy kept no groups.
+template <DType kDType>
+double FirstZeroOf(const typename Element<kDType>::Storage* x, size_t length) {
+  for (size_t i = 0; i < length; ++i) {
+    const double v = static_cast<double>(Element<kDType>::Load(x[i]));
+    if (v == 0) return v;
+  }
+  return 0.0;  // not reached: the extreme is one of the run's elements
+}
+
 // What eight runs' answers are computed from: their totals (lane r run r's), groups, lengths,
 // NaN counts and FloatSum, and their moments' m2 once one op has asked for it.
 template <DType kDType>
@@ -98,7 +109,7 @@ struct EightFacts {
 
 // Eight runs' answers of `op` (of the copy's needs) at out, out + size, ...; false where the op
 // refuses one of them (NANARGMIN of NaN alone) or the copy lacks what it reads.
-template <DType kDType, bool kSquares, bool kMin, bool kMax, bool kMoments, bool kSum,
+template <DType kDType, bool kSquares, bool kMin, bool kMax, bool kMoments, bool kSum, bool kKeep,
           size_t kGroups>
 __attribute__((always_inline)) inline bool AnswerOp(EightFacts<kDType>& f, Op op, double ddof,
                                                     std::byte* out) {
@@ -130,6 +141,7 @@ __attribute__((always_inline)) inline bool AnswerOp(EightFacts<kDType>& f, Op op
     if (least ? !kMin : !kMax) return false;
     const Lanes extreme = AsLanes(least ? f.t.least : f.t.most);
     if (OpReturnsIndex(op)) {
+      if constexpr (!kKeep) return false;
       return IndicesInto<kDType>(f.x, f.bounds, f.base, f.g, f.at, op, f.nans, f.valid, extreme,
                                  out);
     }
@@ -147,9 +159,13 @@ __attribute__((always_inline)) inline bool AnswerOp(EightFacts<kDType>& f, Op op
       alignas(64) double values[kEightRuns];
       std::memcpy(values, &value, sizeof(values));
       for (size_t r = 0; r < kEightRuns; ++r) {
-        if (zero[r] != 0) {
+        if (zero[r] == 0) continue;
+        if constexpr (kKeep) {
           values[r] =
               ElementOf(f.g + f.at[r], FirstEqual(f.g + f.at[r], f.at[r + 1] - f.at[r], 0.0));
+        } else {
+          values[r] =
+              FirstZeroOf<kDType>(f.x + (f.bounds[r] - f.base), f.bounds[r + 1] - f.bounds[r]);
         }
       }
       std::memcpy(&value, values, sizeof(values));
@@ -197,28 +213,30 @@ struct OpAnswers {
 };
 
 // Eight runs reduced once and answered for each of `ops` (their first runs' answers at out);
-// false where an op refuses one of them, which the caller leaves to the Stats.
+// false where an op refuses one of them, which the caller leaves to the Stats. kIndices: the
+// extremes' indices may be asked for (an arg op), so the groups are kept to find them in.
 template <DType kDType, bool kSquares, bool kMin, bool kMax, bool kMoments, bool kSum, bool kOneOp,
-          size_t kGroups>
+          bool kIndices, size_t kGroups>
 bool AnswerEight(const typename Element<kDType>::Storage* x, const uint64_t* bounds, uint64_t base,
                  const OpAnswers* ops, size_t count, double ddof, bool refusable) {
   constexpr bool kInteger = kDType == DType::kInt32;
   Group g[kEightRuns * kMaxGroups];
   size_t at[kEightRuns + 1];
-  constexpr bool kKeep = kMin || kMax || kMoments;
+  constexpr bool kKeep = ((kMin || kMax) && kIndices) || kMoments;
   EightFacts<kDType> f;  // not value-initialized: zeroing its vectors cost rows of 16 MIN 20%
   f.x = x;
   f.bounds = bounds;
   f.base = base;
   f.g = g;
   f.at = at;
-  // Floats' runs of whole groups without the NaN masks first: a NaN enters the sum, so a NaN
-  // total (rare; so is one of infinities of both signs) sends the eight runs again with them.
-  // The extremes need none (a compare with a NaN is false).
-  constexpr bool kNanFreeFirst = kDType != DType::kInt32 && kSum && kGroups > 0;
+  // Runs of whole groups without the NaN masks first: a float's NaN enters the sum (or, without
+  // sums, a probe's), so a NaN total (rare; so is one of infinities of both signs) sends the eight
+  // runs again with them. The extremes need none (a compare with a NaN is false); int32's whole
+  // groups hold neither NaN nor padding (rows of 16 MIN 1.1x, one thread of the dev VM).
+  constexpr bool kNanFreeFirst = kGroups > 0;
   f.t = AddEightRuns<kDType, kSquares, kMin, kMax, kKeep, kGroups, kSum, kNanFreeFirst>(
       x, bounds, base, g, at);
-  if constexpr (kNanFreeFirst) {
+  if constexpr (kNanFreeFirst && !kInteger) {
     if (_mm512_cmp_pd_mask(f.t.sum, f.t.sum, _CMP_UNORD_Q) != 0) {
       f.t =
           AddEightRuns<kDType, kSquares, kMin, kMax, kKeep, kGroups, kSum>(x, bounds, base, g, at);
@@ -256,15 +274,16 @@ bool AnswerEight(const typename Element<kDType>::Storage* x, const uint64_t* bou
   // One op's copy knows its count: a loop of unknown count kept the totals in memory (rows of 16
   // MIN 0.85x).
   for (size_t k = 0; k < (kOneOp ? 1 : count); ++k) {
-    if (!AnswerOp<kDType, kSquares, kMin, kMax, kMoments, kSum, kGroups>(f, ops[k].op, ddof,
-                                                                         ops[k].out)) {
+    if (!AnswerOp<kDType, kSquares, kMin, kMax, kMoments, kSum, kKeep, kGroups>(f, ops[k].op, ddof,
+                                                                                ops[k].out)) {
       return false;
     }
   }
   return true;
 }
 
-template <DType kDType, bool kSquares, bool kMin, bool kMax, bool kMoments, bool kSum, bool kOneOp>
+template <DType kDType, bool kSquares, bool kMin, bool kMax, bool kMoments, bool kSum, bool kOneOp,
+          bool kIndices = true>
 size_t AnswerRunsOf(const DirectAnswers& direct, uint64_t first, const std::byte* data,
                     const uint64_t* bounds, uint64_t base, size_t runs) {
   const auto* x = reinterpret_cast<const typename Element<kDType>::Storage*>(data);
@@ -280,8 +299,9 @@ size_t AnswerRunsOf(const DirectAnswers& direct, uint64_t first, const std::byte
   bool answered = true;
   for (; r + kEightRuns <= runs; r += kEightRuns) {
     WithGroups(SharedGroups(bounds + r), [&]<size_t kGroups>() {
-      answered = AnswerEight<kDType, kSquares, kMin, kMax, kMoments, kSum, kOneOp, kGroups>(
-          x, bounds + r, base, ops, direct.count, direct.ddof, refusable);
+      answered =
+          AnswerEight<kDType, kSquares, kMin, kMax, kMoments, kSum, kOneOp, kIndices, kGroups>(
+              x, bounds + r, base, ops, direct.count, direct.ddof, refusable);
     });
     if (!answered) break;
     for (size_t k = 0; k < direct.count; ++k) ops[k].out += kEightRuns * ops[k].size;
@@ -316,9 +336,11 @@ size_t AnswerRunsFor(const DirectAnswers& direct, uint64_t first, const std::byt
     case Op::kSumSquares:
       return std::apply(AnswerRunsOf<kDType, true, false, false, false, false, true>, args);
     case Op::kMin:
+      return std::apply(AnswerRunsOf<kDType, false, true, false, false, false, true, false>, args);
     case Op::kArgMin:
       return std::apply(AnswerRunsOf<kDType, false, true, false, false, false, true>, args);
     case Op::kMax:
+      return std::apply(AnswerRunsOf<kDType, false, false, true, false, false, true, false>, args);
     case Op::kArgMax:
       return std::apply(AnswerRunsOf<kDType, false, false, true, false, false, true>, args);
     case Op::kVar:
