@@ -178,7 +178,12 @@ __attribute__((always_inline)) inline bool AnswerOp(EightFacts<kDType>& f, Op op
     if (!f.have_m2) {  // the second pass over the groups, once for VAR and STD
       alignas(64) double means[kEightRuns];
       std::memcpy(means, &mean, sizeof(means));
-      f.m2 = Keep(finite, AsLanes(EightDeviations<kGroups>(f.g, f.at, means)));
+      if constexpr (kKeep || kGroups == 0) {  // (a copy without the moments never gets here)
+        f.m2 = Keep(finite, AsLanes(EightDeviations<kGroups>(f.g, f.at, means)));
+      } else {
+        f.m2 =
+            Keep(finite, AsLanes(EightDeviationsOf<kDType, kGroups>(f.x, f.bounds, f.base, means)));
+      }
       f.have_m2 = true;
     }
     const Lanes difference = count - ddof;
@@ -222,7 +227,8 @@ bool AnswerEight(const typename Element<kDType>::Storage* x, const uint64_t* bou
   constexpr bool kInteger = kDType == DType::kInt32;
   Group g[kEightRuns * kMaxGroups];
   size_t at[kEightRuns + 1];
-  constexpr bool kKeep = ((kMin || kMax) && kIndices) || kMoments;
+  // Runs of whole groups are read again for the moments rather than kept.
+  constexpr bool kKeep = ((kMin || kMax) && kIndices) || (kMoments && (kGroups == 0 || kIndices));
   EightFacts<kDType> f;  // not value-initialized: zeroing its vectors cost rows of 16 MIN 20%
   f.x = x;
   f.bounds = bounds;
@@ -345,7 +351,7 @@ size_t AnswerRunsFor(const DirectAnswers& direct, uint64_t first, const std::byt
       return std::apply(AnswerRunsOf<kDType, false, false, true, false, false, true>, args);
     case Op::kVar:
     case Op::kStd:
-      return std::apply(AnswerRunsOf<kDType, false, false, false, true, true, true>, args);
+      return std::apply(AnswerRunsOf<kDType, false, false, false, true, true, true, false>, args);
     default:
       return 0;
   }
