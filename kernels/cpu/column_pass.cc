@@ -57,7 +57,14 @@ void AddRowByRow(const typename Element<kDType>::Storage* data, size_t stride, s
       const auto* ahead = reinterpret_cast<const char*>(data + (r + kRowsAhead) * stride);
       for (size_t b = 0; b < width * sizeof(*data); b += 64) __builtin_prefetch(ahead + b, 0, 3);
     }
-    const ValueT* x = Values<kDType, ValueT>(data + r * stride, width, widened);
+    // int32 converted in the loop (vpmovsxdq), not copied into int64 first.
+    const auto* x = [&] {
+      if constexpr (kDType == DType::kInt32) {
+        return data + r * stride;
+      } else {
+        return Values<kDType, ValueT>(data + r * stride, width, widened);
+      }
+    }();
     const auto row = static_cast<int32_t>(r);
     for (size_t c = 0; c < width; ++c) {
       const ValueT v = x[c];
