@@ -25,6 +25,7 @@
 #include <vector>
 
 #include "kernels/cpu/block_reduce.h"
+#include "kernels/cpu/bound_search.h"
 #include "kernels/cpu/sink_run.h"
 #include "kernels/cpu/sums_in_place.h"
 #include "kernels/reduce.h"
@@ -186,9 +187,8 @@ void ReducePieces(SegmentsJob& job, size_t task) {
   const size_t element_bytes = DTypeSize(job.request.dtype);
   // (Bound(0) is 0; were it not, the elements before it would be skipped, not misread.) The
   // first s with Bound(s) > begin, as begin < count: with bounds[s] > base + begin.
-  const auto after =
-      static_cast<size_t>(std::upper_bound(job.bounds.begin(), job.bounds.end(), job.base + begin) -
-                          job.bounds.begin());
+  const size_t after = GallopFrom(job.bounds, UniformGuess(begin, job.count, job.bounds.size() - 1),
+                                  [&](uint64_t bound) { return bound <= job.base + begin; });
   const uint64_t by_pass = PassLongestSegment(job.request);
   // Sums alone of those (by_pass is within SumsInPlace's lengths) are added where they lie.
   // (Past by_pass, ReduceBlock's vector lanes beat one chain of additions: 0.5x at 128.)
@@ -273,9 +273,8 @@ void SinkEmptySegments(SegmentsJob& job, size_t task) {
   // base + v.
   const auto first_at = [&](uint64_t v) -> size_t {
     if (v == 0) return 0;
-    return static_cast<size_t>(
-        std::lower_bound(job.bounds.begin(), job.bounds.begin() + segments, job.base + v) -
-        job.bounds.begin());
+    return GallopFrom(job.bounds.first(segments), UniformGuess(v, job.count, segments),
+                      [&](uint64_t bound) { return bound < job.base + v; });
   };
   const size_t from = first_at(begin);
   const size_t to = task + 1 == job.carried.size()
