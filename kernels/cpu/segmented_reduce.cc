@@ -180,8 +180,10 @@ size_t RunsFrom(const SegmentsJob& job, size_t first, uint64_t last) {
 }
 
 // Task `task`'s elements [begin, end): the segments that meet it, from the one holding `begin`
-// (the last bound at or before it) to the last that starts before `end`.
-void ReducePieces(SegmentsJob& job, size_t task) {
+// (the last bound at or before it) to the last that starts before `end`. True where it met every
+// segment that starts in them and none was empty, so SinkEmptySegments has none to find (its scan
+// of the task's bounds was a sixteenth of int32 segments of 16's kernel time, perf on the dev VM).
+bool ReducePieces(SegmentsJob& job, size_t task) {
   const uint64_t begin = task * job.task_elements;
   const uint64_t end = std::min<uint64_t>(job.count, begin + job.task_elements);
   const size_t element_bytes = DTypeSize(job.request.dtype);
@@ -196,11 +198,17 @@ void ReducePieces(SegmentsJob& job, size_t task) {
   size_t group[kColumnsWidth];
   size_t grouped = 0;
   SinkRun run(job.sink);
-  for (size_t s = after == 0 ? 0 : after - 1; s + 1 < job.bounds.size() && job.Bound(s) < end;
-       ++s) {
+  const size_t first = after == 0 ? 0 : after - 1;
+  // Empty segments at `begin` before `first` (their bounds all `begin`) are not met; nor are
+  // those at the end of the last task's.
+  bool every_one_met = (first == 0 || job.Bound(first - 1) < begin) && end < job.count;
+  for (size_t s = first; s + 1 < job.bounds.size() && job.Bound(s) < end; ++s) {
     const uint64_t from = std::max(begin, job.Bound(s));
     const uint64_t to = std::min(end, job.Bound(s + 1));
-    if (from >= to) continue;  // an empty segment
+    if (from >= to) {  // an empty segment
+      every_one_met = false;
+      continue;
+    }
     const bool whole = from == job.Bound(s) && to == job.Bound(s + 1);
     if (whole && RunsPassTakes(job.request, to - from)) {
       if (job.bounds[s] >= job.base && job.bounds[s + 1] <= job.base + end) {
@@ -243,6 +251,7 @@ void ReducePieces(SegmentsJob& job, size_t task) {
     }
   }
   if (grouped > 0) ReduceGroupByPass(job, run, group, grouped);
+  return every_one_met;
 }
 
 // With a sink, once every task is done: the segments cut across tasks, each one's pieces merged
@@ -297,8 +306,8 @@ void SinkEmptySegments(SegmentsJob& job, size_t task) {
 
 void RunSegmentsTask(const std::shared_ptr<SegmentsJob>& job, size_t task) {
   std::call_once(job->started_once, [&] { job->started = Clock::now(); });
-  ReducePieces(*job, task);
-  if (job->sink) SinkEmptySegments(*job, task);
+  const bool no_empty_ones = ReducePieces(*job, task);
+  if (job->sink && !no_empty_ones) SinkEmptySegments(*job, task);
   if (job->remaining.fetch_sub(1, std::memory_order_acq_rel) != 1) return;
   std::vector<Stats>& segments = job->segments;
   if (job->sink) {
