@@ -55,7 +55,16 @@ void AddRowByRow(const typename Element<kDType>::Storage* data, size_t stride, s
   for (size_t r = 0; r < rows; ++r) {
     if (r + kRowsAhead < rows) {
       const auto* ahead = reinterpret_cast<const char*>(data + (r + kRowsAhead) * stride);
-      for (size_t b = 0; b < width * sizeof(*data); b += 64) __builtin_prefetch(ahead + b, 0, 3);
+      for (size_t b = 0; b < width * sizeof(*data); b += 64) {
+        // 16-bit floats' rows into L2, the others' into L1 (16 threads of the H200 host, against
+        // L1: 1,024 float16 columns 1.04-1.21x in two calls; every dtype into L2 lost 64
+        // columns 0.88-0.90x).
+        if constexpr (sizeof(*data) == 2) {
+          __builtin_prefetch(ahead + b, 0, 2);
+        } else {
+          __builtin_prefetch(ahead + b, 0, 3);
+        }
+      }
     }
     // int32 converted in the loop (vpmovsxdq), not copied into int64 first.
     const auto* x = [&] {
