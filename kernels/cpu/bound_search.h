@@ -47,8 +47,9 @@ size_t GallopFrom(std::span<const uint64_t> bounds, size_t guess, BeforeF before
 // Where a split of `elements` into `segments` of one length puts element `at`'s segment.
 inline size_t UniformGuess(uint64_t at, uint64_t elements, size_t segments) {
   if (elements == 0) return 0;
-  return static_cast<size_t>(static_cast<double>(at) / static_cast<double>(elements) *
-                             static_cast<double>(segments));
+  if (at >= elements) return segments;
+  __extension__ typedef unsigned __int128 Wide;  // at * segments may pass 64 bits
+  return static_cast<size_t>(static_cast<Wide>(at) * segments / elements);
 }
 
 }  // namespace gpureduce::kernels::cpu

@@ -11,6 +11,7 @@
 #include <vector>
 
 #include "gtest/gtest.h"
+#include "tests/support/random_data.h"
 
 namespace gpureduce::kernels::cpu {
 namespace {
@@ -27,7 +28,9 @@ std::vector<uint64_t> RandomBounds(std::mt19937_64& random, size_t count, uint64
 }
 
 TEST(GallopFromTest, FindsWhatPartitionPointFindsFromEveryGuess) {
-  std::mt19937_64 random(std::random_device{}());
+  const uint64_t seed = testing::FreshSeed();
+  SCOPED_TRACE(testing::SeedTrace(seed));
+  std::mt19937_64 random(seed);
   for (const size_t count : {0, 1, 2, 31, 1000}) {
     const std::vector<uint64_t> bounds = RandomBounds(random, count, 7);
     const std::span<const uint64_t> all(bounds);
@@ -55,8 +58,10 @@ TEST(GallopFromTest, EmptyBoundsGiveZero) {
 }
 
 TEST(UniformGuessTest, PutsAnElementInItsSegmentWhereSegmentsShareALength) {
-  for (uint64_t at = 0; at < 1600; at += 7) EXPECT_EQ(UniformGuess(at, 1600, 100), at / 16);
+  for (uint64_t at = 0; at < 1600; ++at) EXPECT_EQ(UniformGuess(at, 1600, 100), at / 16);
   EXPECT_EQ(UniformGuess(5, 0, 10), 0u);
+  EXPECT_EQ(UniformGuess(1600, 1600, 100), 100u);  // past the elements: the last bound
+  EXPECT_EQ(UniformGuess(uint64_t{1} << 62, uint64_t{1} << 63, size_t{1} << 40), size_t{1} << 39);
 }
 
 }  // namespace

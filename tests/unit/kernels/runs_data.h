@@ -20,13 +20,22 @@ using testing::TypedArray;
 inline constexpr DType kRunsDTypes[] = {DType::kFloat32, DType::kFloat16, DType::kBFloat16,
                                         DType::kFloat64, DType::kInt32};
 
-// Eight runs of each length the AVX-512 copy unrolls (whole groups: SharedGroups; the first
-// call's runs 0-7, 8-15, ...), runs of 1 to kLongestRun elements (each length once), then random
-// lengths.
+// Runs 0 to 47: eight runs of each length the AVX-512 copy unrolls (whole groups: SharedGroups;
+// the first call of 50 runs' runs 0-7, 8-15, ...), which Runs() leaves without NaN but in one run,
+// so the NaN-free first pass is compared too; two runs of 5 and 7; the same again from run 50
+// (the second call's start), with NaN; then runs of 1 to kLongestRun elements (each length once)
+// and random lengths.
+inline constexpr size_t kNanFreeRuns = 48;
 inline std::vector<uint64_t> Bounds(std::mt19937_64& random) {
   std::vector<uint64_t> bounds = {0};
-  for (const uint64_t groups : {1, 2, 3, 4, 8, 16}) {
-    for (int r = 0; r < 8; ++r) bounds.push_back(bounds.back() + groups * 8);
+  for (int pass = 0; pass < 2; ++pass) {
+    for (const uint64_t groups : {1, 2, 3, 4, 8, 16}) {
+      for (int r = 0; r < 8; ++r) bounds.push_back(bounds.back() + groups * 8);
+    }
+    if (pass == 0) {
+      bounds.push_back(bounds.back() + 5);
+      bounds.push_back(bounds.back() + 7);
+    }
   }
   for (uint64_t length = 1; length <= kLongestRun; ++length)
     bounds.push_back(bounds.back() + length);
@@ -45,7 +54,26 @@ inline TypedArray Runs(DType dtype, const std::vector<uint64_t>& bounds, std::mt
     }
     return data;
   }
-  for (size_t r = 0; r + 1 < bounds.size(); ++r) {
+  for (size_t r = 0; r < kNanFreeRuns; ++r) {  // no NaN: ties, -0 beside 0, infinities
+    switch (r % 4) {
+      case 1:
+        for (uint64_t e = 1; e < length(r); e += 3) data.Set(start(r) + e, data.values[start(r)]);
+        break;
+      case 2:
+        for (uint64_t e = 0; e < length(r); ++e) data.Set(start(r) + e, 1.0 + e % 3);
+        data.Set(start(r) + length(r) / 3, 0.0);
+        data.Set(start(r) + length(r) - 1, -0.0);
+        break;
+      case 3:  // infinities of both signs (the probe's sum NaN: the masked pass again), or one
+        data.Set(start(r) + length(r) / 2, r % 8 == 3 ? INFINITY : -INFINITY);
+        if (r == 43) data.Set(start(r), -INFINITY);
+        break;
+      default:
+        break;
+    }
+  }
+  data.Set(start(45) + 1, NAN);  // one NaN in one run of the last block
+  for (size_t r = kNanFreeRuns; r + 1 < bounds.size(); ++r) {
     switch (r % 9) {
       case 1:  // NaN last, where a run's last group is padded
         data.Set(start(r) + length(r) - 1, NAN);
