@@ -148,12 +148,7 @@ __attribute__((always_inline)) inline __m512d EightDeviationsOf(
   for (size_t r = 0; r < kEightRuns; ++r) {
     Group g[kGroups];
     for (size_t k = 0; k < kGroups; ++k) {
-      const auto* group = x + (bounds[r] - base) + k * kLanes;
-      if constexpr (kDType == DType::kInt32) {
-        LoadIntGroup<false>(group, g[k], nullptr);
-      } else {
-        LoadGroup<kDType>(group, g[k]);
-      }
+      LoadRunGroup<kDType>(x + (bounds[r] - base), kGroups * kLanes, k * kLanes, g[k]);
     }
     Lanes m2[kVectors] = {};
     AddDeviations(g, kGroups, means[r], m2);

@@ -134,6 +134,31 @@ __attribute__((always_inline)) inline void LoadRest(const typename Element<kDTyp
 #endif
 }
 
+// The run's group at element `at` (of `length`) as float64 lanes, padded with NaN past its end:
+// AddRunGroups' loads without its sums, for the looks that read a run again where the copy kept
+// no groups (runs_answers.cc).
+template <DType kDType>
+__attribute__((always_inline)) inline void LoadRunGroup(const typename Element<kDType>::Storage* x,
+                                                        size_t length, size_t at, Group& group) {
+  constexpr bool kInteger = kDType == DType::kInt32;
+  if (length - at >= kLanes) {
+    if constexpr (kInteger) {
+      LoadIntGroup<false>(x + at, group, nullptr);
+    } else {
+      LoadGroup<kDType>(x + at, group);
+    }
+    return;
+  }
+  typename Element<kDType>::Storage padded[kLanes];
+  LoadRest<kDType>(x + at, length - at, padded);
+  if constexpr (kInteger) {
+    LoadIntGroup<false>(padded, group, nullptr);
+    PadLanes(length - at, group);
+  } else {
+    LoadGroup<kDType>(padded, group);
+  }
+}
+
 // A run's work is short and branchy, so the core reads few runs ahead: the lines kRunsAhead bytes
 // on are asked for now (into L2: 1.15x at rows of 16 float32, one thread of the dev VM, against
 // into L1 and 2 KiB ahead). (As integers: the address may lie past the array; a prefetch there
