@@ -61,8 +61,8 @@ struct Passes {
   void (*widen)(bool half, const uint16_t* in, size_t size, float* out);
   // A block of `rows` rows of a row-major table, `width` (at most kColumnsPassWidth) columns from
   // `data`, rows `stride` elements apart: each column's Stats of the block (the accumulations
-  // `needs` asks for but PROD; row r's index base_row + r) merged after out[c]. Floats and
-  // int32 only (ColumnsPassTakes).
+  // `needs` asks for but PROD; row r's index base_row + r) merged after out[c]. Every dtype, no
+  // PROD (ColumnsPassTakes).
   void (*add_columns)(DType dtype, const StatsNeeds& needs, const std::byte* data, size_t stride,
                       size_t rows, size_t width, uint64_t base_row, Stats* out);
   // `runs` runs of `data`'s elements, run r from element bounds[r] - base to bounds[r + 1] - base
@@ -82,9 +82,7 @@ struct Passes {
 };
 
 // Whether the columns pass reduces `request` (else columns go through ReduceBlock, transposed).
-constexpr bool ColumnsPassTakes(const StatsRequest& request) {
-  return !request.needs.prod && request.dtype != DType::kInt64;
-}
+constexpr bool ColumnsPassTakes(const StatsRequest& request) { return !request.needs.prod; }
 
 // Whether the short runs pass reduces runs of `length` elements of `request`.
 constexpr bool RunsPassTakes(const StatsRequest& request, uint64_t length) {

@@ -37,7 +37,8 @@ __attribute__((always_inline)) inline T Select(bool cond, T a, T b) {
 // What one column of the tile has gathered over the block.
 template <typename ValueT, typename SumT>
 struct Tile {
-  SumT sum[kColumnsPassWidth];
+  SumT sum[kColumnsPassWidth];      // int64: the elements' signed high 32-bit halves (IntHalves)
+  uint64_t low[kColumnsPassWidth];  // int64: their unsigned low halves
   double squares[kColumnsPassWidth];
   // The moments in one pass, about a shift (the column's first valid value in the block), as the
   // whole array's sums pass takes them: m2 = s2 - s1 * s1 / valid.
@@ -61,6 +62,23 @@ struct Gathers {
   bool moments = false;
   bool squares = false;
 };
+
+// Integers have no NaN: no masks, no counts.
+template <DType kDType>
+inline constexpr bool kIntegerColumns = kDType == DType::kInt32 || kDType == DType::kInt64;
+
+// An int64 element added exactly as its unsigned low and signed high 32-bit halves, as the sums
+// pass adds them (int_sums.h): exact in 64 bits for 2^31 rows, where overflow-checked adds do not
+// vectorize; other dtypes' into the sum alone.
+template <DType kDType, typename ValueT, typename SumT>
+__attribute__((always_inline)) inline void AddToSum(ValueT kept, SumT& sum, uint64_t& low) {
+  if constexpr (kDType == DType::kInt64) {
+    low += static_cast<uint64_t>(kept) & 0xffffffffu;
+    sum += kept >> 32;  // arithmetic shift: the high half, signed
+  } else {
+    sum += static_cast<SumT>(kept);
+  }
+}
 
 inline constexpr size_t kChunk = 16;
 inline constexpr size_t kChunkRows = 16;
@@ -90,14 +108,16 @@ template <DType kLoad, Gathers kG, bool kNanFree, size_t kN, typename ValueT, ty
 __attribute__((always_inline)) inline void AddChunk(const typename Element<kLoad>::Storage* group,
                                                     size_t stride, size_t count, size_t r0,
                                                     size_t c0, Tile<ValueT, SumT>& t) {
-  constexpr bool kMasked = kLoad != DType::kInt32 && !kNanFree;  // NaN possible
+  constexpr bool kMasked = !kIntegerColumns<kLoad> && !kNanFree;  // NaN possible
   SumT sum[kN];
+  uint64_t low[kN];
   double squares[kN], shift[kN], s1[kN], s2[kN];
   uint32_t nans[kN];
   ValueT least[kN], most[kN];
   int32_t least_at[kN], most_at[kN];
   for (size_t c = 0; c < kN; ++c) {
     if constexpr (kG.sum) sum[c] = t.sum[c0 + c];
+    if constexpr (kG.sum && kLoad == DType::kInt64) low[c] = t.low[c0 + c];
     nans[c] = t.nans[c0 + c];
     if constexpr (kG.squares) squares[c] = t.squares[c0 + c];
     if constexpr (kG.moments) {
@@ -125,7 +145,7 @@ __attribute__((always_inline)) inline void AddChunk(const typename Element<kLoad
       const ValueT kept = Select(nan, ValueT{}, v);
       nans[c] += static_cast<uint32_t>(nan);
       // Bitwise, not short-circuit, operators and Select throughout: no branch in the loop.
-      if constexpr (kG.sum) sum[c] += static_cast<SumT>(kept);
+      if constexpr (kG.sum) AddToSum<kLoad>(kept, sum[c], low[c]);
       if constexpr (kG.squares) {
         squares[c] += static_cast<double>(kept) * static_cast<double>(kept);
       }
@@ -149,6 +169,7 @@ __attribute__((always_inline)) inline void AddChunk(const typename Element<kLoad
   }
   for (size_t c = 0; c < kN; ++c) {
     if constexpr (kG.sum) t.sum[c0 + c] = sum[c];
+    if constexpr (kG.sum && kLoad == DType::kInt64) t.low[c0 + c] = low[c];
     t.nans[c0 + c] = nans[c];
     if constexpr (kG.squares) t.squares[c0 + c] = squares[c];
     if constexpr (kG.moments) {

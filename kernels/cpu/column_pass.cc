@@ -4,8 +4,8 @@
 // calls axis=0): rows closer than a page one at a time, rows a page or more apart, and 16-bit
 // floats' blocks under 128 columns, in groups (column_chunks.h); each copy gathers only what the
 // request reads (Gathers). A column's block then becomes a Stats merged after the
-// column's (MergeStats: compensated sums, first occurrences, Chan's moments). Floats and int32;
-// the caller sends PROD and int64 elsewhere (ColumnsPassTakes).
+// column's (MergeStats: compensated sums, first occurrences, Chan's moments). Every dtype; the
+// caller sends PROD elsewhere (ColumnsPassTakes).
 
 #include <algorithm>
 #include <bit>
@@ -24,7 +24,7 @@ namespace gpureduce::kernels::cpu::GPUREDUCE_CPU_PASSES {
 namespace {
 
 // The row's elements as ValueT: 16-bit floats widened (F16C where the copy has it) and int32
-// ones copied into `out`; float32 and float64 read where they are.
+// ones copied into `out`; float32, float64 and int64 read where they are.
 template <DType kDType, typename ValueT>
 const ValueT* Values(const typename Element<kDType>::Storage* row, size_t width, ValueT* out) {
   if constexpr (std::is_same_v<ValueT, typename Element<kDType>::Storage>) {
@@ -51,7 +51,7 @@ constexpr size_t kNanFreeLeastRows = 8;  // AddNanFreeFirst
 template <DType kDType, Gathers kG, bool kNanFree, typename ValueT, typename SumT>
 void AddRowByRow(const typename Element<kDType>::Storage* data, size_t stride, size_t rows,
                  size_t width, ValueT* widened, Tile<ValueT, SumT>& t) {
-  constexpr bool kMasked = kDType != DType::kInt32 && !kNanFree;  // NaN possible
+  constexpr bool kMasked = !kIntegerColumns<kDType> && !kNanFree;  // NaN possible
   for (size_t r = 0; r < rows; ++r) {
     if (r + kRowsAhead < rows) {
       const auto* ahead = reinterpret_cast<const char*>(data + (r + kRowsAhead) * stride);
@@ -81,7 +81,7 @@ void AddRowByRow(const typename Element<kDType>::Storage* data, size_t stride, s
       const ValueT kept = Select(nan, ValueT{}, v);
       t.nans[c] += static_cast<uint32_t>(nan);
       // Bitwise, not short-circuit, operators and Select throughout: no branch in the loop.
-      if constexpr (kG.sum) t.sum[c] += static_cast<SumT>(kept);
+      if constexpr (kG.sum) AddToSum<kDType>(kept, t.sum[c], t.low[c]);
       if constexpr (kG.squares) {
         t.squares[c] += static_cast<double>(kept) * static_cast<double>(kept);
       }
@@ -120,7 +120,7 @@ template <DType kDType, Gathers kG, typename ValueT, typename SumT, typename Add
 __attribute__((always_inline)) inline void AddNanFreeFirst(const ValueT* first_row, size_t rows,
                                                            size_t width, Tile<ValueT, SumT>& t,
                                                            AddF add) {
-  constexpr bool kInteger = kDType == DType::kInt32;  // no NaN: the first pass is the only one
+  constexpr bool kInteger = kIntegerColumns<kDType>;  // no NaN: the first pass is the only one
   if (!kInteger && (!kG.sum || rows < kNanFreeLeastRows)) {
     add(std::false_type{});
   } else {
@@ -172,7 +172,7 @@ void AddColumnsOf(const std::byte* bytes, size_t stride, size_t rows, size_t wid
                   uint64_t base_row, Stats* out) {
   using E = Element<kDType>;
   using Storage = typename E::Storage;
-  constexpr bool kInteger = kDType == DType::kInt32;
+  constexpr bool kInteger = kIntegerColumns<kDType>;
   using Value = std::conditional_t<kInteger, int64_t, typename E::Value>;
   using Sum = std::conditional_t<kInteger, int64_t, double>;
   const auto* data = reinterpret_cast<const Storage*>(bytes);
@@ -180,6 +180,7 @@ void AddColumnsOf(const std::byte* bytes, size_t stride, size_t rows, size_t wid
   Value widened[kColumnsPassWidth];
   for (size_t c = 0; c < width; ++c) {
     t.sum[c] = 0;
+    t.low[c] = 0;
     t.squares[c] = 0;
     t.shift[c] = t.s1[c] = t.s2[c] = 0;
     t.nans[c] = 0;
@@ -233,7 +234,15 @@ void AddColumnsOf(const std::byte* bytes, size_t stride, size_t rows, size_t wid
     block.count = rows;
     block.nan_count = t.nans[c];
     block.first_nan = t.first_nan[c] < 0 ? -1 : static_cast<int64_t>(base_row + t.first_nan[c]);
-    if constexpr (kInteger) {
+    // The column's sum, as the mean divides it (int64's exact one, rounded once).
+    double total = static_cast<double>(t.sum[c]);
+    if constexpr (kDType == DType::kInt64) {
+      __extension__ using Int128 = __int128;
+      const Int128 exact = (Int128{t.sum[c]} << 32) + t.low[c];
+      block.int_sum = static_cast<int64_t>(static_cast<uint64_t>(exact));  // wraps as NumPy's
+      block.int_sum_wraps = static_cast<int64_t>((exact - block.int_sum) >> 64);
+      total = static_cast<double>(exact);
+    } else if constexpr (kInteger) {
       block.int_sum = t.sum[c];
     } else {
       block.sum = t.sum[c];
@@ -255,7 +264,7 @@ void AddColumnsOf(const std::byte* bytes, size_t stride, size_t rows, size_t wid
       const uint64_t valid = block.valid();
       if (valid > 0) {
         const auto n = static_cast<double>(valid);
-        block.mean = static_cast<double>(t.sum[c]) / n;
+        block.mean = total / n;
         double m2 = t.s2[c] - t.s1[c] * (t.s1[c] / n);
         if (!std::isfinite(m2) && std::isfinite(block.mean)) {  // overflowed about the shift
           m2 = SquaredDeviations<kDType>(data + c, stride, rows, block.mean);
@@ -313,7 +322,7 @@ void AddColumns(DType dtype, const StatsNeeds& needs, const std::byte* data, siz
     case DType::kInt32:
       return AddColumnsFor<DType::kInt32>(needs, data, stride, rows, width, base_row, out);
     case DType::kInt64:
-      return;  // ColumnsPassTakes refuses it
+      return AddColumnsFor<DType::kInt64>(needs, data, stride, rows, width, base_row, out);
   }
 }
 
