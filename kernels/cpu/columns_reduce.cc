@@ -43,7 +43,8 @@ constexpr uint64_t kStridedTileColumns = 256;
 constexpr uint64_t kPassLeastColumns = 32;
 constexpr uint64_t kBlockRows = 512;
 // The columns pass's calls take this many rows: each ends in a Stats and a MergeStats a column
-// (about 16 ns each), which 512 rows of 1,024 float16 columns (1 MiB) paid every call.
+// (about 16 ns each), which 512 rows of 1,024 float16 columns (1 MiB) paid every call (16
+// threads of the H200 host against 512 rows: 64, 1,024 and 16,384 columns 1.03-1.29x).
 constexpr uint64_t kPassBlockRows = 4 * kBlockRows;
 // Enough tiles to keep a pool busy without cutting the rows; below it, rows are cut into blocks
 // until there are about kWantedTasks tasks, at most kMostRowBlocks blocks (their partial Stats:
