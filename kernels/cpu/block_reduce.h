@@ -69,7 +69,8 @@ struct Passes {
   // (each of kShortestRun to kLongestRun elements), each to its own Stats in out[r] (the
   // accumulations `needs` asks for, indices from the run's start; float sums in float64 lanes,
   // float64's compensated as ReduceBlock's (sum_lo), the narrower floats' not (sum_lo 0); int32
-  // sums exact). Floats and int32, no PROD (RunsPassTakes).
+  // sums exact, int64's as 32-bit halves). No PROD, and int64 only for sums and moments
+  // (RunsPassTakes).
   void (*add_runs)(DType dtype, const StatsNeeds& needs, const std::byte* data,
                    const uint64_t* bounds, uint64_t base, size_t runs, Stats* out);
   // The same runs' answers of `direct`'s ops (the runs' outputs first, first + 1, ...: op k's at
@@ -84,9 +85,19 @@ struct Passes {
 // Whether the columns pass reduces `request` (else columns go through ReduceBlock, transposed).
 constexpr bool ColumnsPassTakes(const StatsRequest& request) { return !request.needs.prod; }
 
-// Whether the short runs pass reduces runs of `length` elements of `request`.
+// int64 runs with moments go through the pass up to this length; longer ones keep ReduceBlock's
+// one pass (one thread of the dev VM against ReduceBlock, VAR: rows of 16 to 128 2.2-3.7x,
+// segments of 32 and 64 2.2x and 1.6x, of 128 0.8x; rows of 256 and 512 0.5x; SUM 1.2-3.9x at
+// every length).
+inline constexpr uint64_t kLongestInt64MomentsRun = 128;
+
+// Whether the short runs pass reduces runs of `length` elements of `request`: no PROD, and int64
+// only for sums and moments (its extremes are compared in float64 lanes, not exact for int64).
 constexpr bool RunsPassTakes(const StatsRequest& request, uint64_t length) {
-  return !request.needs.prod && request.dtype != DType::kInt64 && length >= kShortestRun &&
+  const StatsNeeds& n = request.needs;
+  const bool int64_takes =
+      !n.min && !n.max && !n.sum_squares && (!n.moments || length <= kLongestInt64MomentsRun);
+  return !n.prod && (request.dtype != DType::kInt64 || int64_takes) && length >= kShortestRun &&
          length <= kLongestRun;
 }
 

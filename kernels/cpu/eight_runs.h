@@ -54,8 +54,9 @@ __attribute__((always_inline)) inline void WithGroups(size_t groups, F&& f) {
 
 // Eight runs' totals, lane r run r's: only those the request needs are set.
 struct EightTotals {
-  __m512i nans;  // the padding's included
-  __m512i int_sum;
+  __m512i nans;     // the padding's included
+  __m512i int_sum;  // int64's: the high halves' (int_low the low halves')
+  __m512i int_low;
   __m512d sum;
   __m512d sum_lo;  // float64's: the total's rounding errors (CompensatedSumEight)
   __m512d squares;
@@ -76,10 +77,11 @@ __attribute__((always_inline)) inline EightTotals AddEightRuns(
     size_t* at) {
   // Each field's lanes of the eight runs, only those the request needs (so they stay in
   // registers: the whole RunLanes stored a run cost SUM 0.85x).
-  constexpr bool kInteger = kDType == DType::kInt32;
+  constexpr bool kInteger = kIntegerRuns<kDType>;
+  constexpr bool kHalves = kDType == DType::kInt64;
   constexpr bool kCompensated = kDType == DType::kFloat64;
   __m512d sum[kEightRuns], sum_lo[kEightRuns], nans[kEightRuns], int_sum[kEightRuns],
-      squares[kEightRuns], least[kEightRuns], most[kEightRuns];
+      int_low[kEightRuns], squares[kEightRuns], least[kEightRuns], most[kEightRuns];
   at[0] = 0;
   for (size_t r = 0; r < kEightRuns; ++r) {
     const uint64_t length = kGroups > 0 ? kGroups * kLanes : bounds[r + 1] - bounds[r];
@@ -90,6 +92,7 @@ __attribute__((always_inline)) inline EightTotals AddEightRuns(
             x + (bounds[r] - base), length, g + at[r]);
     nans[r] = reinterpret_cast<__m512d>(lanes.nans[0]);
     if constexpr (kSum && kInteger) int_sum[r] = reinterpret_cast<__m512d>(lanes.int_sum[0]);
+    if constexpr (kSum && kHalves) int_low[r] = reinterpret_cast<__m512d>(lanes.int_low[0]);
     if constexpr ((kSum || kNanFree) && !kInteger) sum[r] = reinterpret_cast<__m512d>(lanes.sum[0]);
     if constexpr (kSum && kCompensated) sum_lo[r] = reinterpret_cast<__m512d>(lanes.sum_lo[0]);
     if constexpr (kSquares) squares[r] = reinterpret_cast<__m512d>(lanes.squares[0]);
@@ -106,6 +109,7 @@ __attribute__((always_inline)) inline EightTotals AddEightRuns(
     }
   } else if constexpr (kInteger) {
     t.int_sum = IntSumEight(int_sum);
+    if constexpr (kHalves) t.int_low = IntSumEight(int_low);
   } else if constexpr (kCompensated) {
     t.sum = CompensatedSumEight(sum, sum_lo, t.sum_lo);
   } else {

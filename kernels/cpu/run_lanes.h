@@ -12,6 +12,7 @@
 #include <cstdint>
 #include <cstring>
 #include <limits>
+#include <type_traits>
 
 #include "kernels/cpu/block_reduce.h"
 #include "kernels/cpu/element_load.h"
@@ -32,7 +33,8 @@ struct RunLanes {
   Lanes sum[kVectors] = {};
   Lanes sum_lo[kVectors] = {};  // float64: each lane's additions' rounding errors (TwoSum)
   Lanes squares[kVectors] = {};
-  Mask int_sum[kVectors] = {};  // int32: exact, in int64 lanes
+  Mask int_sum[kVectors] = {};  // int32: exact, in int64 lanes; int64: its high halves (IntHalves)
+  Mask int_low[kVectors] = {};  // int64: its elements' unsigned low halves
   Mask nans[kVectors] = {};     // the padding's too (a run's last group)
   Lanes least[kVectors];
   Lanes most[kVectors];
@@ -56,7 +58,7 @@ __attribute__((always_inline)) inline Lanes Blend(const Mask& take, const Lanes&
 // A NaN's storage (an int32 run's padding: 0, made NaN once widened, PadLanes).
 template <DType kDType>
 typename Element<kDType>::Storage NanStorage() {
-  if constexpr (kDType == DType::kInt32) {
+  if constexpr (kDType == DType::kInt32 || kDType == DType::kInt64) {
     return 0;
   } else if constexpr (kDType == DType::kFloat16) {
     return 0x7e00;
@@ -80,24 +82,45 @@ __attribute__((always_inline)) inline void LoadGroup(const typename Element<kDTy
   for (size_t v = 0; v < kVectors; ++v) LoadLanes<kDType>(x, group, halves, v, out.v[v]);
 }
 
-// An int32 group: float64 lanes (exact) for all but the sum, added exactly in int64 lanes (with
-// kSum).
-template <bool kSum = true>
-__attribute__((always_inline)) inline void LoadIntGroup(const int32_t* x, Group& out, Mask* sum) {
+// Integer runs: int32 and int64 (no NaN; a run's padding is made NaN in the float64 lanes).
+template <DType kDType>
+inline constexpr bool kIntegerRuns = kDType == DType::kInt32 || kDType == DType::kInt64;
+
+// int64 lanes added exactly: int32's as they are; int64's as their signed high 32-bit halves into
+// `sum` and unsigned low halves into `low` (as the sums pass adds them, int_sums.h: exact in
+// 64 bits for 2^31 elements, where a run has at most kLongestRun).
+__attribute__((always_inline)) inline void AddExactly(const Int32Lanes& x, Mask& sum, Mask&) {
+  sum += ToInt64(x);
+}
+__attribute__((always_inline)) inline void AddExactly(const Mask& x, Mask& sum, Mask& low) {
+  low += x & 0xffffffff;
+  sum += x >> 32;  // arithmetic shift: the high half, signed
+}
+
+// An integer group's lanes as loaded: int32's or int64's.
+template <typename Int>
+using IntLanesOf = std::conditional_t<sizeof(Int) == 4, Int32Lanes, Mask>;
+
+// An integer group: float64 lanes for all but the sum (int32's exact; int64's rounded as NumPy
+// converts them for the moments), added exactly (with kSum).
+template <bool kSum = true, typename Int>
+__attribute__((always_inline)) inline void LoadIntGroup(const Int* x, Group& out, Mask* sum,
+                                                        Mask* low) {
   for (size_t v = 0; v < kVectors; ++v) {
-    Int32Lanes narrow;
-    std::memcpy(&narrow, x + v * kWidth, sizeof(narrow));
-    out.v[v] = ToDouble(narrow);
-    if constexpr (kSum) sum[v] += ToInt64(narrow);
+    IntLanesOf<Int> lanes;
+    std::memcpy(&lanes, x + v * kWidth, sizeof(lanes));
+    out.v[v] = ToDouble(lanes);
+    if constexpr (kSum) AddExactly(lanes, sum[v], low[v]);
   }
 }
 
-// An int32 group's exact sums alone.
-__attribute__((always_inline)) inline void AddIntSums(const int32_t* x, Mask* sum) {
+// An integer group's exact sums alone.
+template <typename Int>
+__attribute__((always_inline)) inline void AddIntSums(const Int* x, Mask* sum, Mask* low) {
   for (size_t v = 0; v < kVectors; ++v) {
-    Int32Lanes narrow;
-    std::memcpy(&narrow, x + v * kWidth, sizeof(narrow));
-    sum[v] += ToInt64(narrow);
+    IntLanesOf<Int> lanes;
+    std::memcpy(&lanes, x + v * kWidth, sizeof(lanes));
+    AddExactly(lanes, sum[v], low[v]);
   }
 }
 
@@ -125,6 +148,8 @@ __attribute__((always_inline)) inline void LoadRest(const typename Element<kDTyp
     _mm256_storeu_ps(padded, _mm256_mask_loadu_ps(_mm256_set1_ps(NanStorage<kDType>()), take, x));
   } else if constexpr (kDType == DType::kInt32) {
     _mm256_storeu_si256(reinterpret_cast<__m256i*>(padded), _mm256_maskz_loadu_epi32(take, x));
+  } else if constexpr (kDType == DType::kInt64) {
+    _mm512_storeu_si512(padded, _mm512_maskz_loadu_epi64(take, x));
   } else {
     const __m128i nan = _mm_set1_epi16(static_cast<int16_t>(NanStorage<kDType>()));
     _mm_storeu_si128(reinterpret_cast<__m128i*>(padded), _mm_mask_loadu_epi16(nan, take, x));
@@ -140,10 +165,10 @@ __attribute__((always_inline)) inline void LoadRest(const typename Element<kDTyp
 template <DType kDType>
 __attribute__((always_inline)) inline void LoadRunGroup(const typename Element<kDType>::Storage* x,
                                                         size_t length, size_t at, Group& group) {
-  constexpr bool kInteger = kDType == DType::kInt32;
+  constexpr bool kInteger = kIntegerRuns<kDType>;
   if (length - at >= kLanes) {
     if constexpr (kInteger) {
-      LoadIntGroup<false>(x + at, group, nullptr);
+      LoadIntGroup<false>(x + at, group, nullptr, nullptr);
     } else {
       LoadGroup<kDType>(x + at, group);
     }
@@ -152,7 +177,7 @@ __attribute__((always_inline)) inline void LoadRunGroup(const typename Element<k
   typename Element<kDType>::Storage padded[kLanes];
   LoadRest<kDType>(x + at, length - at, padded);
   if constexpr (kInteger) {
-    LoadIntGroup<false>(padded, group, nullptr);
+    LoadIntGroup<false>(padded, group, nullptr, nullptr);
     PadLanes(length - at, group);
   } else {
     LoadGroup<kDType>(padded, group);
@@ -185,7 +210,9 @@ template <DType kDType, bool kSquares, bool kMin, bool kMax, bool kKeep, size_t 
 __attribute__((always_inline)) inline RunLanes AddRunGroups(
     const typename Element<kDType>::Storage* x, size_t length, Group* g) {
   using Storage = typename Element<kDType>::Storage;
-  constexpr bool kInteger = kDType == DType::kInt32;
+  constexpr bool kInteger = kIntegerRuns<kDType>;
+  static_assert(kDType != DType::kInt64 || (!kSquares && !kMin && !kMax),
+                "int64 runs take sums and moments only (RunsPassTakes)");
   RunLanes lanes;
   for (size_t v = 0; v < kVectors; ++v) {
     lanes.least[v] = Lanes{} + std::numeric_limits<double>::infinity();
@@ -194,15 +221,15 @@ __attribute__((always_inline)) inline RunLanes AddRunGroups(
   if constexpr (kGroups > 0) length = kGroups * kLanes;
   const size_t groups = (length + kLanes - 1) / kLanes;
   if constexpr (kInteger && !kSquares && !kMin && !kMax && !kKeep) {
-    // An int32 SUM (or MEAN) alone: the exact sums only, no float64 lanes; its NaN count is the
-    // padding's (int32 rows of 16: SUM 1.2x).
+    // An integer SUM (or MEAN) alone: the exact sums only, no float64 lanes; its NaN count is
+    // the padding's (int32 rows of 16: SUM 1.2x).
     for (size_t k = 0; k < groups; ++k) {
       if ((k + 1) * kLanes <= length) {
-        AddIntSums(x + k * kLanes, lanes.int_sum);
+        AddIntSums(x + k * kLanes, lanes.int_sum, lanes.int_low);
       } else {
         Storage padded[kLanes];
         LoadRest<kDType>(x + k * kLanes, length - k * kLanes, padded);
-        AddIntSums(padded, lanes.int_sum);
+        AddIntSums(padded, lanes.int_sum, lanes.int_low);
         lanes.nans[0][0] += static_cast<int64_t>(groups * kLanes - length);
       }
     }
@@ -212,7 +239,7 @@ __attribute__((always_inline)) inline RunLanes AddRunGroups(
     Group group;
     if ((k + 1) * kLanes <= length) {
       if constexpr (kInteger) {
-        LoadIntGroup<kSum>(x + k * kLanes, group, lanes.int_sum);
+        LoadIntGroup<kSum>(x + k * kLanes, group, lanes.int_sum, lanes.int_low);
       } else {
         LoadGroup<kDType>(x + k * kLanes, group);
       }
@@ -220,7 +247,7 @@ __attribute__((always_inline)) inline RunLanes AddRunGroups(
       Storage padded[kLanes];
       LoadRest<kDType>(x + k * kLanes, length - k * kLanes, padded);
       if constexpr (kInteger) {
-        LoadIntGroup<kSum>(padded, group, lanes.int_sum);
+        LoadIntGroup<kSum>(padded, group, lanes.int_sum, lanes.int_low);
         PadLanes(length - k * kLanes, group);
       } else {
         LoadGroup<kDType>(padded, group);

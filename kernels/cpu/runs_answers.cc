@@ -389,7 +389,7 @@ size_t AnswerRuns([[maybe_unused]] DType dtype, [[maybe_unused]] const DirectAns
     case DType::kInt32:
       return AnswerRunsFor<DType::kInt32>(direct, first, data, bounds, base, runs);
     case DType::kInt64:
-      return 0;  // RunsPassTakes refuses it
+      return 0;  // its runs' answers go by their Stats (the pass takes its sums and moments)
   }
 #endif
   return 0;  // no vectors of eight float64 lanes here: every run goes by its Stats

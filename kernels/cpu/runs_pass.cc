@@ -1,4 +1,4 @@
-// The short runs pass (block_reduce.h's add_runs): runs of a few float or int32 elements (a
+// The short runs pass (block_reduce.h's add_runs): runs of a few float or integer elements (a
 // table's short rows, short segments), each reduced to its own Stats where it lies, in the sums
 // pass's kLanes float64 lanes (sum_lanes.h): element e of a run in lane e % kLanes, the lanes then
 // combined in a fixed order. No transposed copy (the columns pass's) and no set-up per run
@@ -53,7 +53,8 @@ struct RunTotals {
   double sum;
   double sum_lo;  // float64's
   double squares;
-  int64_t int_sum;
+  int64_t int_sum;  // int64's: the high halves' (int_low the low halves')
+  int64_t int_low;
   int64_t nans;
   double least;  // of -0 and 0 either: the first element equal to it is the extreme
   double most;
@@ -71,6 +72,8 @@ __attribute__((always_inline)) inline RunTotals TotalsOf(const RunLanes& lanes) 
   int64_t words[kLanes];
   std::memcpy(words, lanes.int_sum, sizeof(words));
   for (int64_t w : words) t.int_sum += w;
+  std::memcpy(words, lanes.int_low, sizeof(words));
+  for (int64_t w : words) t.int_low += w;
   std::memcpy(words, lanes.nans, sizeof(words));
   for (int64_t w : words) t.nans += w;
   double l[kLanes];
@@ -93,21 +96,31 @@ template <DType kDType, bool kSquares, bool kMin, bool kMax, bool kMoments>
 __attribute__((always_inline)) inline void Finish(const typename Element<kDType>::Storage* x,
                                                   size_t length, const Group* g, const RunTotals& t,
                                                   Stats& out) {
-  constexpr bool kInteger = kDType == DType::kInt32;
+  constexpr bool kInteger = kIntegerRuns<kDType>;
   const size_t groups = (length + kLanes - 1) / kLanes;
   const uint64_t nan_count = static_cast<uint64_t>(t.nans) - (groups * kLanes - length);
   const uint64_t valid = length - nan_count;
   out = Stats{};
   out.count = length;
   out.nan_count = nan_count;
-  if constexpr (kInteger) {  // exact: 512 int32 stay far inside int64
+  [[maybe_unused]] double total = 0;        // FloatSum's: the mean's numerator
+  if constexpr (kDType == DType::kInt64) {  // the halves' 2^32 h + l, wrapped as NumPy's
+    __extension__ using Int128 = __int128;
+    const Int128 exact = (Int128{t.int_sum} << 32) + t.int_low;
+    out.integer = true;
+    out.int_sum = static_cast<int64_t>(static_cast<uint64_t>(exact));
+    out.int_sum_wraps = static_cast<int64_t>((exact - out.int_sum) >> 64);
+    total = static_cast<double>(exact);
+  } else if constexpr (kInteger) {  // exact: 512 int32 stay far inside int64
     out.integer = true;
     out.int_sum = t.int_sum;
+    total = static_cast<double>(t.int_sum);
   } else {
     out.first_nan = nan_count > 0 ? FirstNanOf<kDType>(x, length) : -1;
     out.sum = t.sum;
     // (An infinite lane's errors are NaN, as ReduceBlock's.)
     if constexpr (kDType == DType::kFloat64) out.sum_lo = std::isfinite(t.sum) ? t.sum_lo : 0.0;
+    total = out.sum + out.sum_lo;
   }
   if constexpr (kSquares) out.sum_squares = t.squares;
   // An extreme's first element equal to its value over the lanes, and that element's value.
@@ -126,7 +139,6 @@ __attribute__((always_inline)) inline void Finish(const typename Element<kDType>
     if (valid > 0) first_of(t.most, out.max_index, out.max, out.int_max);
   }
   if constexpr (kMoments) {
-    const double total = kInteger ? static_cast<double>(out.int_sum) : out.sum + out.sum_lo;
     out.mean = valid > 0 ? total / static_cast<double>(valid) : 0.0;
   }
 }
@@ -160,13 +172,14 @@ void EightRuns(const typename Element<kDType>::Storage* x, const uint64_t* bound
   size_t at[kEightRuns + 1];
   const EightTotals totals = AddEightRuns < kDType, kSquares, kMin, kMax, kMin || kMax || kMoments,
                     kGroups > (x, bounds, base, g, at);
-  constexpr bool kInteger = kDType == DType::kInt32;
+  constexpr bool kInteger = kIntegerRuns<kDType>;
   constexpr bool kCompensated = kDType == DType::kFloat64;
-  alignas(64) int64_t nan_totals[kEightRuns], int_totals[kEightRuns];
+  alignas(64) int64_t nan_totals[kEightRuns], int_totals[kEightRuns], low_totals[kEightRuns];
   alignas(64) double sum_totals[kEightRuns], sum_lo_totals[kEightRuns], square_totals[kEightRuns],
       least_totals[kEightRuns], most_totals[kEightRuns];
   _mm512_store_si512(nan_totals, totals.nans);
   if constexpr (kInteger) _mm512_store_si512(int_totals, totals.int_sum);
+  if constexpr (kDType == DType::kInt64) _mm512_store_si512(low_totals, totals.int_low);
   if constexpr (!kInteger) _mm512_store_pd(sum_totals, totals.sum);
   if constexpr (kCompensated) _mm512_store_pd(sum_lo_totals, totals.sum_lo);
   if constexpr (kSquares) _mm512_store_pd(square_totals, totals.squares);
@@ -176,6 +189,7 @@ void EightRuns(const typename Element<kDType>::Storage* x, const uint64_t* bound
     RunTotals t;
     t.nans = nan_totals[r];
     if constexpr (kInteger) t.int_sum = int_totals[r];
+    if constexpr (kDType == DType::kInt64) t.int_low = low_totals[r];
     if constexpr (!kInteger) t.sum = sum_totals[r];
     if constexpr (kCompensated) t.sum_lo = sum_lo_totals[r];
     if constexpr (kSquares) t.squares = square_totals[r];
@@ -234,7 +248,13 @@ void RunsWithMoments(const StatsNeeds& needs, const std::byte* data, const uint6
 template <DType kDType>
 void RunsFor(const StatsNeeds& needs, const std::byte* data, const uint64_t* bounds, uint64_t base,
              size_t runs, Stats* out) {
-  if (needs.sum_squares) {  // rare beside extremes or moments: one copy for all
+  if constexpr (kDType == DType::kInt64) {  // sums and moments alone (RunsPassTakes)
+    if (needs.moments) {
+      RunsOf<kDType, false, false, false, true>(data, bounds, base, runs, out);
+    } else {
+      RunsOf<kDType, false, false, false, false>(data, bounds, base, runs, out);
+    }
+  } else if (needs.sum_squares) {  // rare beside extremes or moments: one copy for all
     RunsOf<kDType, true, true, true, true>(data, bounds, base, runs, out);
   } else if (needs.moments) {
     RunsWithMoments<kDType, true>(needs, data, bounds, base, runs, out);
@@ -259,7 +279,7 @@ void AddRuns(DType dtype, const StatsNeeds& needs, const std::byte* data, const 
     case DType::kInt32:
       return RunsFor<DType::kInt32>(needs, data, bounds, base, runs, out);
     case DType::kInt64:
-      return;  // RunsPassTakes refuses it
+      return RunsFor<DType::kInt64>(needs, data, bounds, base, runs, out);
   }
 }
 

@@ -122,9 +122,12 @@ TEST(RunsAnswersTest, EveryCopyWritesEncodeAnswersBytes) {
         std::string names;
         for (Op op : ops) absl::StrAppend(&names, OpName(op), " ");
         SCOPED_TRACE(absl::StrCat(DTypeName(dtype), " ", names, "ddof ", ddof));
+        if (!RunsPassTakes({dtype, NeedsOf(ops)}, kShortestRun)) continue;
         for (size_t copy = 0; copy < copies.size(); ++copy) {
           SCOPED_TRACE(absl::StrCat("copy ", copy));
-          EXPECT_EQ(AnswersDiffer(*copies[copy], copy == 2, dtype, ops, ddof, data, bounds), "");
+          // int64's runs are answered by their Stats alone: none here, every output untouched.
+          const bool vectors = copy == 2 && dtype != DType::kInt64;
+          EXPECT_EQ(AnswersDiffer(*copies[copy], vectors, dtype, ops, ddof, data, bounds), "");
         }
       }
     }

@@ -17,8 +17,9 @@ namespace gpureduce::kernels::cpu {
 
 using testing::TypedArray;
 
+// (int64: sums and moments alone, RunsPassTakes; its answers go by the Stats.)
 inline constexpr DType kRunsDTypes[] = {DType::kFloat32, DType::kFloat16, DType::kBFloat16,
-                                        DType::kFloat64, DType::kInt32};
+                                        DType::kFloat64, DType::kInt32,   DType::kInt64};
 
 // Runs 0 to 47: eight runs of each length the AVX-512 copy unrolls (whole groups: SharedGroups;
 // the first call of 50 runs' runs 0-7, 8-15, ...), which Runs() leaves without NaN but in one run,
@@ -47,9 +48,12 @@ inline TypedArray Runs(DType dtype, const std::vector<uint64_t>& bounds, std::mt
   TypedArray data = testing::RandomArray(dtype, bounds.back(), random());
   const auto start = [&](size_t r) { return bounds[r]; };
   const auto length = [&](size_t r) { return bounds[r + 1] - bounds[r]; };
-  if (IsInteger(dtype)) {  // int32's extremes at the ends of runs, and ties across lanes
+  if (IsInteger(
+          dtype)) {  // the extremes at the ends of runs (int64's sums wrap), ties across lanes
+    const bool narrow = dtype == DType::kInt32;
     for (size_t r = 0; r + 1 < bounds.size(); r += 3) {
-      data.SetInt(start(r) + length(r) - 1, r % 2 ? INT32_MIN : INT32_MAX);
+      data.SetInt(start(r) + length(r) - 1,
+                  r % 2 ? (narrow ? INT32_MIN : INT64_MIN) : (narrow ? INT32_MAX : INT64_MAX));
       for (uint64_t e = 1; e < length(r); e += 5) data.SetInt(start(r) + e, data.ints[start(r)]);
     }
     return data;

@@ -367,8 +367,9 @@ TEST_P(SegmentedReduceTest, ASinkReadsBoundsCountedFromBeforeItsData) {
         const StatsRequest request{dtype, NeedsOf(ops)};
         if (!RunsPassTakes(request, 16)) continue;
         const std::vector<Stats> returned = ReduceSegments(pool_, request, data, rebased);
-        // (Uniform segments, many of them: eight whole ones in a row inside a task.)
-        bool some_direct = own.size() > 100;
+        // (Uniform segments, many of them: eight whole ones in a row inside a task; int64's are
+        // answered by their Stats alone.)
+        bool some_direct = own.size() > 100 && dtype != DType::kInt64;
         for (size_t k = 1; k + 2 < own.size(); ++k) {
           some_direct = some_direct && own[k + 1] - own[k] == own[1] - own[0];
         }
