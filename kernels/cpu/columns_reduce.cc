@@ -5,8 +5,9 @@
 // buffer of its thread's, transposed, so that each column's piece is contiguous for ReduceBlock
 // (the passes of the full reduction, with their NaN and first-occurrence rules); the piece's
 // Stats then merge into the column's. A narrow table (few tiles) is also cut into blocks of rows
-// whose partial Stats merge in row order at the end. The cut depends only on the table's shape,
-// so the result does too. First version: correct for every op and dtype; each piece pays a
+// whose partial Stats merge in row order at the end. The cut depends only on the table's shape
+// (and, within a task, on where a float table's first NaN lies), so the result does too, on any
+// number of threads. First version: correct for every op and dtype; each piece pays a
 // ReduceBlock and a MergeStats, which rules tables of few rows.
 
 #include <algorithm>
@@ -44,8 +45,20 @@ constexpr uint64_t kPassLeastColumns = 32;
 constexpr uint64_t kBlockRows = 512;
 // The columns pass's calls take this many rows: each ends in a Stats and a MergeStats a column
 // (about 16 ns each), which 512 rows of 1,024 float16 columns (1 MiB) paid every call (16
-// threads of the H200 host against 512 rows: 64, 1,024 and 16,384 columns 1.03-1.29x).
+// threads of the H200 host against 512 rows: 64, 1,024 and 16,384 columns 1.03-1.29x). But a
+// float block that holds a NaN is read again with the NaN masks (the pass's NaN-free first
+// try), from past L2 at 2,048 rows of 256 float32 columns (one thread of the dev VM, a NaN every
+// 1,000 to 4,000 rows: SUM 0.81-0.96x against 512). So a task's float calls take kBlockRows
+// while its columns hold a NaN, and the first of them too; integers have none to find.
 constexpr uint64_t kPassBlockRows = 4 * kBlockRows;
+
+// Whether any of the columns holds a NaN.
+bool AnyNan(const Stats* columns, uint64_t width) {
+  for (uint64_t c = 0; c < width; ++c) {
+    if (columns[c].nan_count != 0) return true;
+  }
+  return false;
+}
 // Enough tiles to keep a pool busy without cutting the rows; below it, rows are cut into blocks
 // until there are about kWantedTasks tasks, at most kMostRowBlocks blocks (their partial Stats:
 // at most that many per column). 16 threads of the H200 host, on top of 30954a8: 4,096 float32
@@ -102,11 +115,14 @@ void ReduceTile(const ColumnsJob& job, uint64_t c0, uint64_t width, uint64_t r0,
   const size_t element = DTypeSize(job.request.dtype);
   if (job.by_pass) {
     const Passes& passes = ChosenPasses();
-    for (uint64_t first = 0; first < count; first += kPassBlockRows) {
-      const uint64_t block = std::min(kPassBlockRows, count - first);
+    const bool floats = !IsInteger(job.request.dtype);
+    uint64_t rows_a_call = floats ? kBlockRows : kPassBlockRows;
+    for (uint64_t first = 0, block = 0; first < count; first += block) {
+      block = std::min(rows_a_call, count - first);
       passes.add_columns(job.request.dtype, job.request.needs,
                          job.data.data() + ((r0 + first) * job.cols + c0) * element, job.cols,
                          block, width, job.base_row + r0 + first, out);
+      if (floats) rows_a_call = AnyNan(out, width) ? kBlockRows : kPassBlockRows;
     }
     return;
   }
