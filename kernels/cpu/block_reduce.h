@@ -62,7 +62,8 @@ struct Passes {
   // A block of `rows` rows of a row-major table, `width` (at most kColumnsPassWidth) columns from
   // `data`, rows `stride` elements apart: each column's Stats of the block (the accumulations
   // `needs` asks for but PROD; row r's index base_row + r) merged after out[c]. Every dtype, no
-  // PROD (ColumnsPassTakes).
+  // PROD (ColumnsPassTakes; its callers add their own rules: rows_reduce.cc sends int64 rows
+  // only where they want extremes, segmented_reduce.cc no integer segments).
   void (*add_columns)(DType dtype, const StatsNeeds& needs, const std::byte* data, size_t stride,
                       size_t rows, size_t width, uint64_t base_row, Stats* out);
   // `runs` runs of `data`'s elements, run r from element bounds[r] - base to bounds[r + 1] - base

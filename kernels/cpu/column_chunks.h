@@ -37,7 +37,7 @@ __attribute__((always_inline)) inline T Select(bool cond, T a, T b) {
 // What one column of the tile has gathered over the block.
 template <typename ValueT, typename SumT>
 struct Tile {
-  SumT sum[kColumnsPassWidth];      // int64: the elements' signed high 32-bit halves (IntHalves)
+  SumT sum[kColumnsPassWidth];      // int64: the elements' signed high 32-bit halves (AddToSum)
   uint64_t low[kColumnsPassWidth];  // int64: their unsigned low halves
   double squares[kColumnsPassWidth];
   // The moments in one pass, about a shift (the column's first valid value in the block), as the

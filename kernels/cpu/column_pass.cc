@@ -112,8 +112,8 @@ void AddRowByRow(const typename Element<kDType>::Storage* data, size_t stride, s
 // both signs, sends the block again with them). Without masks the extremes start at the first
 // row's value (a NaN there is never replaced, and the sum tells); strict compares with a NaN are
 // false, so none becomes one. A float copy without sums (an extreme alone) keeps the masks;
-// int32's extremes start at the first row too (int32 MIN down 256 to 16,384 columns, one thread
-// of the dev VM: 1.05-1.4x).
+// integers' extremes start at the first row too (int32 MIN down 256 to 16,384 columns, one
+// thread of the dev VM: 1.05-1.4x).
 // Blocks of a few rows go with the masks at once: segmented_reduce.cc's groups of segments of 1
 // to 3 elements are padded with NaN, which would send every one of them again.
 template <DType kDType, Gathers kG, typename ValueT, typename SumT, typename AddF>

@@ -3,7 +3,7 @@
 #include <cstddef>
 #include <cstdint>
 
-#if defined(__F16C__)
+#if defined(__F16C__) || defined(__AVX512F__)
 #include <immintrin.h>
 #endif
 

@@ -1,13 +1,15 @@
 // ReduceRowsAsync (kernels/reduce.h): each row of a row-major table reduced to its own Stats, the
 // layout of NumPy's axis=-1 (issue 23).
 //
-// A task takes a run of rows. Float and int32 rows of kShortestRun to kLongestRun elements (no
-// PROD) go through the short runs pass, each reduced where it lies in vector lanes (runs_pass.cc:
-// rows of 16 float32 MIN 1.9 -> 4.3 GB/s, float16 SUM 1.2 -> 3.2 against the columns pass and the
-// sums in place, one thread of the dev VM). Other short rows go through the columns pass a block of
-// kColumnsWidth rows at a time, transposed in a buffer of the thread's (each row a column: the
-// block's rows reduced side by side), except sums alone of float rows, added where they lie
-// (SumRowsInPlace); long ones (or requests the passes do not take) through ReduceBlock each.
+// A task takes a run of rows. Rows of kShortestRun to kLongestRun elements go through the short
+// runs pass where it takes the request (RunsPassTakes: no PROD; int64's sums and moments alone),
+// each reduced where it lies in vector lanes (runs_pass.cc: rows of 16 float32 MIN 1.9 -> 4.3
+// GB/s, float16 SUM 1.2 -> 3.2 against the columns pass and the sums in place, one thread of the
+// dev VM). Other short rows go through the columns pass a block of kColumnsWidth rows at a time,
+// transposed in a buffer of the thread's (each row a column: the block's rows reduced side by
+// side; int64's only where they want extremes), except sums alone of float rows, added where
+// they lie (SumRowsInPlace); long ones (or requests the passes do not take) through ReduceBlock
+// each.
 // Every row's Stats goes to the sink from the task that reduced it, so the answers are finalized
 // in parallel too. The cut depends only on the table's shape.
 
