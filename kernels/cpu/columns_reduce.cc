@@ -59,6 +59,7 @@ bool AnyNan(const Stats* columns, uint64_t width) {
   }
   return false;
 }
+
 // Enough tiles to keep a pool busy without cutting the rows; below it, rows are cut into blocks
 // until there are about kWantedTasks tasks, at most kMostRowBlocks blocks (their partial Stats:
 // at most that many per column). 16 threads of the H200 host, on top of 30954a8: 4,096 float32
