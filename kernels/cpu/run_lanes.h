@@ -33,7 +33,7 @@ struct RunLanes {
   Lanes sum[kVectors] = {};
   Lanes sum_lo[kVectors] = {};  // float64: each lane's additions' rounding errors (TwoSum)
   Lanes squares[kVectors] = {};
-  Mask int_sum[kVectors] = {};  // int32: exact, in int64 lanes; int64: its high halves (IntHalves)
+  Mask int_sum[kVectors] = {};  // int32: exact, in int64 lanes; int64: its high halves (AddExactly)
   Mask int_low[kVectors] = {};  // int64: its elements' unsigned low halves
   Mask nans[kVectors] = {};     // the padding's too (a run's last group)
   Lanes least[kVectors];
@@ -55,7 +55,7 @@ __attribute__((always_inline)) inline Lanes Blend(const Mask& take, const Lanes&
                                  (reinterpret_cast<Mask>(b) & ~take));
 }
 
-// A NaN's storage (an int32 run's padding: 0, made NaN once widened, PadLanes).
+// A NaN's storage (an integer run's padding: 0, made NaN once widened, PadLanes).
 template <DType kDType>
 typename Element<kDType>::Storage NanStorage() {
   if constexpr (kDType == DType::kInt32 || kDType == DType::kInt64) {
