@@ -92,14 +92,19 @@ constexpr bool ColumnsPassTakes(const StatsRequest& request) { return !request.n
 // every length).
 inline constexpr uint64_t kLongestInt64MomentsRun = 128;
 
-// Whether the short runs pass reduces runs of `length` elements of `request`: no PROD, and int64
-// only for sums and moments (its extremes are compared in float64 lanes, not exact for int64).
-constexpr bool RunsPassTakes(const StatsRequest& request, uint64_t length) {
+// The longest run of `request` the short runs pass reduces (0: none): no PROD, and int64 only
+// for sums and moments (its extremes are compared in float64 lanes, not exact for int64).
+constexpr uint64_t RunsPassLongest(const StatsRequest& request) {
   const StatsNeeds& n = request.needs;
-  const bool int64_takes =
-      !n.min && !n.max && !n.sum_squares && (!n.moments || length <= kLongestInt64MomentsRun);
-  return !n.prod && (request.dtype != DType::kInt64 || int64_takes) && length >= kShortestRun &&
-         length <= kLongestRun;
+  if (n.prod) return 0;
+  if (request.dtype != DType::kInt64) return kLongestRun;
+  if (n.min || n.max || n.sum_squares) return 0;
+  return n.moments ? kLongestInt64MomentsRun : kLongestRun;
+}
+
+// Whether the short runs pass reduces runs of `length` elements of `request`.
+constexpr bool RunsPassTakes(const StatsRequest& request, uint64_t length) {
+  return length >= kShortestRun && length <= RunsPassLongest(request);
 }
 
 namespace baseline {

@@ -63,10 +63,6 @@ struct Gathers {
   bool squares = false;
 };
 
-// Integers have no NaN: no masks, no counts.
-template <DType kDType>
-inline constexpr bool kIntegerColumns = kDType == DType::kInt32 || kDType == DType::kInt64;
-
 // An int64 element added exactly as its unsigned low and signed high 32-bit halves, as the sums
 // pass adds them (int_sums.h): exact in 64 bits for 2^31 rows, where overflow-checked adds do not
 // vectorize; other dtypes' into the sum alone.
@@ -108,7 +104,7 @@ template <DType kLoad, Gathers kG, bool kNanFree, size_t kN, typename ValueT, ty
 __attribute__((always_inline)) inline void AddChunk(const typename Element<kLoad>::Storage* group,
                                                     size_t stride, size_t count, size_t r0,
                                                     size_t c0, Tile<ValueT, SumT>& t) {
-  constexpr bool kMasked = !kIntegerColumns<kLoad> && !kNanFree;  // NaN possible
+  constexpr bool kMasked = !IsInteger(kLoad) && !kNanFree;  // NaN possible
   SumT sum[kN];
   uint64_t low[kN];
   double squares[kN], shift[kN], s1[kN], s2[kN];

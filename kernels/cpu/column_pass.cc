@@ -51,7 +51,7 @@ constexpr size_t kNanFreeLeastRows = 8;  // AddNanFreeFirst
 template <DType kDType, Gathers kG, bool kNanFree, typename ValueT, typename SumT>
 void AddRowByRow(const typename Element<kDType>::Storage* data, size_t stride, size_t rows,
                  size_t width, ValueT* widened, Tile<ValueT, SumT>& t) {
-  constexpr bool kMasked = !kIntegerColumns<kDType> && !kNanFree;  // NaN possible
+  constexpr bool kMasked = !IsInteger(kDType) && !kNanFree;  // NaN possible
   for (size_t r = 0; r < rows; ++r) {
     if (r + kRowsAhead < rows) {
       const auto* ahead = reinterpret_cast<const char*>(data + (r + kRowsAhead) * stride);
@@ -120,7 +120,7 @@ template <DType kDType, Gathers kG, typename ValueT, typename SumT, typename Add
 __attribute__((always_inline)) inline void AddNanFreeFirst(const ValueT* first_row, size_t rows,
                                                            size_t width, Tile<ValueT, SumT>& t,
                                                            AddF add) {
-  constexpr bool kInteger = kIntegerColumns<kDType>;  // no NaN: the first pass is the only one
+  constexpr bool kInteger = IsInteger(kDType);  // no NaN: the first pass is the only one
   if (!kInteger && (!kG.sum || rows < kNanFreeLeastRows)) {
     add(std::false_type{});
   } else {
@@ -172,7 +172,7 @@ void AddColumnsOf(const std::byte* bytes, size_t stride, size_t rows, size_t wid
                   uint64_t base_row, Stats* out) {
   using E = Element<kDType>;
   using Storage = typename E::Storage;
-  constexpr bool kInteger = kIntegerColumns<kDType>;
+  constexpr bool kInteger = IsInteger(kDType);
   using Value = std::conditional_t<kInteger, int64_t, typename E::Value>;
   using Sum = std::conditional_t<kInteger, int64_t, double>;
   const auto* data = reinterpret_cast<const Storage*>(bytes);

@@ -77,7 +77,7 @@ __attribute__((always_inline)) inline EightTotals AddEightRuns(
     size_t* at) {
   // Each field's lanes of the eight runs, only those the request needs (so they stay in
   // registers: the whole RunLanes stored a run cost SUM 0.85x).
-  constexpr bool kInteger = kIntegerRuns<kDType>;
+  constexpr bool kInteger = IsInteger(kDType);
   constexpr bool kHalves = kDType == DType::kInt64;
   constexpr bool kCompensated = kDType == DType::kFloat64;
   __m512d sum[kEightRuns], sum_lo[kEightRuns], nans[kEightRuns], int_sum[kEightRuns],

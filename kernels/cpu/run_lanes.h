@@ -82,10 +82,6 @@ __attribute__((always_inline)) inline void LoadGroup(const typename Element<kDTy
   for (size_t v = 0; v < kVectors; ++v) LoadLanes<kDType>(x, group, halves, v, out.v[v]);
 }
 
-// Integer runs: int32 and int64 (no NaN; a run's padding is made NaN in the float64 lanes).
-template <DType kDType>
-inline constexpr bool kIntegerRuns = kDType == DType::kInt32 || kDType == DType::kInt64;
-
 // int64 lanes added exactly: int32's as they are; int64's as their signed high 32-bit halves into
 // `sum` and unsigned low halves into `low` (as the sums pass adds them, int_sums.h: exact in
 // 64 bits for 2^31 elements, where a run has at most kLongestRun).
@@ -165,7 +161,7 @@ __attribute__((always_inline)) inline void LoadRest(const typename Element<kDTyp
 template <DType kDType>
 __attribute__((always_inline)) inline void LoadRunGroup(const typename Element<kDType>::Storage* x,
                                                         size_t length, size_t at, Group& group) {
-  constexpr bool kInteger = kIntegerRuns<kDType>;
+  constexpr bool kInteger = IsInteger(kDType);
   if (length - at >= kLanes) {
     if constexpr (kInteger) {
       LoadIntGroup<false>(x + at, group, nullptr, nullptr);
@@ -210,7 +206,7 @@ template <DType kDType, bool kSquares, bool kMin, bool kMax, bool kKeep, size_t 
 __attribute__((always_inline)) inline RunLanes AddRunGroups(
     const typename Element<kDType>::Storage* x, size_t length, Group* g) {
   using Storage = typename Element<kDType>::Storage;
-  constexpr bool kInteger = kIntegerRuns<kDType>;
+  constexpr bool kInteger = IsInteger(kDType);
   static_assert(kDType != DType::kInt64 || (!kSquares && !kMin && !kMax),
                 "int64 runs take sums and moments only (RunsPassTakes)");
   RunLanes lanes;

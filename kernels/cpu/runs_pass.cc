@@ -96,7 +96,7 @@ template <DType kDType, bool kSquares, bool kMin, bool kMax, bool kMoments>
 __attribute__((always_inline)) inline void Finish(const typename Element<kDType>::Storage* x,
                                                   size_t length, const Group* g, const RunTotals& t,
                                                   Stats& out) {
-  constexpr bool kInteger = kIntegerRuns<kDType>;
+  constexpr bool kInteger = IsInteger(kDType);
   const size_t groups = (length + kLanes - 1) / kLanes;
   const uint64_t nan_count = static_cast<uint64_t>(t.nans) - (groups * kLanes - length);
   const uint64_t valid = length - nan_count;
@@ -172,7 +172,7 @@ void EightRuns(const typename Element<kDType>::Storage* x, const uint64_t* bound
   size_t at[kEightRuns + 1];
   const EightTotals totals = AddEightRuns < kDType, kSquares, kMin, kMax, kMin || kMax || kMoments,
                     kGroups > (x, bounds, base, g, at);
-  constexpr bool kInteger = kIntegerRuns<kDType>;
+  constexpr bool kInteger = IsInteger(kDType);
   constexpr bool kCompensated = kDType == DType::kFloat64;
   alignas(64) int64_t nan_totals[kEightRuns], int_totals[kEightRuns], low_totals[kEightRuns];
   alignas(64) double sum_totals[kEightRuns], sum_lo_totals[kEightRuns], square_totals[kEightRuns],

@@ -171,9 +171,10 @@ void ReduceRunsByPass(SegmentsJob& job, size_t first, size_t count, const uint64
 size_t RunsFrom(const SegmentsJob& job, size_t first, uint64_t last) {
   const uint64_t* bounds = job.bounds.data();
   const size_t limit = std::min(job.bounds.size() - 1, first + kRunsAtOnce);
+  const uint64_t longest = RunsPassLongest(job.request);
   size_t s = first + 1;
-  while (s < limit && bounds[s + 1] <= last &&
-         RunsPassTakes(job.request, bounds[s + 1] - bounds[s])) {
+  while (s < limit && bounds[s + 1] <= last && bounds[s + 1] - bounds[s] >= kShortestRun &&
+         bounds[s + 1] - bounds[s] <= longest) {
     ++s;
   }
   return s - first;
