@@ -70,8 +70,8 @@ struct Passes {
   // (each of kShortestRun to kLongestRun elements), each to its own Stats in out[r] (the
   // accumulations `needs` asks for, indices from the run's start; float sums in float64 lanes,
   // float64's compensated as ReduceBlock's (sum_lo), the narrower floats' not (sum_lo 0); int32
-  // sums exact, int64's as 32-bit halves). No PROD, and int64 only for sums and moments
-  // (RunsPassTakes).
+  // sums exact, int64's as 32-bit halves, its extremes in int64 lanes). No PROD, and no int64
+  // SUM_SQUARES (RunsPassTakes).
   void (*add_runs)(DType dtype, const StatsNeeds& needs, const std::byte* data,
                    const uint64_t* bounds, uint64_t base, size_t runs, Stats* out);
   // The same runs' answers of `direct`'s ops (the runs' outputs first, first + 1, ...: op k's at
@@ -86,20 +86,22 @@ struct Passes {
 // Whether the columns pass reduces `request` (else columns go through ReduceBlock, transposed).
 constexpr bool ColumnsPassTakes(const StatsRequest& request) { return !request.needs.prod; }
 
-// int64 runs with moments go through the pass up to this length; longer ones keep ReduceBlock's
-// one pass (one thread of the dev VM against ReduceBlock, VAR: rows of 16 to 128 2.2-3.7x,
-// segments of 32 and 64 2.2x and 1.6x, of 128 0.8x; rows of 256 and 512 0.5x; SUM 1.2-3.9x at
-// every length).
-inline constexpr uint64_t kLongestInt64MomentsRun = 128;
+// int64 runs with moments or extremes go through the pass up to this length; longer ones keep
+// ReduceBlock's one pass or the columns pass (one thread of the dev VM, VAR against ReduceBlock:
+// rows of 16 to 128 2.2-3.7x, segments of 32 and 64 2.2x and 1.6x, of 128 0.8x, rows of 256 and
+// 512 0.5x; MIN against the columns pass, transposed (rows), or ReduceBlock (segments): rows of
+// 16 and 128 1.5x and 1.3x, segments of 16 and 128 2.1x and 1.5x, rows of 256 1.0x, 512 0.6x,
+// segments of 256 0.94x, of 512 0.6x). SUM alone goes up to kLongestRun (1.2-3.9x).
+inline constexpr uint64_t kLongestInt64LooksRun = 128;
 
-// The longest run of `request` the short runs pass reduces (0: none): no PROD, and int64 only
-// for sums and moments (its extremes are compared in float64 lanes, not exact for int64).
+// The longest run of `request` the short runs pass reduces (0: none): no PROD, and no int64
+// SUM_SQUARES (its float64 squares are left to ReduceBlock).
 constexpr uint64_t RunsPassLongest(const StatsRequest& request) {
   const StatsNeeds& n = request.needs;
   if (n.prod) return 0;
   if (request.dtype != DType::kInt64) return kLongestRun;
-  if (n.min || n.max || n.sum_squares) return 0;
-  return n.moments ? kLongestInt64MomentsRun : kLongestRun;
+  if (n.sum_squares) return 0;
+  return n.moments || n.min || n.max ? kLongestInt64LooksRun : kLongestRun;
 }
 
 // Whether the short runs pass reduces runs of `length` elements of `request`.

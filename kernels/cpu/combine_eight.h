@@ -101,6 +101,20 @@ __attribute__((always_inline)) inline __m512d MostEight(const __m512d* v) {
   return CombineEight(v, [](__m512d a, __m512d b) { return _mm512_mask_max_pd(a, 0xff, a, b); });
 }
 
+// The least (greatest) of each run's int64 lanes (as the bits of v).
+__attribute__((always_inline)) inline __m512i IntLeastEight(const __m512d* v) {
+  return _mm512_castpd_si512(CombineEight(v, [](__m512d a, __m512d b) {
+    return _mm512_castsi512_pd(_mm512_mask_min_epi64(
+        _mm512_castpd_si512(a), 0xff, _mm512_castpd_si512(a), _mm512_castpd_si512(b)));
+  }));
+}
+__attribute__((always_inline)) inline __m512i IntMostEight(const __m512d* v) {
+  return _mm512_castpd_si512(CombineEight(v, [](__m512d a, __m512d b) {
+    return _mm512_castsi512_pd(_mm512_mask_max_epi64(
+        _mm512_castpd_si512(a), 0xff, _mm512_castpd_si512(a), _mm512_castpd_si512(b)));
+  }));
+}
+
 }  // namespace gpureduce::kernels::cpu::GPUREDUCE_CPU_PASSES
 
 #endif  // __AVX512F__

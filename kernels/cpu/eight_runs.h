@@ -62,6 +62,8 @@ struct EightTotals {
   __m512d squares;
   __m512d least;  // of -0 and 0 either
   __m512d most;
+  __m512i int_least;  // int64's (its least and most unset)
+  __m512i int_most;
 };
 
 // Runs bounds[r] - base .. bounds[r + 1] - base of x, r < 8, added and combined. With kKeep, each
@@ -80,6 +82,7 @@ __attribute__((always_inline)) inline EightTotals AddEightRuns(
   constexpr bool kInteger = IsInteger(kDType);
   constexpr bool kHalves = kDType == DType::kInt64;
   constexpr bool kCompensated = kDType == DType::kFloat64;
+  constexpr bool kIntExtremes = kHalves;  // int64's extremes in int64 lanes
   __m512d sum[kEightRuns], sum_lo[kEightRuns], nans[kEightRuns], int_sum[kEightRuns],
       int_low[kEightRuns], squares[kEightRuns], least[kEightRuns], most[kEightRuns];
   at[0] = 0;
@@ -96,8 +99,14 @@ __attribute__((always_inline)) inline EightTotals AddEightRuns(
     if constexpr ((kSum || kNanFree) && !kInteger) sum[r] = reinterpret_cast<__m512d>(lanes.sum[0]);
     if constexpr (kSum && kCompensated) sum_lo[r] = reinterpret_cast<__m512d>(lanes.sum_lo[0]);
     if constexpr (kSquares) squares[r] = reinterpret_cast<__m512d>(lanes.squares[0]);
-    if constexpr (kMin) least[r] = reinterpret_cast<__m512d>(lanes.least[0]);
-    if constexpr (kMax) most[r] = reinterpret_cast<__m512d>(lanes.most[0]);
+    if constexpr (kMin) {
+      least[r] = reinterpret_cast<__m512d>(kIntExtremes ? lanes.int_least[0]
+                                                        : reinterpret_cast<Mask>(lanes.least[0]));
+    }
+    if constexpr (kMax) {
+      most[r] = reinterpret_cast<__m512d>(kIntExtremes ? lanes.int_most[0]
+                                                       : reinterpret_cast<Mask>(lanes.most[0]));
+    }
   }
   EightTotals t;
   t.nans = IntSumEight(nans);
@@ -116,8 +125,10 @@ __attribute__((always_inline)) inline EightTotals AddEightRuns(
     t.sum = SumEight(sum);
   }
   if constexpr (kSquares) t.squares = SumEight(squares);
-  if constexpr (kMin) t.least = LeastEight(least);
-  if constexpr (kMax) t.most = MostEight(most);
+  if constexpr (kMin && kIntExtremes) t.int_least = IntLeastEight(least);
+  if constexpr (kMax && kIntExtremes) t.int_most = IntMostEight(most);
+  if constexpr (kMin && !kIntExtremes) t.least = LeastEight(least);
+  if constexpr (kMax && !kIntExtremes) t.most = MostEight(most);
   return t;
 }
 

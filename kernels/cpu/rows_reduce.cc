@@ -2,16 +2,16 @@
 // layout of NumPy's axis=-1 (issue 23).
 //
 // A task takes a run of rows. Rows of kShortestRun to kLongestRun elements go through the short
-// runs pass where it takes the request (RunsPassTakes: no PROD; int64's sums and moments alone),
-// each reduced where it lies in vector lanes (runs_pass.cc: rows of 16 float32 MIN 1.9 -> 4.3
-// GB/s, float16 SUM 1.2 -> 3.2 against the columns pass and the sums in place, one thread of the
-// dev VM). Other short rows go through the columns pass a block of kColumnsWidth rows at a time,
-// transposed in a buffer of the thread's (each row a column: the block's rows reduced side by
-// side; int64's only where they want extremes), except sums alone of float rows, added where
-// they lie (SumRowsInPlace); long ones (or requests the passes do not take) through ReduceBlock
-// each.
-// Every row's Stats goes to the sink from the task that reduced it, so the answers are finalized
-// in parallel too. The cut depends only on the table's shape.
+// runs pass where it takes the request (RunsPassTakes: no PROD; int64's with moments or extremes
+// up to 128 elements, and no SUM_SQUARES), each reduced where it lies in vector lanes
+// (runs_pass.cc: rows of 16 float32 MIN 1.9 -> 4.3 GB/s, float16 SUM 1.2 -> 3.2 against the
+// columns pass and the sums in place, one thread of the dev VM). Other short rows go through the
+// columns pass a block of kColumnsWidth rows at a time, transposed in a buffer of the thread's
+// (each row a column: the block's rows reduced side by side; int64's only where they want
+// extremes), except sums alone of float rows, added where they lie (SumRowsInPlace); long ones (or
+// requests the passes do not take) through ReduceBlock each. Every row's Stats goes to the sink
+// from the task that reduced it, so the answers are finalized in parallel too. The cut depends only
+// on the table's shape.
 
 #include <algorithm>
 #include <atomic>
@@ -171,10 +171,10 @@ void ReduceRowsAsync(ThreadPool& pool, const StatsRequest& request, std::span<co
     return;
   }
   job->by_runs = RunsPassTakes(request, length);
-  // int64 rows go through the pass, transposed, only where they want extremes (which the short
-  // runs pass leaves to others for int64): one thread of the dev VM against ReduceBlock, rows of
-  // 16 to 128 MIN 1.2-1.5x, five ops 1.4-1.7x (rows of 2 and 4: MIN 0.9-1.0x, five ops 1.4-1.6x);
-  // SUM and VAR lost, 0.53-0.90x.
+  // int64 rows the short runs pass leaves go through the columns pass, transposed, only where
+  // they want extremes: one thread of the dev VM against ReduceBlock, rows of 16 to 128 MIN
+  // 1.2-1.5x, five ops 1.4-1.7x (rows of 2 and 4: MIN 0.9-1.0x, five ops 1.4-1.6x); SUM and VAR
+  // lost, 0.53-0.90x.
   const bool int64_extremes = request.needs.min || request.needs.max;
   job->by_pass = !job->by_runs && ColumnsPassTakes(request) &&
                  (request.dtype != DType::kInt64 || int64_extremes) && length <= kPassLongestRow;

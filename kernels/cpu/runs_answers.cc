@@ -7,18 +7,20 @@
 // same values as FloatAnswer's over those Stats (answer_encoding.cc), stored as EncodeResult
 // stores it (float32 by the vector conversion, static_cast's rounding; 16-bit floats by
 // NarrowEight), so the bytes are EncodeAnswers's; runs_answers_test compares them. PROD is not
-// answered here.
+// answered here, nor int64's SUM, SUM_SQUARES or several ops (their Stats answer them).
 
 #include <cmath>
 #include <cstddef>
 #include <cstdint>
 #include <cstring>
 #include <limits>
+#include <optional>
 #include <tuple>
 
 #include "common/reduction/op_result.h"
 #include "kernels/cpu/block_reduce.h"
 #include "kernels/cpu/eight_runs.h"
+#include "kernels/cpu/narrow_eight.h"
 
 namespace gpureduce::kernels::cpu::GPUREDUCE_CPU_PASSES {
 namespace {
@@ -31,35 +33,6 @@ Lanes AsLanes(__m512d v) { return reinterpret_cast<Lanes>(v); }
 Mask AsMask(__m512i v) { return reinterpret_cast<Mask>(v); }
 Lanes ToLanes(const Mask& v) { return __builtin_convertvector(v, Lanes); }
 
-// Eight float answers as float16 or bfloat16 elements, each rounded once from float64 to nearest
-// even, as NarrowBits (EncodeAnswers's; a loop of it was 14% of rows of 16 float16 SUM): to
-// float32 toward zero with the lowest bit set where that was inexact ("round to odd", which
-// keeps a second rounding to nearest even, 13 or more bits shorter, from rounding twice), then
-// to nearest even; NaN as the canonical one.
-template <DType kResult>
-void NarrowEight(const Lanes& values, std::byte* out) {
-  const auto v = reinterpret_cast<__m512d>(values);
-  const __m256 toward_zero = _mm512_mask_cvt_roundpd_ps(_mm256_setzero_ps(), 0xff, v,
-                                                        _MM_FROUND_TO_ZERO | _MM_FROUND_NO_EXC);
-  const __mmask8 inexact = _mm512_cmp_pd_mask(
-      _mm512_mask_cvtps_pd(_mm512_setzero_pd(), 0xff, toward_zero), v, _CMP_NEQ_UQ);
-  const __m256i bits = _mm256_castps_si256(toward_zero);
-  const __m256i odd = _mm256_mask_or_epi32(bits, inexact, bits, _mm256_set1_epi32(1));
-  const __mmask8 nan = _mm512_cmp_pd_mask(v, v, _CMP_UNORD_Q);
-  __m128i narrow;
-  if constexpr (kResult == DType::kFloat16) {
-    narrow = _mm256_cvtps_ph(_mm256_castsi256_ps(odd), _MM_FROUND_TO_NEAREST_INT);
-    narrow = _mm_mask_mov_epi16(narrow, nan, _mm_set1_epi16(0x7e00));
-  } else {  // bfloat16: float32's upper half, rounded to nearest even by its lower half
-    const __m256i lowest_kept = _mm256_and_si256(_mm256_srli_epi32(odd, 16), _mm256_set1_epi32(1));
-    const __m256i rounded = _mm256_srli_epi32(
-        _mm256_add_epi32(_mm256_add_epi32(odd, _mm256_set1_epi32(0x7fff)), lowest_kept), 16);
-    narrow = _mm256_mask_cvtepi32_epi16(_mm_setzero_si128(), 0xff, rounded);
-    narrow = _mm_mask_mov_epi16(narrow, nan, _mm_set1_epi16(0x7fc0));
-  }
-  _mm_storeu_si128(reinterpret_cast<__m128i*>(out), narrow);
-}
-
 // The first index of each run's extreme, or of its first NaN where `op` (an arg op) does not skip
 // NaN (IndexAnswer's); false where a NAN form meets a run of NaN alone (FinalizeOp refuses it).
 template <DType kDType>
@@ -68,7 +41,10 @@ bool IndicesInto(const typename Element<kDType>::Storage* x, const uint64_t* bou
                  const Lanes& extreme, std::byte* out) {
   int64_t indices[kEightRuns];
   for (size_t r = 0; r < kEightRuns; ++r) {
-    if (!OpSkipsNan(op) && nans[r] > 0) {
+    if constexpr (kDType == DType::kInt64) {  // extreme: the lanes' int64 bits, exact
+      indices[r] = FirstEqualInt(x + (bounds[r] - base), bounds[r + 1] - bounds[r],
+                                 reinterpret_cast<Mask>(extreme)[r]);
+    } else if (!OpSkipsNan(op) && nans[r] > 0) {
       indices[r] = FirstNanOf<kDType>(x + (bounds[r] - base), bounds[r + 1] - bounds[r]);
     } else if (valid[r] == 0) {
       return false;
@@ -116,7 +92,7 @@ template <DType kDType, bool kSquares, bool kMin, bool kMax, bool kMoments, bool
           size_t kGroups>
 __attribute__((always_inline)) inline bool AnswerOp(EightFacts<kDType>& f, Op op, double ddof,
                                                     std::byte* out) {
-  constexpr bool kInteger = kDType == DType::kInt32;
+  constexpr bool kInteger = IsInteger(kDType);
   const Op base_op = NanFormOf(op);
   const bool skips = OpSkipsNan(op);
   const Lanes nan = Lanes{} + std::numeric_limits<double>::quiet_NaN();
@@ -126,7 +102,9 @@ __attribute__((always_inline)) inline bool AnswerOp(EightFacts<kDType>& f, Op op
   if (base_op == Op::kSum || base_op == Op::kMean) {
     if constexpr (!kSum) return false;
     if (base_op == Op::kSum) {
-      if constexpr (kInteger) {  // int64 answers, exact (RunsPassTakes: at most 512)
+      if constexpr (kDType == DType::kInt64) {  // may wrap: by the Stats, which count it
+        return false;
+      } else if constexpr (kInteger) {  // int64 answers, exact (RunsPassTakes: at most 512)
         std::memcpy(out, &f.t.int_sum, sizeof(f.t.int_sum));
         return true;
       }
@@ -142,13 +120,19 @@ __attribute__((always_inline)) inline bool AnswerOp(EightFacts<kDType>& f, Op op
              base_op == Op::kArgMax) {
     const bool least = base_op == Op::kMin || base_op == Op::kArgMin;
     if (least ? !kMin : !kMax) return false;
-    const Lanes extreme = AsLanes(least ? f.t.least : f.t.most);
+    const Lanes extreme =
+        kDType == DType::kInt64
+            ? reinterpret_cast<Lanes>(AsMask(least ? f.t.int_least : f.t.int_most))
+            : AsLanes(least ? f.t.least : f.t.most);
     if (OpReturnsIndex(op)) {
-      if constexpr (!kKeep) return false;
+      if constexpr (!kKeep && kDType != DType::kInt64) return false;  // (int64: by the run)
       return IndicesInto<kDType>(f.x, f.bounds, f.base, f.g, f.at, op, f.nans, f.valid, extreme,
                                  out);
     }
-    if constexpr (kInteger) {  // int32 answers (no NaN, no padding left in the extremes)
+    if constexpr (kDType == DType::kInt64) {  // int64 answers, exact
+      std::memcpy(out, &extreme, sizeof(extreme));
+      return true;
+    } else if constexpr (kDType == DType::kInt32) {  // (no NaN, no padding left in the extremes)
       const Int32x8 narrow =
           __builtin_convertvector(__builtin_convertvector(extreme, Mask), Int32x8);
       std::memcpy(out, &narrow, sizeof(narrow));
@@ -227,14 +211,15 @@ template <DType kDType, bool kSquares, bool kMin, bool kMax, bool kMoments, bool
           bool kIndices, size_t kGroups>
 bool AnswerEight(const typename Element<kDType>::Storage* x, const uint64_t* bounds, uint64_t base,
                  const OpAnswers* ops, size_t count, double ddof, bool refusable, bool& masked) {
-  constexpr bool kInteger = kDType == DType::kInt32;
+  constexpr bool kInteger = IsInteger(kDType);
   Group g[kEightRuns * kMaxGroups];
   size_t at[kEightRuns + 1];
   // Runs of up to 4 whole groups are read again for the moments rather than kept (rows of 16
   // VAR 1.03-1.14x on the H200 host's 16 threads); longer ones keep them (rows of 128 read again:
   // 0.89-0.95x there, 1.2x slower on the dev VM).
   constexpr bool kReadAgain = kGroups > 0 && kGroups <= 4 && !kIndices;
-  constexpr bool kKeep = ((kMin || kMax) && kIndices) || (kMoments && !kReadAgain);
+  constexpr bool kKeep =
+      ((kMin || kMax) && kIndices && kDType != DType::kInt64) || (kMoments && !kReadAgain);
   EightFacts<kDType> f;  // not value-initialized: zeroing its vectors cost rows of 16 MIN 20%
   f.x = x;
   f.bounds = bounds;
@@ -272,6 +257,16 @@ bool AnswerEight(const typename Element<kDType>::Storage* x, const uint64_t* bou
   // narrower floats' 0), or the exact int32 sum.
   f.total = Lanes{};
   if constexpr (!kSum) {
+  } else if constexpr (kDType == DType::kInt64) {  // Finish's: 2^32 h + l, rounded once
+    alignas(64) int64_t high[kEightRuns], low[kEightRuns];
+    alignas(64) double totals[kEightRuns];
+    _mm512_store_si512(high, f.t.int_sum);
+    _mm512_store_si512(low, f.t.int_low);
+    __extension__ using Int128 = __int128;
+    for (size_t r = 0; r < kEightRuns; ++r) {
+      totals[r] = static_cast<double>((Int128{high[r]} << 32) + low[r]);
+    }
+    std::memcpy(&f.total, totals, sizeof(totals));
   } else if constexpr (kInteger) {
     f.total = ToLanes(AsMask(f.t.int_sum));
   } else if constexpr (kDType == DType::kFloat64) {
@@ -326,32 +321,11 @@ size_t AnswerRunsOf(const DirectAnswers& direct, uint64_t first, const std::byte
   return r;
 }
 
-// The copy of the pass for `direct`'s ops: one op's own (sums only where it reads them, not an
-// extreme's or SUM_SQUARES's); several ops' sums and both extremes, with the moments and the
-// squares where an op reads them.
-template <DType kDType>
-size_t AnswerRunsFor(const DirectAnswers& direct, uint64_t first, const std::byte* data,
-                     const uint64_t* bounds, uint64_t base, size_t runs) {
-  bool squares = false, moments = false;
-  for (size_t k = 0; k < direct.count; ++k) {
-    const Op op = NanFormOf(direct.ops[k].op);
-    if (op == Op::kProd) return 0;
-    squares |= op == Op::kSumSquares;
-    moments |= op == Op::kVar || op == Op::kStd;
-  }
-  const auto args = std::forward_as_tuple(direct, first, data, bounds, base, runs);
-  if (direct.count > 1) {
-    if (squares) return std::apply(AnswerRunsOf<kDType, true, true, true, true, true, false>, args);
-    if (moments)
-      return std::apply(AnswerRunsOf<kDType, false, true, true, true, true, false>, args);
-    return std::apply(AnswerRunsOf<kDType, false, true, true, false, true, false>, args);
-  }
-  switch (NanFormOf(direct.ops[0].op)) {
-    case Op::kSum:
-    case Op::kMean:
-      return std::apply(AnswerRunsOf<kDType, false, false, false, false, true, true>, args);
-    case Op::kSumSquares:
-      return std::apply(AnswerRunsOf<kDType, true, false, false, false, false, true>, args);
+// One op's copy where it is an extreme (MIN, ARGMIN, MAX, ARGMAX, their NAN forms): no sums;
+// nullopt for another op. (`args`: AnswerRunsOf's.)
+template <DType kDType, typename Args>
+std::optional<size_t> AnswerExtremeAlone(Op op, const Args& args) {
+  switch (NanFormOf(op)) {
     case Op::kMin:
       return std::apply(AnswerRunsOf<kDType, false, true, false, false, false, true, false>, args);
     case Op::kArgMin:
@@ -360,11 +334,62 @@ size_t AnswerRunsFor(const DirectAnswers& direct, uint64_t first, const std::byt
       return std::apply(AnswerRunsOf<kDType, false, false, true, false, false, true, false>, args);
     case Op::kArgMax:
       return std::apply(AnswerRunsOf<kDType, false, false, true, false, false, true>, args);
-    case Op::kVar:
-    case Op::kStd:
-      return std::apply(AnswerRunsOf<kDType, false, false, false, true, true, true, false>, args);
     default:
-      return 0;
+      return std::nullopt;
+  }
+}
+
+// The copy of the pass for `direct`'s ops: one op's own (sums only where it reads them, not an
+// extreme's or SUM_SQUARES's); several ops' sums and both extremes, with the moments and the
+// squares where an op reads them. int64's: one op but SUM (which may wrap; the Stats count it)
+// and SUM_SQUARES, its extremes exact in int64 lanes.
+template <DType kDType>
+size_t AnswerRunsFor(const DirectAnswers& direct, uint64_t first, const std::byte* data,
+                     const uint64_t* bounds, uint64_t base, size_t runs) {
+  const auto args = std::forward_as_tuple(direct, first, data, bounds, base, runs);
+  if (direct.count == 1) {
+    if (const auto answered = AnswerExtremeAlone<kDType>(direct.ops[0].op, args)) return *answered;
+  }
+  if constexpr (kDType == DType::kInt64) {  // its MEAN, VAR and STD too (no SUM: it may wrap)
+    if (direct.count > 1) return 0;
+    switch (NanFormOf(direct.ops[0].op)) {
+      case Op::kMean:
+        return std::apply(AnswerRunsOf<kDType, false, false, false, false, true, true>, args);
+      case Op::kVar:
+      case Op::kStd:
+        return std::apply(AnswerRunsOf<kDType, false, false, false, true, true, true, false>, args);
+      default:
+        return 0;
+    }
+  } else {
+    bool squares = false, moments = false;
+    for (size_t k = 0; k < direct.count; ++k) {
+      const Op op = NanFormOf(direct.ops[k].op);
+      if (op == Op::kProd) return 0;
+      squares |= op == Op::kSumSquares;
+      moments |= op == Op::kVar || op == Op::kStd;
+    }
+    if (direct.count > 1) {
+      if (squares) {
+        return std::apply(AnswerRunsOf<kDType, true, true, true, true, true, false>, args);
+      }
+      if (moments) {
+        return std::apply(AnswerRunsOf<kDType, false, true, true, true, true, false>, args);
+      }
+      return std::apply(AnswerRunsOf<kDType, false, true, true, false, true, false>, args);
+    }
+    switch (NanFormOf(direct.ops[0].op)) {
+      case Op::kSum:
+      case Op::kMean:
+        return std::apply(AnswerRunsOf<kDType, false, false, false, false, true, true>, args);
+      case Op::kSumSquares:
+        return std::apply(AnswerRunsOf<kDType, true, false, false, false, false, true>, args);
+      case Op::kVar:
+      case Op::kStd:
+        return std::apply(AnswerRunsOf<kDType, false, false, false, true, true, true, false>, args);
+      default:
+        return 0;
+    }
   }
 }
 #endif
@@ -389,7 +414,7 @@ size_t AnswerRuns([[maybe_unused]] DType dtype, [[maybe_unused]] const DirectAns
     case DType::kInt32:
       return AnswerRunsFor<DType::kInt32>(direct, first, data, bounds, base, runs);
     case DType::kInt64:
-      return 0;  // its runs' answers go by their Stats (the pass takes its sums and moments)
+      return AnswerRunsFor<DType::kInt64>(direct, first, data, bounds, base, runs);
   }
 #endif
   return 0;  // no vectors of eight float64 lanes here: every run goes by its Stats

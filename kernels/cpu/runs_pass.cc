@@ -58,10 +58,13 @@ struct RunTotals {
   int64_t nans;
   double least;  // of -0 and 0 either: the first element equal to it is the extreme
   double most;
+  int64_t int_least;  // int64's
+  int64_t int_most;
 };
 
-template <bool kCompensated, bool kSquares, bool kMin, bool kMax>
+template <DType kDType, bool kSquares, bool kMin, bool kMax>
 __attribute__((always_inline)) inline RunTotals TotalsOf(const RunLanes& lanes) {
+  constexpr bool kCompensated = kDType == DType::kFloat64;
   RunTotals t{};
   if constexpr (kCompensated) {
     t.sum = CompensatedTotal(lanes.sum, lanes.sum_lo, t.sum_lo);
@@ -76,6 +79,19 @@ __attribute__((always_inline)) inline RunTotals TotalsOf(const RunLanes& lanes) 
   for (int64_t w : words) t.int_low += w;
   std::memcpy(words, lanes.nans, sizeof(words));
   for (int64_t w : words) t.nans += w;
+  if constexpr (kDType == DType::kInt64) {  // its extremes' lanes are int64's (AddIntExtremes)
+    if constexpr (kMin) {
+      std::memcpy(words, lanes.int_least, sizeof(words));
+      t.int_least = words[0];
+      for (int64_t w : words) t.int_least = w < t.int_least ? w : t.int_least;
+    }
+    if constexpr (kMax) {
+      std::memcpy(words, lanes.int_most, sizeof(words));
+      t.int_most = words[0];
+      for (int64_t w : words) t.int_most = w > t.int_most ? w : t.int_most;
+    }
+    return t;
+  }
   double l[kLanes];
   if constexpr (kMin) {
     std::memcpy(l, lanes.least, sizeof(l));
@@ -132,24 +148,42 @@ __attribute__((always_inline)) inline void Finish(const typename Element<kDType>
       value = ElementOf(g, index);
     }
   };
-  if constexpr (kMin) {
-    if (valid > 0) first_of(t.least, out.min_index, out.min, out.int_min);
-  }
-  if constexpr (kMax) {
-    if (valid > 0) first_of(t.most, out.max_index, out.max, out.int_max);
+  if constexpr (kDType == DType::kInt64) {  // exact, found in the run itself
+    if constexpr (kMin) {
+      out.int_min = t.int_least;
+      out.min_index = FirstEqualInt(x, length, t.int_least);
+    }
+    if constexpr (kMax) {
+      out.int_max = t.int_most;
+      out.max_index = FirstEqualInt(x, length, t.int_most);
+    }
+  } else {
+    if constexpr (kMin) {
+      if (valid > 0) first_of(t.least, out.min_index, out.min, out.int_min);
+    }
+    if constexpr (kMax) {
+      if (valid > 0) first_of(t.most, out.max_index, out.max, out.int_max);
+    }
   }
   if constexpr (kMoments) {
     out.mean = valid > 0 ? total / static_cast<double>(valid) : 0.0;
   }
 }
 
+// Whether a run's groups are kept for a second look: the extremes' first elements (int64's are
+// found in the run itself) and the moments'.
+constexpr bool KeepsGroups(DType dtype, bool extremes, bool moments) {
+  return moments || (extremes && dtype != DType::kInt64);
+}
+
 template <DType kDType, bool kSquares, bool kMin, bool kMax, bool kMoments>
 void OneRun(const typename Element<kDType>::Storage* x, size_t length, Stats& out) {
   Group g[kMaxGroups];
-  const RunLanes lanes = AddRunGroups < kDType, kSquares, kMin, kMax,
-                 kMin || kMax || kMoments > (x, length, g);
+  const RunLanes lanes =
+      AddRunGroups<kDType, kSquares, kMin, kMax, KeepsGroups(kDType, kMin || kMax, kMoments)>(
+          x, length, g);
   Finish<kDType, kSquares, kMin, kMax, kMoments>(
-      x, length, g, TotalsOf<kDType == DType::kFloat64, kSquares, kMin, kMax>(lanes), out);
+      x, length, g, TotalsOf<kDType, kSquares, kMin, kMax>(lanes), out);
   if constexpr (kMoments) {
     Lanes m2[kVectors] = {};
     AddDeviations(g, (length + kLanes - 1) / kLanes, out.mean, m2);
@@ -170,21 +204,26 @@ void EightRuns(const typename Element<kDType>::Storage* x, const uint64_t* bound
                Stats* out) {
   Group g[kEightRuns * kMaxGroups];
   size_t at[kEightRuns + 1];
-  const EightTotals totals = AddEightRuns < kDType, kSquares, kMin, kMax, kMin || kMax || kMoments,
-                    kGroups > (x, bounds, base, g, at);
+  const EightTotals totals =
+      AddEightRuns<kDType, kSquares, kMin, kMax, KeepsGroups(kDType, kMin || kMax, kMoments),
+                   kGroups>(x, bounds, base, g, at);
   constexpr bool kInteger = IsInteger(kDType);
   constexpr bool kCompensated = kDType == DType::kFloat64;
   alignas(64) int64_t nan_totals[kEightRuns], int_totals[kEightRuns], low_totals[kEightRuns];
+  alignas(64) int64_t int_least_totals[kEightRuns], int_most_totals[kEightRuns];
   alignas(64) double sum_totals[kEightRuns], sum_lo_totals[kEightRuns], square_totals[kEightRuns],
       least_totals[kEightRuns], most_totals[kEightRuns];
+  constexpr bool kIntExtremes = kDType == DType::kInt64;
   _mm512_store_si512(nan_totals, totals.nans);
   if constexpr (kInteger) _mm512_store_si512(int_totals, totals.int_sum);
   if constexpr (kDType == DType::kInt64) _mm512_store_si512(low_totals, totals.int_low);
   if constexpr (!kInteger) _mm512_store_pd(sum_totals, totals.sum);
   if constexpr (kCompensated) _mm512_store_pd(sum_lo_totals, totals.sum_lo);
   if constexpr (kSquares) _mm512_store_pd(square_totals, totals.squares);
-  if constexpr (kMin) _mm512_store_pd(least_totals, totals.least);
-  if constexpr (kMax) _mm512_store_pd(most_totals, totals.most);
+  if constexpr (kMin && kIntExtremes) _mm512_store_si512(int_least_totals, totals.int_least);
+  if constexpr (kMax && kIntExtremes) _mm512_store_si512(int_most_totals, totals.int_most);
+  if constexpr (kMin && !kIntExtremes) _mm512_store_pd(least_totals, totals.least);
+  if constexpr (kMax && !kIntExtremes) _mm512_store_pd(most_totals, totals.most);
   for (size_t r = 0; r < kEightRuns; ++r) {
     RunTotals t;
     t.nans = nan_totals[r];
@@ -193,8 +232,10 @@ void EightRuns(const typename Element<kDType>::Storage* x, const uint64_t* bound
     if constexpr (!kInteger) t.sum = sum_totals[r];
     if constexpr (kCompensated) t.sum_lo = sum_lo_totals[r];
     if constexpr (kSquares) t.squares = square_totals[r];
-    if constexpr (kMin) t.least = least_totals[r];
-    if constexpr (kMax) t.most = most_totals[r];
+    if constexpr (kMin && kIntExtremes) t.int_least = int_least_totals[r];
+    if constexpr (kMax && kIntExtremes) t.int_most = int_most_totals[r];
+    if constexpr (kMin && !kIntExtremes) t.least = least_totals[r];
+    if constexpr (kMax && !kIntExtremes) t.most = most_totals[r];
     const uint64_t length = kGroups > 0 ? kGroups * kLanes : bounds[r + 1] - bounds[r];
     Finish<kDType, kSquares, kMin, kMax, kMoments>(x + (bounds[r] - base), length, g + at[r], t,
                                                    out[r]);
@@ -248,15 +289,12 @@ void RunsWithMoments(const StatsNeeds& needs, const std::byte* data, const uint6
 template <DType kDType>
 void RunsFor(const StatsNeeds& needs, const std::byte* data, const uint64_t* bounds, uint64_t base,
              size_t runs, Stats* out) {
-  if constexpr (kDType == DType::kInt64) {  // sums and moments alone (RunsPassTakes)
-    if (needs.moments) {
-      RunsOf<kDType, false, false, false, true>(data, bounds, base, runs, out);
-    } else {
-      RunsOf<kDType, false, false, false, false>(data, bounds, base, runs, out);
+  if constexpr (kDType != DType::kInt64) {  // int64 takes no squares (RunsPassTakes)
+    if (needs.sum_squares) {                // rare beside extremes or moments: one copy for all
+      return RunsOf<kDType, true, true, true, true>(data, bounds, base, runs, out);
     }
-  } else if (needs.sum_squares) {  // rare beside extremes or moments: one copy for all
-    RunsOf<kDType, true, true, true, true>(data, bounds, base, runs, out);
-  } else if (needs.moments) {
+  }
+  if (needs.moments) {
     RunsWithMoments<kDType, true>(needs, data, bounds, base, runs, out);
   } else {
     RunsWithMoments<kDType, false>(needs, data, bounds, base, runs, out);

@@ -19,6 +19,7 @@
 #include "kernels/cpu/block_reduce.h"
 #include "kernels/reduce.h"
 #include "tests/support/random_data.h"
+#include "tests/unit/kernels/runs_data.h"
 #include "tests/unit/kernels/stats_reference.h"
 #include "tests/unit/kernels/typed_array.h"
 
@@ -144,9 +145,8 @@ TEST_P(RowsReduceTest, DirectAnswersAreTheSinksBytes) {
       EXPECT_EQ(reduce(false, want), rows);
       const size_t sunk = reduce(true, got);
       EXPECT_TRUE(got == want) << "the answers' bytes differ";
-      // (int64's runs are answered by their Stats alone.)
-      const bool vectors =
-          RunnablePasses().size() == 3 && RunsPassTakes(request, length) && dtype != DType::kInt64;
+      const bool vectors = RunnablePasses().size() == 3 && RunsPassTakes(request, length) &&
+                           AnsweredByVectors(dtype, ops);
       EXPECT_EQ(sunk < rows, vectors) << sunk << " rows of " << rows << " sunk";
     }
   }
