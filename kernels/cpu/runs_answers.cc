@@ -7,7 +7,8 @@
 // same values as FloatAnswer's over those Stats (answer_encoding.cc), stored as EncodeResult
 // stores it (float32 by the vector conversion, static_cast's rounding; 16-bit floats by
 // NarrowEight), so the bytes are EncodeAnswers's; runs_answers_test compares them. PROD is not
-// answered here, nor int64's SUM, SUM_SQUARES or several ops (their Stats answer them).
+// answered here, nor int64's SUM_SQUARES or several ops, nor its SUM from eight runs one of which
+// wraps (their Stats answer them, and count the wraps).
 
 #include <cmath>
 #include <cstddef>
@@ -19,6 +20,7 @@
 
 #include "common/reduction/op_result.h"
 #include "kernels/cpu/block_reduce.h"
+#include "kernels/cpu/eight_facts.h"
 #include "kernels/cpu/eight_runs.h"
 #include "kernels/cpu/narrow_eight.h"
 
@@ -32,59 +34,6 @@ typedef int32_t Int32x8 __attribute__((vector_size(32)));
 Lanes AsLanes(__m512d v) { return reinterpret_cast<Lanes>(v); }
 Mask AsMask(__m512i v) { return reinterpret_cast<Mask>(v); }
 Lanes ToLanes(const Mask& v) { return __builtin_convertvector(v, Lanes); }
-
-// The first index of each run's extreme, or of its first NaN where `op` (an arg op) does not skip
-// NaN (IndexAnswer's); false where a NAN form meets a run of NaN alone (FinalizeOp refuses it).
-template <DType kDType>
-bool IndicesInto(const typename Element<kDType>::Storage* x, const uint64_t* bounds, uint64_t base,
-                 const Group* g, const size_t* at, Op op, const Mask& nans, const Mask& valid,
-                 const Lanes& extreme, std::byte* out) {
-  int64_t indices[kEightRuns];
-  for (size_t r = 0; r < kEightRuns; ++r) {
-    if constexpr (kDType == DType::kInt64) {  // extreme: the lanes' int64 bits, exact
-      indices[r] = FirstEqualInt(x + (bounds[r] - base), bounds[r + 1] - bounds[r],
-                                 reinterpret_cast<Mask>(extreme)[r]);
-    } else if (!OpSkipsNan(op) && nans[r] > 0) {
-      indices[r] = FirstNanOf<kDType>(x + (bounds[r] - base), bounds[r + 1] - bounds[r]);
-    } else if (valid[r] == 0) {
-      return false;
-    } else {
-      indices[r] = FirstEqual(g + at[r], at[r + 1] - at[r], extreme[r]);
-    }
-  }
-  std::memcpy(out, indices, sizeof(indices));
-  return true;
-}
-
-// The first of a run's elements equal to 0, as float64 (-0 or 0): which of the two an extreme of
-// 0 is (Finish's first_of), read from the input a group at a time where the copy kept no groups
-// (element by element, non-negative rows holding a 0 read MIN 1.8-7.9x slower than before).
-template <DType kDType>
-double FirstZeroOf(const typename Element<kDType>::Storage* x, size_t length) {
-  for (size_t at = 0; at < length; at += kLanes) {
-    Group group;
-    LoadRunGroup<kDType>(x, length, at, group);  // padded with NaN, which equals nothing
-    const uint64_t bits = EqualBits(group, 0.0);
-    if (bits != 0) return ElementOf(&group, __builtin_ctzll(bits));
-  }
-  return 0.0;  // not reached: the extreme is one of the run's elements
-}
-
-// What eight runs' answers are computed from: their totals (lane r run r's), groups, lengths,
-// NaN counts and FloatSum, and their moments' m2 once one op has asked for it.
-template <DType kDType>
-struct EightFacts {
-  const typename Element<kDType>::Storage* x;
-  const uint64_t* bounds;
-  uint64_t base;
-  const Group* g;
-  const size_t* at;
-  EightTotals t;
-  Mask lengths, nans, valid;
-  Lanes total;
-  bool have_m2 = false;
-  Lanes m2;
-};
 
 // Eight runs' answers of `op` (of the copy's needs) at out, out + size, ...; false where the op
 // refuses one of them (NANARGMIN of NaN alone) or the copy lacks what it reads.
@@ -102,8 +51,8 @@ __attribute__((always_inline)) inline bool AnswerOp(EightFacts<kDType>& f, Op op
   if (base_op == Op::kSum || base_op == Op::kMean) {
     if constexpr (!kSum) return false;
     if (base_op == Op::kSum) {
-      if constexpr (kDType == DType::kInt64) {  // may wrap: by the Stats, which count it
-        return false;
+      if constexpr (kDType == DType::kInt64) {
+        return Int64Sums(f.t, out);
       } else if constexpr (kInteger) {  // int64 answers, exact (RunsPassTakes: at most 512)
         std::memcpy(out, &f.t.int_sum, sizeof(f.t.int_sum));
         return true;
@@ -111,7 +60,7 @@ __attribute__((always_inline)) inline bool AnswerOp(EightFacts<kDType>& f, Op op
       value = unskipped ? nan : f.total;
     } else {
       const Mask count = skips ? f.valid : f.lengths;
-      value = (unskipped | (count == 0)) ? nan : f.total / ToLanes(count);
+      value = (unskipped | (count == 0)) ? nan : TotalOf(f) / ToLanes(count);
     }
   } else if (base_op == Op::kSumSquares) {
     if constexpr (!kSquares) return false;
@@ -160,7 +109,7 @@ __attribute__((always_inline)) inline bool AnswerOp(EightFacts<kDType>& f, Op op
   } else if (base_op == Op::kVar || base_op == Op::kStd) {
     if constexpr (!kMoments || !kSum) return false;
     const Lanes count = ToLanes(f.valid);
-    const Lanes mean = f.valid > 0 ? f.total / count : Lanes{};
+    const Lanes mean = f.valid > 0 ? TotalOf(f) / count : Lanes{};
     const Mask finite = mean - mean == 0;
     if (!f.have_m2) {  // the second pass over the groups, once for VAR and STD
       alignas(64) double means[kEightRuns];
@@ -257,16 +206,7 @@ bool AnswerEight(const typename Element<kDType>::Storage* x, const uint64_t* bou
   // narrower floats' 0), or the exact int32 sum.
   f.total = Lanes{};
   if constexpr (!kSum) {
-  } else if constexpr (kDType == DType::kInt64) {  // Finish's: 2^32 h + l, rounded once
-    alignas(64) int64_t high[kEightRuns], low[kEightRuns];
-    alignas(64) double totals[kEightRuns];
-    _mm512_store_si512(high, f.t.int_sum);
-    _mm512_store_si512(low, f.t.int_low);
-    __extension__ using Int128 = __int128;
-    for (size_t r = 0; r < kEightRuns; ++r) {
-      totals[r] = static_cast<double>((Int128{high[r]} << 32) + low[r]);
-    }
-    std::memcpy(&f.total, totals, sizeof(totals));
+  } else if constexpr (kDType == DType::kInt64) {  // AnswerOp's, where MEAN or VAR reads it
   } else if constexpr (kInteger) {
     f.total = ToLanes(AsMask(f.t.int_sum));
   } else if constexpr (kDType == DType::kFloat64) {
@@ -341,8 +281,8 @@ std::optional<size_t> AnswerExtremeAlone(Op op, const Args& args) {
 
 // The copy of the pass for `direct`'s ops: one op's own (sums only where it reads them, not an
 // extreme's or SUM_SQUARES's); several ops' sums and both extremes, with the moments and the
-// squares where an op reads them. int64's: one op but SUM (which may wrap; the Stats count it)
-// and SUM_SQUARES, its extremes exact in int64 lanes.
+// squares where an op reads them. int64's: one op but SUM_SQUARES, its extremes exact in int64
+// lanes, its SUM up to eight runs one of which wraps (the Stats count it).
 template <DType kDType>
 size_t AnswerRunsFor(const DirectAnswers& direct, uint64_t first, const std::byte* data,
                      const uint64_t* bounds, uint64_t base, size_t runs) {
@@ -350,9 +290,10 @@ size_t AnswerRunsFor(const DirectAnswers& direct, uint64_t first, const std::byt
   if (direct.count == 1) {
     if (const auto answered = AnswerExtremeAlone<kDType>(direct.ops[0].op, args)) return *answered;
   }
-  if constexpr (kDType == DType::kInt64) {  // its MEAN, VAR and STD too (no SUM: it may wrap)
+  if constexpr (kDType == DType::kInt64) {  // one op but SUM_SQUARES
     if (direct.count > 1) return 0;
     switch (NanFormOf(direct.ops[0].op)) {
+      case Op::kSum:
       case Op::kMean:
         return std::apply(AnswerRunsOf<kDType, false, false, false, false, true, true>, args);
       case Op::kVar:

@@ -107,6 +107,11 @@ TEST_P(RowsReduceTest, DirectAnswersAreTheSinksBytes) {
   for (const size_t length : {4, 16, 31, 128, 512}) {
     const size_t rows = 9000 / length + 5;  // several tasks, several blocks of the pass's rows
     TypedArray table = testing::RandomArray(dtype, rows * length, random());
+    if (dtype == DType::kInt64) {  // sums that do not wrap, so that the pass answers them
+      std::vector<int64_t> small(table.ints.begin(), table.ints.end());
+      for (int64_t& x : small) x >>= 16;
+      table = testing::FromInts(dtype, small);
+    }
     if (!IsInteger(dtype)) {
       for (size_t k = 0; k < 20; ++k) table.Set(random() % table.size(), NAN);
       table.Set(random() % table.size(), INFINITY);

@@ -65,7 +65,8 @@ std::string AnswersDiffer(const Passes& passes, bool vectors, DType dtype,
         passes.answer_runs(dtype, direct, r0, from, bounds.data() + r0, bounds[r0], count);
     std::vector<Stats> stats(count);
     passes.add_runs(dtype, needs, from, bounds.data() + r0, bounds[r0], count, stats.data());
-    // Each run's bytes; the pass stops before eight runs one of which an op refuses.
+    // Each run's bytes; the pass stops before eight runs one of which an op refuses, or whose
+    // integer answer wraps (int64's SUM: the Stats count it).
     std::vector<std::vector<std::byte>> want(ops.size());
     size_t refused = count;
     for (size_t k = 0; k < ops.size(); ++k) {
@@ -73,9 +74,9 @@ std::string AnswersDiffer(const Passes& passes, bool vectors, DType dtype,
       want[k].resize(count * size);
       for (size_t r = 0; r < count; ++r) {
         const std::span<const Stats> one(&stats[r], 1);
-        if (!EncodeAnswers(ops[k], dtype, ddof, one, want[k].data() + r * size).status.ok()) {
-          refused = std::min(refused, r);
-        }
+        const EncodedAnswers answers =
+            EncodeAnswers(ops[k], dtype, ddof, one, want[k].data() + r * size);
+        if (!answers.status.ok() || answers.overflows > 0) refused = std::min(refused, r);
       }
     }
     if (wrote != (vectors ? refused / 8 * 8 : 0)) {
@@ -112,21 +113,30 @@ TEST(RunsAnswersTest, EveryCopyWritesEncodeAnswersBytes) {
   const std::vector<const Passes*> copies = RunnablePasses();
   for (DType dtype : kRunsDTypes) {
     const std::vector<uint64_t> bounds = Bounds(random);
-    const TypedArray data = Runs(dtype, bounds, random);
-    for (const std::vector<Op>& ops : OpSets()) {
-      const bool moments = std::any_of(ops.begin(), ops.end(), [](Op op) {
-        return NanFormOf(op) == Op::kVar || NanFormOf(op) == Op::kStd;
-      });
-      for (const double ddof : {0.0, 1.0, 5.0}) {
-        if (ddof != 0 && !moments) continue;
-        std::string names;
-        for (Op op : ops) absl::StrAppend(&names, OpName(op), " ");
-        SCOPED_TRACE(absl::StrCat(DTypeName(dtype), " ", names, "ddof ", ddof));
-        if (!RunsPassTakes({dtype, NeedsOf(ops)}, kShortestRun)) continue;
-        for (size_t copy = 0; copy < copies.size(); ++copy) {
-          SCOPED_TRACE(absl::StrCat("copy ", copy));
-          const bool vectors = copy == 2 && AnsweredByVectors(dtype, ops);
-          EXPECT_EQ(AnswersDiffer(*copies[copy], vectors, dtype, ops, ddof, data, bounds), "");
+    std::vector<TypedArray> sets = {Runs(dtype, bounds, random)};
+    if (dtype == DType::kInt64) {  // sums that wrap (left to the Stats), then ones that do not
+      std::vector<int64_t> small(sets[0].ints.begin(), sets[0].ints.end());
+      for (int64_t& x : small) x >>= 16;
+      sets.push_back(testing::FromInts(dtype, small));
+    }
+    for (size_t set = 0; set < sets.size(); ++set) {
+      const TypedArray& data = sets[set];
+      SCOPED_TRACE(absl::StrCat("data set ", set));
+      for (const std::vector<Op>& ops : OpSets()) {
+        const bool moments = std::any_of(ops.begin(), ops.end(), [](Op op) {
+          return NanFormOf(op) == Op::kVar || NanFormOf(op) == Op::kStd;
+        });
+        for (const double ddof : {0.0, 1.0, 5.0}) {
+          if (ddof != 0 && !moments) continue;
+          std::string names;
+          for (Op op : ops) absl::StrAppend(&names, OpName(op), " ");
+          SCOPED_TRACE(absl::StrCat(DTypeName(dtype), " ", names, "ddof ", ddof));
+          if (!RunsPassTakes({dtype, NeedsOf(ops)}, kShortestRun)) continue;
+          for (size_t copy = 0; copy < copies.size(); ++copy) {
+            SCOPED_TRACE(absl::StrCat("copy ", copy));
+            const bool vectors = copy == 2 && AnsweredByVectors(dtype, ops);
+            EXPECT_EQ(AnswersDiffer(*copies[copy], vectors, dtype, ops, ddof, data, bounds), "");
+          }
         }
       }
     }
