@@ -21,9 +21,9 @@ namespace gpureduce::kernels::cpu::GPUREDUCE_CPU_PASSES {
 // The first index of each run's extreme, or of its first NaN where `op` (an arg op) does not skip
 // NaN (IndexAnswer's); false where a NAN form meets a run of NaN alone (FinalizeOp refuses it).
 template <DType kDType>
-inline bool IndicesInto(const typename Element<kDType>::Storage* x, const uint64_t* bounds, uint64_t base,
-                 const Group* g, const size_t* at, Op op, const Mask& nans, const Mask& valid,
-                 const Lanes& extreme, std::byte* out) {
+inline bool IndicesInto(const typename Element<kDType>::Storage* x, const uint64_t* bounds,
+                        uint64_t base, const Group* g, const size_t* at, Op op, const Mask& nans,
+                        const Mask& valid, const Lanes& extreme, std::byte* out) {
   int64_t indices[kEightRuns];
   for (size_t r = 0; r < kEightRuns; ++r) {
     if constexpr (kDType == DType::kInt64) {  // extreme: the lanes' int64 bits, exact
