@@ -113,9 +113,9 @@ std::vector<Stats> ReduceSegments(ThreadPool& pool, const StatsRequest& request,
 // A request's ops whose answers go straight into their result arrays: op k's answer of output i
 // at ops[k].out + i * DTypeSize(ResultDType(ops[k].op, dtype)), the bytes EncodeAnswers writes
 // for it from the output's Stats. The short runs pass writes those it can from its vectors (rows
-// and segments of 4 to 512 float or int32 elements, eight at a time, no PROD among the ops,
-// where the CPU has AVX-512; not eight that hold an output an op refuses); the other outputs'
-// Stats still go to the sink.
+// and segments of 4 to 512 elements, eight at a time, no PROD among the ops, where the CPU has
+// AVX-512; of int64, one op but SUM_SQUARES; not eight that hold an output an op refuses or an
+// int64 SUM that wraps); the other outputs' Stats still go to the sink.
 struct DirectAnswer {
   Op op = Op::kSum;
   std::byte* out = nullptr;

@@ -77,8 +77,9 @@ struct Passes {
   // The same runs' answers of `direct`'s ops (the runs' outputs first, first + 1, ...: op k's at
   // direct.ops[k].out + (first + r) * its result size), each the bytes EncodeAnswers writes from
   // the run's Stats, eight runs at a time where the copy can (AVX-512; no PROD), up to eight that
-  // hold a run an op refuses (NANARGMIN of NaN alone). Returns how many runs from the first it
-  // answered; the caller reduces the others.
+  // hold a run an op refuses (NANARGMIN of NaN alone) or whose int64 SUM wraps (its Stats count
+  // it); of int64, one op but SUM_SQUARES. Returns how many runs from the first it answered; the
+  // caller reduces the others.
   size_t (*answer_runs)(DType dtype, const DirectAnswers& direct, uint64_t first,
                         const std::byte* data, const uint64_t* bounds, uint64_t base, size_t runs);
 };

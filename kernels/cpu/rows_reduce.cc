@@ -80,7 +80,7 @@ void ReduceRowsByPass(const RowsJob& job, uint64_t first, uint64_t count) {
   }
 }
 
-// Short float and int32 rows through the short runs pass, kRowsAtOnce at a time: their answers
+// Short rows through the short runs pass (RunsPassTakes), kRowsAtOnce at a time: their answers
 // written by the pass where it can (job.direct), the others' Stats to the sink.
 void ReduceRowsByRuns(const RowsJob& job, uint64_t first, uint64_t count) {
   const DType dtype = job.request.dtype;

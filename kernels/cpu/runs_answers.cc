@@ -179,7 +179,7 @@ bool AnswerEight(const typename Element<kDType>::Storage* x, const uint64_t* bou
   // sums, a probe's), so a NaN total (rare; so is one of infinities of both signs) sends the eight
   // runs again with them, and the call's later runs straight to them (`masked`: data that holds
   // NaN paid two passes for every eight runs, rows of 128 MIN 1.65x). The extremes need no masks
-  // (a compare with a NaN is false); int32's whole groups hold neither NaN nor padding.
+  // (a compare with a NaN is false); integers' whole groups hold neither NaN nor padding.
   bool added = false;
   if constexpr (kGroups > 0) {
     if (kInteger || !masked) {

@@ -114,9 +114,12 @@ TEST(RunsAnswersTest, EveryCopyWritesEncodeAnswersBytes) {
   for (DType dtype : kRunsDTypes) {
     const std::vector<uint64_t> bounds = Bounds(random);
     std::vector<TypedArray> sets = {Runs(dtype, bounds, random)};
-    if (dtype == DType::kInt64) {  // sums that wrap (left to the Stats), then ones that do not
+    if (dtype == DType::kInt64) {  // sums that wrap (left to the Stats), then ones that do not,
+      // then those but one, run 20 (the third eight: a call's SUM answers two, then stops)
       std::vector<int64_t> small(sets[0].ints.begin(), sets[0].ints.end());
       for (int64_t& x : small) x >>= 16;
+      sets.push_back(testing::FromInts(dtype, small));
+      small[bounds[20]] = small[bounds[20] + 1] = INT64_MAX;
       sets.push_back(testing::FromInts(dtype, small));
     }
     for (size_t set = 0; set < sets.size(); ++set) {

@@ -17,7 +17,7 @@ namespace gpureduce::kernels::cpu {
 
 using testing::TypedArray;
 
-// (int64: no SUM_SQUARES, RunsPassTakes; its answers go by the Stats.)
+// (int64: no SUM_SQUARES, RunsPassTakes; answer_runs takes one op, AnsweredByVectors.)
 inline constexpr DType kRunsDTypes[] = {DType::kFloat32, DType::kFloat16, DType::kBFloat16,
                                         DType::kFloat64, DType::kInt32,   DType::kInt64};
 
@@ -62,8 +62,10 @@ inline TypedArray Runs(DType dtype, const std::vector<uint64_t>& bounds, std::mt
     for (size_t r = 0; r + 1 < bounds.size(); r += 3) {
       data.SetInt(start(r) + length(r) - 1,
                   r % 2 ? (narrow ? INT32_MIN : INT64_MIN) : (narrow ? INT32_MAX : INT64_MAX));
-      // int64: first (and tied below) a value one short of that extreme, the same in float64.
+      // int64: first (and tied below) a value one short of that extreme, the same in float64,
+      // and the extreme itself halfway too (its first index there, not at the end).
       if (!narrow && length(r) > 1) data.SetInt(start(r), r % 2 ? INT64_MIN + 1 : INT64_MAX - 1);
+      if (!narrow && length(r) > 4 && r % 2 == 0) data.SetInt(start(r) + length(r) / 2, INT64_MAX);
       for (uint64_t e = 1; e < length(r); e += 5) data.SetInt(start(r) + e, data.ints[start(r)]);
     }
     return data;
