@@ -237,10 +237,8 @@ void AddColumnsOf(const std::byte* bytes, size_t stride, size_t rows, size_t wid
     // The column's sum, as the mean divides it (int64's exact one, rounded once).
     double total = static_cast<double>(t.sum[c]);
     if constexpr (kDType == DType::kInt64) {
-      __extension__ using Int128 = __int128;
-      const Int128 exact = (Int128{t.sum[c]} << 32) + t.low[c];
-      block.int_sum = static_cast<int64_t>(static_cast<uint64_t>(exact));  // wraps as NumPy's
-      block.int_sum_wraps = static_cast<int64_t>((exact - block.int_sum) >> 64);
+      const Int128 exact = FromHalves(t.sum[c], t.low[c]);
+      SetExactSum(exact, block);
       total = static_cast<double>(exact);
     } else if constexpr (kInteger) {
       block.int_sum = t.sum[c];

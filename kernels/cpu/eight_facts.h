@@ -61,10 +61,9 @@ inline bool Int64Sums(const EightTotals& t, std::byte* out) {
   alignas(64) int64_t high[kEightRuns], low[kEightRuns], sums[kEightRuns];
   _mm512_store_si512(high, t.int_sum);
   _mm512_store_si512(low, t.int_low);
-  __extension__ using Int128 = __int128;
   bool wraps = false;
   for (size_t r = 0; r < kEightRuns; ++r) {
-    const Int128 exact = (Int128{high[r]} << 32) + low[r];
+    const Int128 exact = FromHalves(high[r], low[r]);
     sums[r] = static_cast<int64_t>(exact);
     wraps |= exact != sums[r];
   }
@@ -80,9 +79,8 @@ inline Lanes Int64Totals(const EightTotals& t) {
   alignas(64) double totals[kEightRuns];
   _mm512_store_si512(high, t.int_sum);
   _mm512_store_si512(low, t.int_low);
-  __extension__ using Int128 = __int128;
   for (size_t r = 0; r < kEightRuns; ++r) {
-    totals[r] = static_cast<double>((Int128{high[r]} << 32) + low[r]);
+    totals[r] = static_cast<double>(FromHalves(high[r], low[r]));
   }
   Lanes out;
   std::memcpy(&out, totals, sizeof(out));

@@ -114,19 +114,15 @@ __attribute__((always_inline)) inline void IntSums(const typename Element<kDType
     s2[lane] += (value - shift) * (value - shift);
   }
 
-  __extension__ using Int128 = __int128;
   Int128 exact = 0;
   double squares_total = 0, s1_total = 0, s2_total = 0;
   for (size_t lane = 0; lane < kLanes; ++lane) {
-    exact += kWide ? (Int128{sum[lane]} << 32) + low[lane] : Int128{sum[lane]};
+    exact += kWide ? FromHalves(sum[lane], low[lane]) : Int128{sum[lane]};
     squares_total += squares[lane];
     s1_total += s1[lane];
     s2_total += s2[lane];
   }
-  if constexpr (kSum) {
-    stats.int_sum = static_cast<int64_t>(static_cast<uint64_t>(exact));  // wraps as NumPy's
-    stats.int_sum_wraps = static_cast<int64_t>((exact - stats.int_sum) >> 64);
-  }
+  if constexpr (kSum) SetExactSum(exact, stats);
   if constexpr (kSquares) stats.sum_squares = squares_total;
   if constexpr (kMoments) {
     SetMoments(shift, s1_total, s2_total, static_cast<double>(size), stats);

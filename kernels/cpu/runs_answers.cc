@@ -289,19 +289,25 @@ size_t AnswerRunsFor(const DirectAnswers& direct, uint64_t first, const std::byt
   const auto args = std::forward_as_tuple(direct, first, data, bounds, base, runs);
   if (direct.count == 1) {
     if (const auto answered = AnswerExtremeAlone<kDType>(direct.ops[0].op, args)) return *answered;
-  }
-  if constexpr (kDType == DType::kInt64) {  // one op but SUM_SQUARES
-    if (direct.count > 1) return 0;
     switch (NanFormOf(direct.ops[0].op)) {
       case Op::kSum:
       case Op::kMean:
         return std::apply(AnswerRunsOf<kDType, false, false, false, false, true, true>, args);
+      case Op::kSumSquares:
+        if constexpr (kDType == DType::kInt64) {
+          return 0;
+        } else {
+          return std::apply(AnswerRunsOf<kDType, true, false, false, false, false, true>, args);
+        }
       case Op::kVar:
       case Op::kStd:
         return std::apply(AnswerRunsOf<kDType, false, false, false, true, true, true, false>, args);
       default:
         return 0;
     }
+  }
+  if constexpr (kDType == DType::kInt64) {
+    return 0;
   } else {
     bool squares = false, moments = false;
     for (size_t k = 0; k < direct.count; ++k) {
@@ -310,27 +316,11 @@ size_t AnswerRunsFor(const DirectAnswers& direct, uint64_t first, const std::byt
       squares |= op == Op::kSumSquares;
       moments |= op == Op::kVar || op == Op::kStd;
     }
-    if (direct.count > 1) {
-      if (squares) {
-        return std::apply(AnswerRunsOf<kDType, true, true, true, true, true, false>, args);
-      }
-      if (moments) {
-        return std::apply(AnswerRunsOf<kDType, false, true, true, true, true, false>, args);
-      }
-      return std::apply(AnswerRunsOf<kDType, false, true, true, false, true, false>, args);
+    if (squares) return std::apply(AnswerRunsOf<kDType, true, true, true, true, true, false>, args);
+    if (moments) {
+      return std::apply(AnswerRunsOf<kDType, false, true, true, true, true, false>, args);
     }
-    switch (NanFormOf(direct.ops[0].op)) {
-      case Op::kSum:
-      case Op::kMean:
-        return std::apply(AnswerRunsOf<kDType, false, false, false, false, true, true>, args);
-      case Op::kSumSquares:
-        return std::apply(AnswerRunsOf<kDType, true, false, false, false, false, true>, args);
-      case Op::kVar:
-      case Op::kStd:
-        return std::apply(AnswerRunsOf<kDType, false, false, false, true, true, true, false>, args);
-      default:
-        return 0;
-    }
+    return std::apply(AnswerRunsOf<kDType, false, true, true, false, true, false>, args);
   }
 }
 #endif

@@ -121,11 +121,9 @@ __attribute__((always_inline)) inline void Finish(const typename Element<kDType>
   out.nan_count = nan_count;
   [[maybe_unused]] double total = 0;        // FloatSum's: the mean's numerator
   if constexpr (kDType == DType::kInt64) {  // the halves' 2^32 h + l, wrapped as NumPy's
-    __extension__ using Int128 = __int128;
-    const Int128 exact = (Int128{t.int_sum} << 32) + t.int_low;
+    const Int128 exact = FromHalves(t.int_sum, t.int_low);
     out.integer = true;
-    out.int_sum = static_cast<int64_t>(static_cast<uint64_t>(exact));
-    out.int_sum_wraps = static_cast<int64_t>((exact - out.int_sum) >> 64);
+    SetExactSum(exact, out);
     total = static_cast<double>(exact);
   } else if constexpr (kInteger) {  // exact: 512 int32 stay far inside int64
     out.integer = true;

@@ -86,6 +86,17 @@ inline void SetMoments(double shift, double s1, double s2, double valid, Stats& 
   stats.m2 = m2 < 0 ? 0.0 : m2;  // rounding; NaN passes through
 }
 
+// int64 sums kept as their elements' signed high and unsigned low 32-bit halves' sums (exact in
+// 64 bits each for 2^31 elements): the sum itself, 2^32 high + low.
+__extension__ using Int128 = __int128;
+inline Int128 FromHalves(int64_t high, int64_t low) { return (Int128{high} << 32) + low; }
+
+// An exact integer sum into `stats`: int_sum wrapped as NumPy's, and the wraps' count.
+inline void SetExactSum(Int128 exact, Stats& stats) {
+  stats.int_sum = static_cast<int64_t>(static_cast<uint64_t>(exact));
+  stats.int_sum_wraps = static_cast<int64_t>((exact - stats.int_sum) >> 64);
+}
+
 // The squared deviations from `mean` of `count` elements `stride` apart, NaN skipped, in order:
 // the moments' m2 taken again about the mean where the squares about a shift (SetMoments')
 // overflowed, float64's 1e200 and -1e200 giving inf - inf.
