@@ -167,6 +167,7 @@ int RunServer(const ServerConfig& config) {
     connection_limits.max_live_streams =
         ConnectionLimits::LiveStreamsFor(connections.max_streams_per_connection);
   }
+  connection_limits.account_bytes = !config.bdp_probe;
   ConnectionMetrics connection_metrics(*state.metrics.registry());
   ConnectionGate gate(connection_limits, connection_metrics, state.failures);
   state.gate = &gate;
@@ -261,12 +262,13 @@ int RunServer(const ServerConfig& config) {
       "the network delivers in 10 ms; docs/reliability.md)",
       bound.total() >> 20, bound.admitted >> 20, bound.connections >> 20, bound.guard >> 20);
   if (config.bdp_probe) {
-    // The bound's connections term and the guard's allowance for calls not yet reading assume
-    // gRPC's 64 KiB initial window, which the probe grows toward its estimate (up to 1 GiB).
+    // The bound's connections term and the guard's byte account assume gRPC's 64 KiB initial
+    // window, which the probe grows toward its estimate (up to 1 GiB).
     spdlog::warn(
         "gRPC BDP probe on (--bdp-probe): streams' initial windows follow its estimate, so the "
-        "memory bound above does not hold, and the memory guard may send away a busy client "
-        "whose calls wait for admission");
+        "memory bound above does not hold, and the memory guard does not account connections' "
+        "bytes (a message longer than its limit is refused only once it has arrived); rapid "
+        "reset is still met");
   } else {
     spdlog::info("gRPC BDP probe off");
   }

@@ -48,6 +48,10 @@ struct ConnectionLimits {
   // Bytes a connection may hold in messages still arriving beyond what its calls may
   // (memory_guard.h): headers, and the small messages of the other methods.
   uint64_t slack_bytes = uint64_t{256} << 10;
+  // Whether the memory guard accounts the connections' bytes at all. Off with gRPC's BDP probe:
+  // the windows it opens (up to 1 GiB a stream) let an honest stream send far ahead of its reads,
+  // which the account cannot tell from a message longer than its limit.
+  bool account_bytes = true;
 
   // A stream lives on in the server a while after its client saw it end (until its call is
   // destroyed), so a busy client's connection may have more streams in the server than it may

@@ -76,6 +76,7 @@ void MemoryGuard::Run() {
 
 void MemoryGuard::Account() {
   const ConnectionLimits& limits = gate_.limits();
+  if (!limits.account_bytes) return;
   for (const std::shared_ptr<Connection>& connection : gate_.Snapshot()) {
     if (connection->evicted()) continue;
     const std::optional<HeldBytes> bytes =
