@@ -176,10 +176,13 @@ int H2Client::local_port() const {
 
 bool H2Client::Pump(absl::Duration wait) {
   if (closed_) return false;
-  if (nghttp2_session_send(session_) != 0) closed_ = true;
+  // A write that fails (the server has closed: a refused or evicted connection's hold is over)
+  // still leaves what the server sent before it to read, its GOAWAY say: TCP gives a socket's
+  // received bytes before its reset. So the connection is over only once they are read.
+  const bool write_failed = nghttp2_session_send(session_) != 0;
   // Without a wait, what has arrived is read at once (one syscall); else the socket is polled.
-  bool readable = wait == absl::ZeroDuration();
-  if (!readable && !closed_) {
+  bool readable = wait == absl::ZeroDuration() || write_failed;
+  if (!readable) {
     pollfd poller{fd_, POLLIN, 0};
     if (nghttp2_session_want_write(session_)) poller.events |= POLLOUT;
     readable = poll(&poller, 1, static_cast<int>(absl::ToInt64Milliseconds(wait))) > 0;
@@ -196,8 +199,9 @@ bool H2Client::Pump(absl::Duration wait) {
         break;
       }
     }
-    if (!closed_ && nghttp2_session_send(session_) != 0) closed_ = true;
+    if (!closed_ && !write_failed && nghttp2_session_send(session_) != 0) closed_ = true;
   }
+  if (write_failed) closed_ = true;
   return !closed_;
 }
 
