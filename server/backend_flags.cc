@@ -78,7 +78,7 @@ void BackendFlags::Register(FlagSet& flags) {
                 "--batch-max-request-bytes) are gathered into one launch per GPU, each answered "
                 "on its own (its queue time includes the gathering, its kernel time is its share "
                 "of the batch's). It trades latency for GPU time: 1 KiB requests at concurrency 64 "
-                "on one H200 took 5x less GPU time each and made 21% fewer requests/s. For a "
+                "on one H200 took 5x less GPU time each and made 8-21% fewer requests/s. For a "
                 "GPU busy with small launches; off by default (docs/gpu-backend.md)");
   flags.AddDuration("batch-window", &batch_window_,
                     "with --batch-small-requests: the longest a request waits for others; a batch "
