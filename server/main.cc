@@ -107,7 +107,8 @@ int main(int argc, char** argv) {
   flags.AddBool("bdp-probe", &config.bdp_probe,
                 "let gRPC grow each connection's receive window to its bandwidth-delay estimate: "
                 "faster for small stream chunks (64KiB), but server memory then grows with the "
-                "estimate instead of staying fixed");
+                "estimate instead of staying fixed, and the memory guard keeps no byte account "
+                "(it still meets rapid reset): for trusted clients");
   flags.AddChoice("log-level", &config.log_level,
                   {"trace", "debug", "info", "warn", "error", "critical", "off"},
                   "log verbosity; debug logs one line per request");

@@ -262,8 +262,8 @@ int RunServer(const ServerConfig& config) {
       "the network delivers in 10 ms; docs/reliability.md)",
       bound.total() >> 20, bound.admitted >> 20, bound.connections >> 20, bound.guard >> 20);
   if (config.bdp_probe) {
-    // The bound's connections term and the guard's byte account assume gRPC's 64 KiB initial
-    // window, which the probe grows toward its estimate (up to 1 GiB).
+    // The bound and the guard's byte account assume gRPC's 64 KiB initial window, which the
+    // probe grows toward its estimate (up to 1 GiB): the account is off (account_bytes above).
     spdlog::warn(
         "gRPC BDP probe on (--bdp-probe): streams' initial windows follow its estimate, so the "
         "memory bound above does not hold, and the memory guard does not account connections' "

@@ -15,7 +15,7 @@
 // - bytes: what TCP received on a connection, less what the kernel still holds and what its
 //   calls account for (call_account.h), is what gRPC holds of messages still arriving; a
 //   connection holding more than its admitted calls' limits and `slack_bytes` is evicted
-//   (byte_account.h).
+//   (byte_account.h); not with gRPC's BDP probe (ConnectionLimits::account_bytes).
 // It looks at the bytes every `account_period` and at the streams every `census_period`, and at
 // both at once when the server's resident memory has grown by `growth_trigger_bytes` since its
 // last look (checked every `probe_period`); at the streams also when more calls started since

@@ -65,8 +65,8 @@ RapidResetResult RapidReset(const RapidResetOptions& options) {
           std::this_thread::sleep_for(std::chrono::milliseconds(10));
           continue;
         }
-        // What the server sends is read after each stream, so that a GOAWAY is seen before
-        // the server's close can reset the connection under it.
+        // What the server sends is read after each stream, so that the burst stops at its
+        // GOAWAY (read even once the server's close makes the writes fail: H2Client::Pump).
         while (mine < options.streams && (*client)->OpenAndReset(options.method)) {
           ++mine;
           if (options.pause > absl::ZeroDuration()) absl::SleepFor(options.pause);

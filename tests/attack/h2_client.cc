@@ -176,11 +176,12 @@ int H2Client::local_port() const {
 
 bool H2Client::Pump(absl::Duration wait) {
   if (closed_) return false;
-  // A write that fails (the server has closed: a refused or evicted connection's hold is over)
-  // still leaves what the server sent before it to read, its GOAWAY say: TCP gives a socket's
-  // received bytes before its reset. So the connection is over only once they are read.
-  const bool write_failed = nghttp2_session_send(session_) != 0;
-  // Without a wait, what has arrived is read at once (one syscall); else the socket is polled.
+  // A write fails once the server has closed the connection (refused or sent away), but what it
+  // sent before, a GOAWAY, is still there to read: TCP hands over a socket's received bytes
+  // before its reset. So the connection counts as over only once they are read.
+  bool write_failed = nghttp2_session_send(session_) != 0;
+  // Without a wait (or after a failed write), what has arrived is read at once (one syscall);
+  // else the socket is polled.
   bool readable = wait == absl::ZeroDuration() || write_failed;
   if (!readable) {
     pollfd poller{fd_, POLLIN, 0};
@@ -188,21 +189,28 @@ bool H2Client::Pump(absl::Duration wait) {
     readable = poll(&poller, 1, static_cast<int>(absl::ToInt64Milliseconds(wait))) > 0;
   }
   if (readable) {
-    uint8_t buffer[65536];
-    while (!closed_) {
-      const ssize_t got = recv(fd_, buffer, sizeof(buffer), MSG_DONTWAIT);
-      if (got > 0) {
-        Received(buffer, static_cast<size_t>(got));
-      } else if (got == 0 || (errno != EAGAIN && errno != EINTR)) {
-        closed_ = true;
-      } else {
-        break;
-      }
+    ReadAvailable();
+    if (!closed_ && !write_failed && nghttp2_session_send(session_) != 0) {
+      write_failed = true;
+      ReadAvailable();  // what arrived since the read above
     }
-    if (!closed_ && !write_failed && nghttp2_session_send(session_) != 0) closed_ = true;
   }
   if (write_failed) closed_ = true;
   return !closed_;
+}
+
+void H2Client::ReadAvailable() {
+  uint8_t buffer[65536];
+  while (!closed_) {
+    const ssize_t got = recv(fd_, buffer, sizeof(buffer), MSG_DONTWAIT);
+    if (got > 0) {
+      Received(buffer, static_cast<size_t>(got));
+    } else if (got == 0 || (errno != EAGAIN && errno != EINTR)) {
+      closed_ = true;
+    } else {
+      break;
+    }
+  }
 }
 
 void H2Client::Received(const uint8_t* data, size_t length) {

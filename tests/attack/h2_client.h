@@ -45,8 +45,9 @@ class H2Client {
   // attack. Returns false once the connection is over.
   bool OpenAndReset(absl::string_view method);
 
-  // Sends what is queued and handles what arrived, waiting up to `wait` for the socket. Returns
-  // false once the connection is over (closed by either side, or broken).
+  // Sends what is queued and handles what arrived, waiting up to `wait` for the socket (after a
+  // failed write, what arrived is still read: a GOAWAY before the server's close). Returns false
+  // once the connection is over (closed by either side, or broken).
   bool Pump(absl::Duration wait);
   // Pumps until nothing is left to send (or `limit` passes); false once the connection is over.
   bool Flush(absl::Duration limit);
@@ -98,6 +99,8 @@ class H2Client {
   void Queue(int32_t stream, Piece piece, bool end);
   // Feeds what arrived to nghttp2, but first reads a GOAWAY that comes before the server's
   // SETTINGS (a connection refused at once), which nghttp2 would only call a protocol error.
+  // Reads what has arrived, until the socket has no more, ends or fails.
+  void ReadAvailable();
   void Received(const uint8_t* data, size_t length);
 
   bool closed_ = false;

@@ -120,7 +120,9 @@ TEST(RapidResetTest, ResetStreamsGetTheirConnectionsSentAwayAndMemoryStaysBounde
     // Every connection ends with a GOAWAY saying why: sent away for the reset streams (as soon
     // as the server sees them, maybe before its SETTINGS), or refused while the address cools
     // down (the other threads' connections too). None is closed without a word, in any build
-    // (the client reads what arrived even once its writes fail: H2Client::Pump).
+    // (the client reads what arrived even once its writes fail: H2Client::Pump). Should one
+    // ever be, a GOAWAY cut into by gRPC's own frame is the cause to look for (Connection::Evict
+    // writes beside gRPC's writer): 0 of about 30,000 in nine ASan runs, three under load.
     EXPECT_GE(result.outcomes.goaways + result.outcomes.refused, 1) << Describe(result.outcomes);
     EXPECT_THAT(result.outcomes.goaway_reasons, Contains(HasSubstr("rapid reset")));
     EXPECT_EQ(result.outcomes.closed, 0) << Describe(result.outcomes);
@@ -128,12 +130,11 @@ TEST(RapidResetTest, ResetStreamsGetTheirConnectionsSentAwayAndMemoryStaysBounde
     const uint64_t peak = *(*server)->PeakResidentBytes();
     std::printf("round %d: server VmRSS %.1f MiB (before the attack %.1f), VmHWM %.1f MiB\n", round,
                 rss / 1048576.0, rss_before / 1048576.0, peak / 1048576.0);
-#if !defined(GPUREDUCE_SANITIZED)
     // Under ASan freed streams wait in its quarantine (256 MiB) and its allocator keeps what it
-    // took: the second round's peak lands 525-570 MiB above rest on the idle dev VM, at the
-    // edge of four times the bound. The Release suite measures it.
-    EXPECT_LT(peak, rss_before + (uint64_t{128} << 20));
-#endif
+    // took: the second round's peak landed 525-570 MiB above rest on the idle dev VM (over four
+    // times the bound in 2 of 5 runs), so there only a loose 1 GiB holds (the attack unbounded
+    // reached 1.77 GB); the Release suite measures the bound itself.
+    EXPECT_LT(peak, rss_before + (kSanitizerScale > 1 ? uint64_t{1} << 30 : uint64_t{128} << 20));
     std::this_thread::sleep_for(std::chrono::milliseconds(1500));  // past the cooldown
   }
   client.Stop();
