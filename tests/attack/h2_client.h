@@ -97,10 +97,10 @@ class H2Client {
   int fd_ = -1;
   nghttp2_session* session_ = nullptr;
   void Queue(int32_t stream, Piece piece, bool end);
-  // Feeds what arrived to nghttp2, but first reads a GOAWAY that comes before the server's
-  // SETTINGS (a connection refused at once), which nghttp2 would only call a protocol error.
   // Reads what has arrived, until the socket has no more, ends or fails.
   void ReadAvailable();
+  // Feeds what arrived to nghttp2, but first reads a GOAWAY that comes before the server's
+  // SETTINGS (a connection refused at once), which nghttp2 would only call a protocol error.
   void Received(const uint8_t* data, size_t length);
 
   bool closed_ = false;
