@@ -30,6 +30,14 @@ int main(int argc, char** argv) {
       "server reflection). Stops on SIGINT or SIGTERM after in-flight requests finish.");
   flags.AddString("listen", &config.listen,
                   "address to listen on; port 0 picks a free port (see --port-file)", "HOST:PORT");
+  flags.AddString("listen-unix", &config.listen_unix,
+                  "also listen on this Unix-domain socket, for clients on this host (targets "
+                  "unix:PATH; the Python client sends its shared-memory calls there itself): "
+                  "no TCP on the way. Who may connect is the socket file's permissions (the "
+                  "umask's; put it in a directory only its clients can reach); its connections "
+                  "share one client's --max-requests-per-client and are outside the "
+                  "--max-connections* bounds and the per-connection memory guard",
+                  "PATH");
   backend_flags.Register(flags);
   flags.AddByteSize("max-request-bytes", &config.limits.max_request_bytes,
                     "largest payload of a unary Reduce; larger arrays must use ReduceStream");

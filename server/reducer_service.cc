@@ -103,6 +103,8 @@ grpc::ServerUnaryReactor* ReducerService::GetServerInfo(grpc::CallbackServerCont
   response->set_max_request_bytes(state_.limits.max_request_bytes);
   response->set_max_chunk_bytes(state_.limits.max_chunk_bytes);
   response->set_max_result_bytes(state_.limits.max_result_bytes);
+  response->set_unix_socket(state_.unix_socket);
+  response->set_instance_id(state_.instance_id);
   response->set_max_concurrent_requests(state_.limits.max_concurrent_requests);
   response->set_worker_threads(state_.backend.workers());
   response->set_serving(state_.ready.load(std::memory_order_acquire));

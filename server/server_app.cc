@@ -6,6 +6,7 @@
 #include <algorithm>
 #include <fstream>
 #include <memory>
+#include <random>
 #include <string>
 #include <thread>
 
@@ -25,6 +26,7 @@
 #include "server/connections/connection_gate.h"
 #include "server/connections/listener.h"
 #include "server/connections/memory_guard.h"
+#include "server/connections/unix_socket.h"
 #include "server/memory_bound.h"
 #include "server/metrics/connection_metrics.h"
 #include "server/metrics/metrics_exposer.h"
@@ -107,6 +109,14 @@ absl::StatusOr<std::unique_ptr<MetricsExposer>> StartMetrics(const ServerConfig&
   return metrics;
 }
 
+// 128 random bits in hex: tells this server process from any other.
+std::string NewInstanceId() {
+  std::random_device random;
+  std::string id;
+  for (int i = 0; i < 4; ++i) id += fmt::format("{:08x}", random());
+  return id;
+}
+
 }  // namespace
 
 int RunServer(const ServerConfig& config) {
@@ -158,6 +168,15 @@ int RunServer(const ServerConfig& config) {
     return 1;
   }
   const int port = listener->port();
+  if (!config.listen_unix.empty()) {
+    absl::StatusOr<std::string> unix_socket = PrepareUnixSocket(config.listen_unix);
+    if (!unix_socket.ok()) {
+      spdlog::critical("cannot start: {}", unix_socket.status().message());
+      return 1;
+    }
+    state.unix_socket = *std::move(unix_socket);
+  }
+  state.instance_id = NewInstanceId();
   ConnectionPolicy connections = config.connections;
   if (connections.max_streams_per_connection == 0) {
     connections.max_streams_per_connection = 2 * config.limits.PerClientLimit();
@@ -190,11 +209,20 @@ int RunServer(const ServerConfig& config) {
   creators.push_back(std::make_unique<CallTrackerFactory>(gate));
   builder.experimental().SetInterceptorCreators(std::move(creators));
   builder.RegisterService(&service);
+  // gRPC's own listener: its connections carry no peer address for the gate to tell apart.
+  if (!state.unix_socket.empty()) {
+    builder.AddListeningPort("unix:" + state.unix_socket, *credentials);
+  }
   std::unique_ptr<grpc::Server> server = builder.BuildAndStart();
   if (server == nullptr) {
-    spdlog::critical("cannot start the gRPC server on {}", config.listen);
+    spdlog::critical("cannot start the gRPC server on {}{}", config.listen,
+                     state.unix_socket.empty() ? "" : " and unix:" + state.unix_socket);
     return 1;
   }
+  // However this function ends from here, the socket file goes with the server.
+  absl::Cleanup remove_socket = [&state] {
+    if (!state.unix_socket.empty()) RemoveUnixSocket(state.unix_socket);
+  };
   if (absl::Status started =
           gate.Start(*std::move(listener), std::move(acceptor), config.tls.cert.empty());
       !started.ok()) {
@@ -216,7 +244,8 @@ int RunServer(const ServerConfig& config) {
     return 1;
   }
   const std::string host = config.listen.substr(0, config.listen.rfind(':'));
-  spdlog::info("gpureduce-server {}+{} listening on {}:{}", kVersion, kGitCommit, host, port);
+  spdlog::info("gpureduce-server {}+{} listening on {}:{}{}", kVersion, kGitCommit, host, port,
+               state.unix_socket.empty() ? "" : " and unix:" + state.unix_socket);
   for (const runtime::DeviceDescription& device : state.backend.devices()) {
     spdlog::info("device {}: {}, {:.1f} GiB, {} {}{}", device.index, device.name,
                  device.memory_bytes / 1073741824.0, device.multiprocessors,

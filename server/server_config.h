@@ -38,6 +38,9 @@ struct ConnectionPolicy {
 
 struct ServerConfig {
   std::string listen = "127.0.0.1:50051";
+  // Also serve on this Unix-domain socket (--listen-unix), for clients on the server's host;
+  // empty: none. Its connections are gRPC's own, outside the connection gate (listener.h).
+  std::string listen_unix;
   // From the backend flags (server/backend_flags.h); runtime.device.sessions follows
   // limits.max_concurrent_requests.
   runtime::BackendOptions runtime;

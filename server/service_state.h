@@ -71,6 +71,10 @@ struct ServiceState {
   ConnectionGate* gate = nullptr;
   // The bearer tokens Reducer calls must carry; null: none asked for.
   const TokenAuthenticator* tokens = nullptr;
+  // What GetServerInfo tells clients: the --listen-unix socket's absolute path ("": none), and
+  // an id of this process, by which a client tells that the socket's server is the one it asked.
+  std::string unix_socket;
+  std::string instance_id;
   // False until the backend's self-check passes; Reduce calls answer UNAVAILABLE until then.
   std::atomic<bool> ready{false};
 };

@@ -108,6 +108,10 @@ std::string InfoText(const v1::ServerInfo& info, const std::string& target) {
                         info.shared_memory()
                             ? "accepted (gpureduce reduce --shared-memory)"
                             : "off (the server runs without --allow-shared-memory)");
+  if (!info.unix_socket().empty()) {
+    absl::StrAppendFormat(&out, "unix socket: %s (for clients on its host: --target unix:%s)\n",
+                          info.unix_socket(), info.unix_socket());
+  }
   return out;
 }
 
@@ -132,7 +136,9 @@ std::string InfoJson(const v1::ServerInfo& info) {
                    {"max_chunk_bytes", info.max_chunk_bytes()},
                    {"max_concurrent_requests", info.max_concurrent_requests()},
                    {"worker_threads", info.worker_threads()},
-                   {"shared_memory", info.shared_memory()}});
+                   {"shared_memory", info.shared_memory()},
+                   {"unix_socket", info.unix_socket()},
+                   {"instance_id", info.instance_id()}});
 }
 
 }  // namespace

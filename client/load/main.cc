@@ -80,6 +80,10 @@ int RunSinkCommand(int argc, char** argv) {
   flags.AddString("listen", &options.listen,
                   "address to listen on; port 0 picks a free port (see --port-file)", "HOST:PORT");
   flags.AddString("port-file", &options.port_file, "write the bound port to this file", "PATH");
+  flags.AddString("listen-unix", &options.listen_unix,
+                  "also listen on this Unix-domain socket, as gpureduce-server's flag of that "
+                  "name (a socket left there is replaced)",
+                  "PATH");
   flags.AddBool("bdp-probe", &options.bdp_probe,
                 "gRPC's bandwidth-delay probe, as gpureduce-server's flag of that name (off by "
                 "default in both, so that they compare on the same transport settings)");

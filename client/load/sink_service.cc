@@ -108,12 +108,16 @@ int RunSink(const SinkOptions& options) {
   grpc::ServerBuilder builder;
   int port = 0;
   builder.AddListeningPort(options.listen, grpc::InsecureServerCredentials(), &port);
+  if (!options.listen_unix.empty()) {
+    builder.AddListeningPort("unix:" + options.listen_unix, grpc::InsecureServerCredentials());
+  }
   builder.SetMaxReceiveMessageSize(-1);
   builder.AddChannelArgument(GRPC_ARG_HTTP2_BDP_PROBE, options.bdp_probe ? 1 : 0);
   builder.RegisterService(&sink);
   std::unique_ptr<grpc::Server> server = builder.BuildAndStart();
   if (server == nullptr || port == 0) {
-    std::fprintf(stderr, "gpureduce-load sink: cannot listen on %s\n", options.listen.c_str());
+    std::fprintf(stderr, "gpureduce-load sink: cannot listen on %s%s%s\n", options.listen.c_str(),
+                 options.listen_unix.empty() ? "" : " and unix:", options.listen_unix.c_str());
     return 1;
   }
   server->GetHealthCheckService()->SetServingStatus(true);
@@ -125,8 +129,9 @@ int RunSink(const SinkOptions& options) {
     }
   }
   const std::string host = options.listen.substr(0, options.listen.rfind(':'));
-  std::fprintf(stderr, "gpureduce-load sink listening on %s:%d (BDP probe %s)\n", host.c_str(),
-               port, options.bdp_probe ? "on" : "off");
+  std::fprintf(stderr, "gpureduce-load sink listening on %s:%d%s%s (BDP probe %s)\n", host.c_str(),
+               port, options.listen_unix.empty() ? "" : " and unix:", options.listen_unix.c_str(),
+               options.bdp_probe ? "on" : "off");
   int signal_number = 0;
   sigwait(&signals, &signal_number);
   server->Shutdown(std::chrono::system_clock::now() + std::chrono::seconds(2));

@@ -50,6 +50,7 @@ class SinkService final : public v1::Reducer::CallbackService {
 struct SinkOptions {
   std::string listen = "127.0.0.1:50051";
   std::string port_file;                // where to write the bound port (with --listen=...:0)
+  std::string listen_unix;              // also listen on this Unix socket path; "": none
   bool bdp_probe = false;               // as gpureduce-server's --bdp-probe, off by default like it
   std::string answer_backend = "sink";  // see SinkService
 };

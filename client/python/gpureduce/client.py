@@ -11,6 +11,7 @@ import grpc
 import numpy
 
 from gpureduce import _arrays, _cuda, _dtypes, _output, _requests, _results
+from gpureduce._local import LocalRoute
 # OpResult, OverflowWarning: re-exported, as `from gpureduce.client import ...` finds them.
 from gpureduce._results import Error, OpResult, OverflowWarning, Result  # noqa: F401
 # Region, RegionList: re-exported likewise.
@@ -41,7 +42,9 @@ class Client:
     that signed the server's certificate; None with `tls=True` trusts the system's CAs), and for
     mutual TLS `tls_cert` and `tls_key`; `tls_server_name` checks the certificate for another
     name than the target's host. `token` (or `token_file`) is the bearer token sent with every
-    call to a server started with --auth-token-file.
+    call to a server started with --auth-token-file. `target` may be `unix:PATH`, the socket of
+    a server on this host started with `--listen-unix=PATH`; a plaintext client of such a server
+    sends its shared-memory calls there itself (`shared_memory_target`).
     """
 
     def __init__(self, target: str = "127.0.0.1:50051", *, tls: bool = False,
@@ -57,7 +60,8 @@ class Client:
         options = [("grpc.lb_policy_name", "round_robin"),
                    ("grpc.max_receive_message_length", -1),
                    ("grpc.max_send_message_length", -1)]
-        if tls or tls_ca is not None or tls_cert is not None:
+        secure = tls or tls_ca is not None or tls_cert is not None
+        if secure:
             credentials = grpc.ssl_channel_credentials(
                 root_certificates=_read(tls_ca), private_key=_read(tls_key),
                 certificate_chain=_read(tls_cert))
@@ -75,6 +79,7 @@ class Client:
             token = lines[0]
         self._metadata = [("authorization", f"Bearer {token}")] if token else []
         self._stub = reduce_pb2_grpc.ReducerStub(self._channel)
+        self._local = LocalRoute(target, self._stub, self._metadata, options, secure)
         # Reduce and ReduceStream with the messages serialized here (_requests.encode_message):
         # the payload goes from the array's memory into the message in one copy.
         service = "/" + reduce_pb2.DESCRIPTOR.services_by_name["Reducer"].full_name
@@ -87,7 +92,14 @@ class Client:
         self._chunk_bytes = chunk_bytes
 
     def close(self) -> None:
+        self._local.close()
         self._channel.close()
+
+    @property
+    def shared_memory_target(self) -> str:
+        """Where this client's shared-memory calls go: `unix:PATH` where the server listens on a
+        Unix socket this process reaches, else the client's target (asks the server once)."""
+        return self._local.target()
 
     def __enter__(self) -> "Client":
         return self
@@ -292,7 +304,7 @@ class Client:
             name=name, key=key, offset=offset, byte_size=byte_size, unlink_key=unlink_key,
             writable=writable)
         return Region.from_message(
-            self._call(self._stub.RegisterSystemSharedMemory, request, timeout).region)
+            self._call(self._local.stub().RegisterSystemSharedMemory, request, timeout).region)
 
     def register_cuda_shared_memory(self, name: str, raw_handle: bytes, device_id: int,
                                     offset: int, byte_size: int, *,
@@ -304,12 +316,12 @@ class Client:
             name=name, raw_handle=bytes(raw_handle), device_id=device_id, offset=offset,
             byte_size=byte_size)
         return Region.from_message(
-            self._call(self._stub.RegisterCudaSharedMemory, request, timeout).region)
+            self._call(self._local.stub().RegisterCudaSharedMemory, request, timeout).region)
 
     def list_shared_memory(self, *, timeout: Optional[float] = None) -> RegionList:
         """The regions registered now (every client's), with the server's limits on them."""
-        response = self._call(self._stub.ListSharedMemory, reduce_pb2.ListSharedMemoryRequest(),
-                              timeout)
+        response = self._call(self._local.stub().ListSharedMemory,
+                              reduce_pb2.ListSharedMemoryRequest(), timeout)
         return RegionList([Region.from_message(r) for r in response.regions],
                           response.max_regions, response.max_total_bytes, response.total_bytes)
 
@@ -321,7 +333,7 @@ class Client:
         if (name is None) == (not all):
             raise ValueError("name a region or pass all=True, not both")
         request = reduce_pb2.UnregisterSharedMemoryRequest(name=name or "", all=all)
-        return list(self._call(self._stub.UnregisterSharedMemory, request, timeout).names)
+        return list(self._call(self._local.stub().UnregisterSharedMemory, request, timeout).names)
 
     def reduce_shared(self, region, offset: int = 0, byte_size: Optional[int] = None,
                       op: Optional[str] = None, kernel: str = "auto", *,
@@ -362,7 +374,7 @@ class Client:
             request = reduce_pb2.ReduceRequest(
                 spec=spec, shared_memory=reduce_pb2.SharedMemoryRef(
                     region=region, offset=offset, byte_size=byte_size))
-            return self._call(self._stub.Reduce, request, timeout)
+            return self._call(self._local.stub().Reduce, request, timeout)
 
         if output is not None:
             result = output.result(send(names), names, name, layout)

@@ -125,8 +125,11 @@ printf 'python-test-token\\n' >tokens
 
 @pytest.fixture(scope="session")
 def shm_server(workdir):
-    """A server that accepts shared-memory regions (--allow-shared-memory)."""
-    started = Server(workdir, ["--allow-shared-memory"])
+    """A server that accepts shared-memory regions (--allow-shared-memory), also on a Unix socket
+    (`unix_socket`), where its plaintext clients then send their shared-memory calls."""
+    socket = os.path.join(workdir, "shm-server.sock")
+    started = Server(workdir, ["--allow-shared-memory", f"--listen-unix={socket}"])
+    started.unix_socket = socket
     yield started
     started.stop()
 
