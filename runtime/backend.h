@@ -37,6 +37,8 @@ struct RequestSpec {
   bool one_message = false;
   // The payload is in GPU memory (a CUDA shared-memory region on `device`).
   bool data_on_device = false;
+  // The payload is a region of system shared memory: the CPU and every GPU can read it in place.
+  bool data_in_host_region = false;
   // The ops of a request that names several (read in one pass; `op` is the first); empty: `op`
   // alone.
   std::vector<gpureduce::Op> op_list;

@@ -24,7 +24,8 @@ absl::StatusOr<std::unique_ptr<Backend>> CreateCudaBackend(const BackendOptions&
   const RoutingThresholds thresholds = {
       .auto_cpu_below = options.auto_cpu_below_bytes / sizeof(float),
       .split_above = options.split_above_bytes / sizeof(float),
-      .gpu_arrays = options.gpu_arrays};
+      .gpu_arrays = options.gpu_arrays,
+      .host_cpu_share = options.host_cpu_share};
   return std::make_unique<RoutingBackend>(std::make_unique<CpuBackend>(options.worker_threads),
                                           std::move(*gpus), thresholds);
 }

@@ -35,6 +35,10 @@ struct BackendOptions {
   // With several GPUs: a request known to carry at least this many bytes (and pinned to no GPU)
   // is reduced on every GPU at once; 0: each request on one GPU.
   uint64_t split_above_bytes = uint64_t{64} << 20;
+  // With GPUs: the share of an `auto` request reading system shared memory (at or above
+  // auto_cpu_below_bytes) that the CPU reduces while a GPU reads the rest; 0: a GPU alone; 1: the
+  // CPU alone; below 0: measured at the self-check (RoutingBackend).
+  double host_cpu_share = -1;
   // With GPUs: array requests (axes or segments, issue 23) run on the GPUs' array kernels, as
   // whole arrays' requests do (auto_cpu_below_bytes applies); off: on the CPU's kernel. Off by
   // default until the array kernels have run on a GPU host (docs/array-api.md).

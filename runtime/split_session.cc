@@ -52,10 +52,37 @@ absl::AnyInvocable<void(std::vector<absl::Status>) &&> FirstError(ConsumeDone do
   };
 }
 
+// Where each of `n` ranges of `count` elements ends: at the fractions `ends` (the last 1), or
+// with none as even as can be, the first count % n ranges one longer.
+std::vector<uint64_t> RangeEnds(uint64_t count, size_t n, const std::vector<double>& ends) {
+  std::vector<uint64_t> out(n);
+  uint64_t end = 0;
+  for (size_t i = 0; i < n; ++i) {
+    if (ends.empty()) {
+      end += count / n + (i < count % n ? 1 : 0);
+    } else {
+      const auto at = static_cast<uint64_t>(static_cast<long double>(count) * ends[i]);
+      end = std::clamp(at, end, count);
+    }
+    out[i] = i + 1 == n ? count : end;
+  }
+  return out;
+}
+
 }  // namespace
 
-SplitSession::SplitSession(std::vector<std::unique_ptr<ReduceSession>> parts)
-    : parts_(std::move(parts)) {}
+SplitSession::SplitSession(std::vector<std::unique_ptr<ReduceSession>> parts,
+                           std::vector<double> shares)
+    : parts_(std::move(parts)) {
+  if (shares.size() != parts_.size()) return;  // equal shares
+  double total = 0;
+  for (double share : shares) total += share;
+  double end = 0;
+  for (double share : shares) {
+    end += share / total;
+    ends_.push_back(end);
+  }
+}
 
 void SplitSession::ConsumePieces(PayloadPieces data, ConsumeDone done) {
   const size_t n = parts_.size();
@@ -98,15 +125,16 @@ void SplitSession::ConsumeShared(const SharedSource& source, ConsumeDone done) {
 
 template <typename F>
 void SplitSession::ForEachRange(uint64_t count, F&& consume) {
-  // As even as can be, the first count % n ranges one float longer. An empty range is still
+  // Each part's share, its range ending where its fraction of the whole does (equal shares: as
+  // even as can be, the first count % n ranges one float longer). An empty range is still
   // consumed, so that every part's callback runs. The loop reads only locals: the last part's
   // callback may end the request, and this session with it.
   const size_t n = parts_.size();
+  const std::vector<uint64_t> ends = RangeEnds(count, n, ends_);
   uint64_t begin = 0;
   for (size_t i = 0; i < n; ++i) {
-    const uint64_t size = count / n + (i < count % n ? 1 : 0);
-    consume(i, begin, size);
-    begin += size;
+    consume(i, begin, ends[i] - begin);
+    begin = ends[i];
   }
 }
 

@@ -1,11 +1,12 @@
 #pragma once
 
-// One request spread over several sessions, one per GPU, all reducing at once: a stream's chunks
-// are dealt to them in turn, a shared-memory region's floats are cut into one contiguous range
-// each. Every session is told where its elements start (ReduceSession::StartAt), so their
-// partials carry the request's own indices, and Finish combines them as one session's would
-// (gpureduce::Combine: float64 sums, the first occurrence and the first NaN by index). Generic over
-// the sessions, so it is tested on the CPU backend's.
+// One request spread over several sessions, one per GPU (or the CPU and a GPU, for a region of
+// system memory both read), all reducing at once: a stream's chunks are dealt to them in turn, a
+// shared-memory region's floats are cut into one contiguous range each, of each part's share. Every
+// session is told where its elements start (ReduceSession::StartAt), so their partials carry the
+// request's own indices, and Finish combines them as one session's would (gpureduce::Combine:
+// float64 sums, the first occurrence and the first NaN by index). Generic over the sessions, so it
+// is tested on the CPU backend's.
 
 #include <memory>
 #include <string>
@@ -17,8 +18,10 @@ namespace gpureduce::runtime {
 
 class SplitSession final : public ReduceSession {
  public:
-  // `parts`: at least one.
-  explicit SplitSession(std::vector<std::unique_ptr<ReduceSession>> parts);
+  // `parts`: at least one. `shares`: the fraction of a range split each part takes (as many as
+  // the parts, positive, summing to 1 or so); empty: equal shares.
+  explicit SplitSession(std::vector<std::unique_ptr<ReduceSession>> parts,
+                        std::vector<double> shares = {});
 
   // A chunk goes to the next part in turn; a message large enough to give every part at least
   // kLeastRangeFloats (a unary request's) is cut into a range per part, all reduced at once.
@@ -45,8 +48,9 @@ class SplitSession final : public ReduceSession {
   void ForEachRange(uint64_t count, F&& consume);
 
   std::vector<std::unique_ptr<ReduceSession>> parts_;
-  uint64_t next_index_ = 0;  // of the next element consumed
-  size_t next_part_ = 0;     // that takes the next chunk
+  std::vector<double> ends_;  // where each part's range ends, as a fraction; empty: even
+  uint64_t next_index_ = 0;   // of the next element consumed
+  size_t next_part_ = 0;      // that takes the next chunk
 };
 
 }  // namespace gpureduce::runtime

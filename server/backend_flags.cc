@@ -94,6 +94,13 @@ void BackendFlags::Register(FlagSet& flags) {
                     "bytes (unary, a stream that declares expected_count, a shared-memory "
                     "region) and pinned to no GPU is reduced on every GPU at once, its partials "
                     "combined in order; the response lists the devices; 0: one GPU per request");
+  flags.AddString("host-region-split", &host_region_split_,
+                  "CUDA backend: an `auto` request reading system shared memory (from "
+                  "--auto-cpu-below up, on one GPU) is read by the CPU and a GPU at once, the CPU "
+                  "taking this share: 'auto' sizes it at start from the rates each reached alone "
+                  "(logged), so both finish together; 'off': the GPU alone; 0 to 1: that share "
+                  "(1: the CPU alone)",
+                  "auto|off|SHARE");
 }
 
 absl::StatusOr<runtime::BackendOptions> BackendFlags::Options() const {
@@ -108,6 +115,17 @@ absl::StatusOr<runtime::BackendOptions> BackendFlags::Options() const {
   options.batch.window = absl::ToChronoMicroseconds(batch_window_);
   if (options.batch.in_flight == 0) {
     return absl::InvalidArgumentError("--batches-in-flight must be at least 1");
+  }
+  if (host_region_split_ == "off") {
+    options.host_cpu_share = 0;
+  } else if (host_region_split_ != "auto") {
+    double share = -1;
+    if (!absl::SimpleAtod(host_region_split_, &share) || !(share >= 0 && share <= 1)) {
+      return absl::InvalidArgumentError(
+          absl::StrCat("--host-region-split=", host_region_split_,
+                       ": expected auto, off or a share from 0 to 1"));
+    }
+    options.host_cpu_share = share;
   }
   if (!streams_.empty()) {
     uint32_t streams = 0;

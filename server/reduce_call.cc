@@ -81,7 +81,8 @@ absl::Status ReduceCall::Admit() {
   return absl::OkStatus();
 }
 
-absl::Status ReduceCall::Open(const v1::ReduceSpec& spec, uint64_t payload_bytes, int device) {
+absl::Status ReduceCall::Open(const v1::ReduceSpec& spec, uint64_t payload_bytes, int device,
+                              bool host_region) {
   absl::StatusOr<runtime::RequestSpec> resolved = ResolveSpec(spec, state_.backend);
   if (!resolved.ok()) return resolved.status();
   if (absl::Status status = ResolveLayout(spec, state_.limits.max_result_bytes, &*resolved);
@@ -104,7 +105,8 @@ absl::Status ReduceCall::Open(const v1::ReduceSpec& spec, uint64_t payload_bytes
       resolved->layout != nullptr ? resolved->layout->count() : resolved->expected_count;
   resolved->size_hint = size_hint != 0 ? size_hint : declared;
   resolved->one_message = size_hint != 0;  // unary: the payload's size is known
-  if (device >= 0) {                       // the data is on that GPU
+  resolved->data_in_host_region = host_region;
+  if (device >= 0) {  // the data is on that GPU
     if (resolved->device >= 0 && resolved->device != device) {
       return absl::FailedPreconditionError(absl::StrCat("the spec pins device ", resolved->device,
                                                         ", but the region's memory is on GPU ",

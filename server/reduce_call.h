@@ -41,8 +41,10 @@ class ReduceCall {
 
   // Resolves the spec and opens a backend session. `payload_bytes`: the bytes a unary request
   // carries (its one payload), else 0 for a stream (the spec's expected_count counts).
-  // `device`: the GPU the data is on (a CUDA shared-memory region), -1 any.
-  absl::Status Open(const v1::ReduceSpec& spec, uint64_t payload_bytes = 0, int device = -1);
+  // `device`: the GPU the data is on (a CUDA shared-memory region), -1 any. `host_region`: the
+  // data is a region of system shared memory (the CPU and the GPUs may read it at once).
+  absl::Status Open(const v1::ReduceSpec& spec, uint64_t payload_bytes = 0, int device = -1,
+                    bool host_region = false);
 
   // A message's elements (`data` where it was received, or `values`), checked against
   // `max_bytes` and the declared expected_count (see ExtractPayload). A stream's chunk

@@ -122,9 +122,10 @@ absl::Status ReduceUnaryReactor::StartShared(const v1::ReduceRequest& request) {
       ResolveSharedMemoryRef(call_.state().regions, call_.peer(), ref, *dtype);
   if (!region.ok()) return region.status();
   const uint64_t elements = ref.byte_size() / DTypeSize(*dtype);
-  const int device =
-      (*region)->info().kind == RegionInfo::Kind::kCuda ? (*region)->info().device_id : -1;
-  if (absl::Status opened = call_.Open(request.spec(), ref.byte_size(), device); !opened.ok()) {
+  const bool on_gpu = (*region)->info().kind == RegionInfo::Kind::kCuda;
+  const int device = on_gpu ? (*region)->info().device_id : -1;
+  if (absl::Status opened = call_.Open(request.spec(), ref.byte_size(), device, !on_gpu);
+      !opened.ok()) {
     return opened;
   }
   if (absl::Status apart = call_.CheckOutputApart(**region, ref); !apart.ok()) return apart;

@@ -30,6 +30,7 @@
 #include "gpureduce/version.h"
 #include "kernels/bench/bench_data.h"
 #include "kernels/bench/dtypes_suite.h"
+#include "kernels/bench/host_read_suite.h"
 #include "kernels/bench/measure.h"
 #include "kernels/bench/report.h"
 #include "kernels/bench/segmented_suite.h"
@@ -378,8 +379,11 @@ int main(int argc, char** argv) {
       "time (launch, result on the host, synchronized). Every run's answer is checked against "
       "the exact result; the 'wrong' column counts failures. --suite ladder reproduces the seed "
       "documents' tables; --suite production compares single_pass with CUB per op.");
-  flags.AddChoice("suite", &options.suite, {"ladder", "production", "dtypes", "segmented"},
-                  "what to measure");
+  flags.AddChoice("suite", &options.suite,
+                  {"ladder", "production", "dtypes", "segmented", "host-read"},
+                  "what to measure; host-read: the host's read bandwidth, every hardware thread "
+                  "reading --sizes bytes (default 4 GiB), the ceiling of system shared memory "
+                  "(needs no GPU)");
   flags.AddString("sizes", &options.sizes,
                   "comma-separated element counts (default: ladder 3x2^22,2^24; production "
                   "2^10,2^20,2^24,2^28); dtypes: payload bytes (default 2^24,2^30)",
@@ -435,6 +439,10 @@ int main(int argc, char** argv) {
   if (options.runs == 0) {
     std::fprintf(stderr, "gpureduce-bench: --runs must be at least 1\n");
     return 2;
+  }
+  if (options.suite == "host-read") {
+    return RunHostReadSuite(options.sizes.empty() ? size_t{4} << 30 : Sizes(options).front(), 0,
+                            options.runs, stdout);
   }
   Context context = ReadContext(options);
   cudaStream_t stream;

@@ -1,18 +1,25 @@
 #include "runtime/routing/routing_backend.h"
 
+#include <algorithm>
 #include <cstdint>
 #include <optional>
 #include <utility>
 
 #include "absl/strings/str_cat.h"
+#include "common/fmt_absl.h"
 #include "common/status_macros.h"
+#include "runtime/routing/host_rates.h"
 #include "runtime/split_session.h"
+#include "spdlog/spdlog.h"
 
 namespace gpureduce::runtime {
 
 RoutingBackend::RoutingBackend(std::unique_ptr<Backend> cpu, std::unique_ptr<GpuBackend> gpus,
                                RoutingThresholds thresholds)
-    : cpu_(std::move(cpu)), gpus_(std::move(gpus)), thresholds_(thresholds) {}
+    : cpu_(std::move(cpu)),
+      gpus_(std::move(gpus)),
+      thresholds_(thresholds),
+      host_cpu_share_(std::clamp(thresholds.host_cpu_share, 0.0, 1.0)) {}
 
 bool RoutingBackend::Runs(const kernels::KernelInfo& kernel) const {
   return gpus_->Runs(kernel) || cpu_->Runs(kernel);
@@ -20,7 +27,25 @@ bool RoutingBackend::Runs(const kernels::KernelInfo& kernel) const {
 
 absl::Status RoutingBackend::SelfCheck() {
   RETURN_IF_ERROR(cpu_->SelfCheck());
-  return gpus_->SelfCheck();
+  RETURN_IF_ERROR(gpus_->SelfCheck());
+  if (thresholds_.host_cpu_share < 0) {
+    absl::StatusOr<HostRates> rates = MeasureHostRates(*cpu_, *gpus_);
+    if (!rates.ok()) {
+      spdlog::warn(
+          "host regions: could not measure the CPU's and the GPU's rates ({}); a GPU "
+          "reads them alone",
+          rates.status().message());
+      return absl::OkStatus();
+    }
+    host_cpu_share_.store(rates->CpuShare(), std::memory_order_relaxed);
+    spdlog::info(
+        "host regions: the CPU reduced {} MiB of system shared memory at {:.1f} GB/s, GPU 0 at "
+        "{:.1f} GB/s, each alone; `auto` requests of such a region (from {} MiB) give {:.1f}% to "
+        "the CPU and the rest to a GPU, read at once (--host-region-split)",
+        rates->bytes >> 20, rates->cpu_gbps, rates->gpu_gbps,
+        thresholds_.auto_cpu_below * sizeof(float) >> 20, 100 * rates->CpuShare());
+  }
+  return absl::OkStatus();
 }
 
 // The thresholds count float32 elements: what matters is the bytes to move. (Saturated: a
@@ -67,7 +92,34 @@ absl::StatusOr<std::unique_ptr<ReduceSession>> RoutingBackend::Open(const Reques
       gpus_->gpu_count() > 1) {
     if (std::unique_ptr<ReduceSession> split = OpenSplit(spec); split != nullptr) return split;
   }
+  if (spec.data_in_host_region && spec.auto_kernel) {
+    const double share = host_cpu_share();
+    if (share >= 1) return OpenOnCpuKernel(spec);
+    if (share > 0) {
+      if (std::unique_ptr<ReduceSession> split = OpenHostSplit(spec, share); split != nullptr) {
+        return split;
+      }
+    }
+  }
   return OpenOnLeastLoaded(spec);
+}
+
+std::unique_ptr<ReduceSession> RoutingBackend::OpenHostSplit(const RequestSpec& spec,
+                                                             double share) {
+  RequestSpec on_cpu = spec;
+  on_cpu.kernel = cpu_->default_kernel();
+  on_cpu.size_hint = static_cast<uint64_t>(static_cast<double>(spec.size_hint) * share);
+  RequestSpec on_gpu = spec;
+  on_gpu.size_hint = spec.size_hint - on_cpu.size_hint;  // what the GPU's load counts
+  absl::StatusOr<std::unique_ptr<ReduceSession>> gpu = OpenOnLeastLoaded(on_gpu);
+  if (!gpu.ok()) return nullptr;
+  absl::StatusOr<std::unique_ptr<ReduceSession>> cpu = cpu_->Open(on_cpu);
+  if (!cpu.ok()) return nullptr;
+  // The GPU's range first: the response names its kernel, and lists the GPU and the CPU.
+  std::vector<std::unique_ptr<ReduceSession>> parts;
+  parts.push_back(std::move(*gpu));
+  parts.push_back(std::move(*cpu));
+  return std::make_unique<SplitSession>(std::move(parts), std::vector<double>{1 - share, share});
 }
 
 // Axes and segments: on the CPU's kernel, or with gpu_arrays as a whole array's request would

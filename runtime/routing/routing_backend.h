@@ -3,7 +3,9 @@
 // The backend a server with GPUs runs: it composes the CPU backend and the GPUs' and decides
 // where each request runs. A request that names the `cpu` kernel, or an `auto` one known to be
 // small, runs on the CPU; one pinned to a GPU runs there; one known to be large is spread over
-// every GPU at once (SplitSession); any other on the GPU with the fewest bytes outstanding.
+// every GPU at once (SplitSession); an `auto` one of system shared memory over the CPU and a GPU
+// at once, in the shares of their measured rates; any other on the GPU with the fewest bytes
+// outstanding.
 
 #include <atomic>
 #include <cstdint>
@@ -25,6 +27,11 @@ struct RoutingThresholds {
   uint64_t split_above = 0;
   // Array requests (axes or segments) run on the GPUs' array kernels; otherwise on the CPU's.
   bool gpu_arrays = false;
+  // An `auto` request reading a region of system shared memory, not sent to the CPU by
+  // auto_cpu_below nor over several GPUs by split_above, is cut in two read at once: the CPU
+  // takes this share of its elements and the least loaded GPU the rest. 0: the GPU alone; 1: the
+  // CPU alone; below 0: the share the self-check measures (host_rates.h).
+  double host_cpu_share = 0;
 };
 
 class RoutingBackend final : public Backend {
@@ -38,8 +45,11 @@ class RoutingBackend final : public Backend {
   uint32_t workers() const override { return gpus_->workers(); }
   bool Runs(const kernels::KernelInfo& kernel) const override;
 
-  // The CPU's check, then the GPUs'.
+  // The CPU's check, then the GPUs', then (host_cpu_share below 0) the rates that size the CPU's
+  // share of system shared memory.
   absl::Status SelfCheck() override;
+  // The CPU's share of an `auto` request of system shared memory now (see RoutingThresholds).
+  double host_cpu_share() const { return host_cpu_share_.load(std::memory_order_relaxed); }
   absl::StatusOr<std::unique_ptr<ReduceSession>> Open(const RequestSpec& spec) override;
 
   absl::StatusOr<std::unique_ptr<MemoryHold>> PinHost(const void* base, size_t bytes) override {
@@ -66,11 +76,15 @@ class RoutingBackend final : public Backend {
   // A session on every usable GPU that can take one, or null where fewer than two can.
   std::unique_ptr<ReduceSession> OpenSplit(const RequestSpec& spec);
   absl::StatusOr<std::unique_ptr<ReduceSession>> OpenOnLeastLoaded(const RequestSpec& spec);
+  // A region of system memory over a GPU and the CPU (its `share`), or null where no GPU can
+  // take its part.
+  std::unique_ptr<ReduceSession> OpenHostSplit(const RequestSpec& spec, double share);
 
   const std::unique_ptr<Backend> cpu_;
   const std::unique_ptr<GpuBackend> gpus_;
   const RoutingThresholds thresholds_;
   std::atomic<uint32_t> next_gpu_{0};
+  std::atomic<double> host_cpu_share_;
 };
 
 }  // namespace gpureduce::runtime

@@ -1,6 +1,7 @@
 // The routing backend's decisions, over a fake CPU and fake GPUs that only record what they were
 // asked to open: the CPU crossover by size, the `cpu` kernel on the CPU, a pinned GPU, the GPU
-// with the fewest bytes outstanding (lost and full ones passed over), the split over every GPU;
+// with the fewest bytes outstanding (lost and full ones passed over), the split over every GPU,
+// a region of system memory over a GPU and the CPU in their shares (measured at the self-check);
 // and a request routed to the real CPU backend answers as a float64 reference does.
 
 #include "runtime/routing/routing_backend.h"
@@ -16,6 +17,7 @@
 #include "gmock/gmock.h"
 #include "gtest/gtest.h"
 #include "runtime/cpu/cpu_backend.h"
+#include "runtime/routing/host_rates.h"
 #include "tests/support/classic_partial.h"
 #include "tests/support/random_data.h"
 #include "tests/support/reference.h"
@@ -112,6 +114,12 @@ RequestSpec Auto(uint64_t size_hint) {
   RequestSpec spec{Op::kSum, KernelId::kSinglePass, 0, 0};
   spec.auto_kernel = true;
   spec.size_hint = size_hint;
+  return spec;
+}
+
+RequestSpec HostRegion(uint64_t size_hint) {
+  RequestSpec spec = Auto(size_hint);
+  spec.data_in_host_region = true;
   return spec;
 }
 
@@ -285,6 +293,49 @@ TEST_F(RoutingBackendTest, ASplitThatFewerThanTwoGpusCanTakeGoesToOneWithItsWhol
   EXPECT_EQ(gpus_->gpus[0].opened.back().size_hint, 4000u);
   Make(1, {.split_above = 1000});
   EXPECT_EQ(Route(Auto(4000)), "0") << "one GPU: nothing to split";
+}
+
+TEST_F(RoutingBackendTest, AutoRequestsOfSystemMemoryAreReadByAGpuAndTheCpuInTheirShares) {
+  Make(1, {.auto_cpu_below = 1000, .host_cpu_share = 0.25});
+  EXPECT_EQ(Route(HostRegion(999)), "-1") << "below the crossover: the CPU alone";
+  EXPECT_EQ(Route(HostRegion(4000)), "0,-1") << "the GPU's range first, then the CPU's";
+  EXPECT_EQ(cpu_->opened.back().size_hint, 1000u);
+  EXPECT_EQ(cpu_->opened.back().kernel, KernelId::kCpu);
+  EXPECT_EQ(gpus_->gpus[0].opened.back().size_hint, 3000u) << "the GPU's load counts its share";
+  EXPECT_EQ(Route(Auto(4000)), "0") << "a message: one reader";
+  RequestSpec named = HostRegion(4000);
+  named.auto_kernel = false;
+  EXPECT_EQ(Route(named), "0") << "a named GPU kernel runs alone";
+  gpus_->gpus[0].full = true;
+  EXPECT_THAT(Route(HostRegion(4000)), HasSubstr("RESOURCE_EXHAUSTED"));
+  Make(1, {.auto_cpu_below = 1000, .host_cpu_share = 1});
+  EXPECT_EQ(Route(HostRegion(4000)), "-1") << "a share of 1: the CPU alone";
+  Make(1, {.auto_cpu_below = 1000});
+  EXPECT_EQ(Route(HostRegion(4000)), "0") << "no share: the GPU alone";
+  Make(2, {.split_above = 1000, .host_cpu_share = 0.5});
+  EXPECT_EQ(Route(HostRegion(4000)), "0,1") << "large enough for every GPU: the GPUs";
+}
+
+TEST(HostRatesTest, TheSelfCheckMeasuresTheCpusShareOfSystemMemory) {
+  // The CPU backend's own pread of a memfd against fake GPU sessions that read nothing: a share
+  // strictly between 0 and 1, and the request then split in it.
+  RoutingBackend backend(std::make_unique<CpuBackend>(2), std::make_unique<FakeGpus>(1),
+                         {.auto_cpu_below = 1000, .host_cpu_share = -1});
+  EXPECT_EQ(backend.host_cpu_share(), 0) << "not measured yet: the GPU alone";
+  ASSERT_TRUE(backend.SelfCheck().ok());
+  EXPECT_GT(backend.host_cpu_share(), 0);
+  EXPECT_LT(backend.host_cpu_share(), 1);
+  absl::StatusOr<std::unique_ptr<ReduceSession>> session = backend.Open(HostRegion(1u << 20));
+  ASSERT_TRUE(session.ok()) << session.status();
+  EXPECT_EQ((*session)->devices().size(), 2u);
+  CpuBackend cpu(2);
+  FakeGpus gpus(1);
+  const absl::StatusOr<HostRates> rates = MeasureHostRates(cpu, gpus, uint64_t{16} << 20);
+  ASSERT_TRUE(rates.ok()) << rates.status();
+  EXPECT_EQ(rates->bytes, uint64_t{16} << 20);
+  EXPECT_GT(rates->cpu_gbps, 0);
+  EXPECT_GT(rates->gpu_gbps, 0);
+  EXPECT_NEAR(rates->CpuShare(), rates->cpu_gbps / (rates->cpu_gbps + rates->gpu_gbps), 1e-12);
 }
 
 TEST_F(RoutingBackendTest, ItRunsAndListsTheGpusKernelsThenTheCpusAndChecksBoth) {

@@ -1,6 +1,7 @@
 // SplitSession over the CPU backend's sessions: a request spread over several sessions (as the
-// CUDA backend spreads a large one over its GPUs) must answer exactly as one session would, for
-// a stream's chunks dealt in turn and for a shared-memory object cut into ranges.
+// CUDA backend spreads a large one over its GPUs, or a region of system memory over a GPU and the
+// CPU) must answer exactly as one session would, for a stream's chunks dealt in turn and for a
+// shared-memory object cut into ranges, even or of each part's share.
 
 #include "runtime/split_session.h"
 
@@ -26,6 +27,29 @@ namespace {
 
 using gpureduce::Op;
 
+// Forwards to a session, noting the length of each range of a region it is given.
+class Recording final : public ReduceSession {
+ public:
+  Recording(std::unique_ptr<ReduceSession> inner, std::vector<uint64_t>* counts)
+      : inner_(std::move(inner)), counts_(counts) {}
+  void ConsumePieces(PayloadPieces data, ConsumeDone done) override {
+    inner_->ConsumePieces(std::move(data), std::move(done));
+  }
+  void ConsumeShared(const SharedSource& source, ConsumeDone done) override {
+    counts_->push_back(source.count);
+    inner_->ConsumeShared(source, std::move(done));
+  }
+  void Finish(FinishDone done) override { inner_->Finish(std::move(done)); }
+  BackendTiming timing() const override { return inner_->timing(); }
+  std::string device_name() const override { return inner_->device_name(); }
+  void StartAt(uint64_t index) override { inner_->StartAt(index); }
+  kernels::KernelId kernel() const override { return inner_->kernel(); }
+
+ private:
+  std::unique_ptr<ReduceSession> inner_;
+  std::vector<uint64_t>* counts_;
+};
+
 class SplitSessionTest : public ::testing::Test {
  protected:
   void SetUp() override {
@@ -37,15 +61,21 @@ class SplitSessionTest : public ::testing::Test {
     backend_ = std::move(*backend);
   }
 
-  std::unique_ptr<SplitSession> Open(Op op, size_t parts) {
+  // `shares`: the parts' (empty: even); `counts`: where the parts note their ranges' lengths.
+  std::unique_ptr<SplitSession> Open(Op op, size_t parts, std::vector<double> shares = {},
+                                     std::vector<uint64_t>* counts = nullptr) {
     std::vector<std::unique_ptr<ReduceSession>> sessions;
     for (size_t i = 0; i < parts; ++i) {
       absl::StatusOr<std::unique_ptr<ReduceSession>> session =
           backend_->Open(RequestSpec{op, backend_->default_kernel(), 0, 0});
       EXPECT_TRUE(session.ok()) << session.status();
-      sessions.push_back(std::move(*session));
+      if (counts == nullptr) {
+        sessions.push_back(std::move(*session));
+      } else {
+        sessions.push_back(std::make_unique<Recording>(std::move(*session), counts));
+      }
     }
-    return std::make_unique<SplitSession>(std::move(sessions));
+    return std::make_unique<SplitSession>(std::move(sessions), std::move(shares));
   }
 
   static absl::StatusOr<gpureduce::ReduceResult> Finish(Op op, ReduceSession& session) {
@@ -71,7 +101,9 @@ class SplitSessionTest : public ::testing::Test {
   }
 
   // `data` in a memfd (after `lead` floats of padding), read in place by a split over `parts`.
-  absl::StatusOr<gpureduce::ReduceResult> Shared(Op op, std::span<const float> data, size_t parts) {
+  absl::StatusOr<gpureduce::ReduceResult> Shared(Op op, std::span<const float> data, size_t parts,
+                                                 std::vector<double> shares = {},
+                                                 std::vector<uint64_t>* counts = nullptr) {
     const size_t lead = 3;
     const int fd = memfd_create("split_session_test", 0);
     EXPECT_GE(fd, 0);
@@ -79,7 +111,7 @@ class SplitSessionTest : public ::testing::Test {
     file.insert(file.end(), data.begin(), data.end());
     EXPECT_EQ(write(fd, file.data(), file.size() * sizeof(float)),
               static_cast<ssize_t>(file.size() * sizeof(float)));
-    std::unique_ptr<SplitSession> session = Open(op, parts);
+    std::unique_ptr<SplitSession> session = Open(op, parts, std::move(shares), counts);
     SharedSource source;
     source.kind = SharedSource::Kind::kHost;
     source.count = data.size();
@@ -159,6 +191,31 @@ TEST_F(SplitSessionTest, TiesAndNaNsAcrossPartsKeepTheFirstOccurrence) {
           EXPECT_EQ((*got)->index, 100003);
         }
       }
+    }
+  }
+}
+
+TEST_F(SplitSessionTest, UnequalSharesCutTheRegionWhereTheirFractionsEndAndAnswerAsOne) {
+  const uint64_t seed = testing::FreshSeed();
+  SCOPED_TRACE(testing::SeedTrace(seed));
+  const size_t n = 1000003;
+  const std::vector<float> data = testing::MixedSignData(n, seed);
+  const std::vector<std::vector<double>> cuts = {
+      {0.7, 0.3}, {0.01, 0.99}, {0.2, 0.3, 0.5}, {1e-9, 1.0}, {3.0, 1.0}};
+  for (const std::vector<double>& shares : cuts) {
+    double total = 0;
+    for (double share : shares) total += share;
+    for (Op op : {Op::kSum, Op::kArgMin, Op::kMax}) {
+      const std::string what = absl::StrCat(gpureduce::OpName(op), " shares ", shares[0], "...");
+      std::vector<uint64_t> counts;
+      EXPECT_EQ(Check(op, data, Shared(op, data, shares.size(), shares, &counts)), "") << what;
+      ASSERT_EQ(counts.size(), shares.size()) << what;
+      uint64_t sum = 0;
+      for (size_t i = 0; i < shares.size(); ++i) {
+        EXPECT_NEAR(double(counts[i]), double(n) * shares[i] / total, 1.0) << what << " part " << i;
+        sum += counts[i];
+      }
+      EXPECT_EQ(sum, n) << what;
     }
   }
 }
