@@ -2,6 +2,7 @@
 
 #include <algorithm>
 #include <atomic>
+#include <chrono>
 #include <mutex>
 #include <utility>
 
@@ -112,14 +113,27 @@ void SplitSession::ConsumeShared(const SharedSource& source, ConsumeDone done) {
   }
   const uint64_t first = next_index_;
   next_index_ += source.count;
+  const auto start = std::chrono::steady_clock::now();
+  auto times = std::make_shared<std::vector<RangeTime>>(parts_.size());
+  if (on_ranges_timed_) {
+    done = [times, timed = on_ranges_timed_, done = std::move(done)](absl::Status status) mutable {
+      if (status.ok()) timed(*times);
+      std::move(done)(std::move(status));
+    };
+  }
   auto* join = new Join<absl::Status>(parts_.size(), FirstError(std::move(done)));
   ForEachRange(source.count, [&](size_t i, uint64_t begin, uint64_t count) {
     SharedSource range = source;
     range.count = count;
     range.file_offset = source.file_offset + begin * source.element_bytes;
     if (source.pinned != nullptr) range.pinned = source.pinned + begin * source.element_bytes;
+    (*times)[i].bytes = count * source.element_bytes;
     parts_[i]->StartAt(first + begin);
-    parts_[i]->ConsumeShared(range, join->For(i));
+    parts_[i]->ConsumeShared(range, [times, i, start, part = join->For(i)](absl::Status s) mutable {
+      (*times)[i].seconds =
+          std::chrono::duration<double>(std::chrono::steady_clock::now() - start).count();
+      std::move(part)(std::move(s));
+    });
   });
 }
 

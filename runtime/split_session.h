@@ -8,6 +8,7 @@
 // float64 sums, the first occurrence and the first NaN by index). Generic over the sessions, so it
 // is tested on the CPU backend's.
 
+#include <functional>
 #include <memory>
 #include <string>
 #include <vector>
@@ -39,6 +40,17 @@ class SplitSession final : public ReduceSession {
 
   size_t parts() const { return parts_.size(); }
 
+  // A part's range of a region: its bytes, and the seconds from the region's start until the
+  // part had reduced them.
+  struct RangeTime {
+    uint64_t bytes = 0;
+    double seconds = 0;
+  };
+  using RangesTimed = std::function<void(const std::vector<RangeTime>&)>;
+  // Called, in part order, once a region's ranges are all reduced without error, before the
+  // request hears of it: a router sizes later shares by them.
+  void set_on_ranges_timed(RangesTimed timed) { on_ranges_timed_ = std::move(timed); }
+
  private:
   // 1 MiB of floats: smaller ranges would cost more in launches and hand-overs than they save.
   static constexpr uint64_t kLeastRangeFloats = uint64_t{1} << 18;
@@ -49,8 +61,9 @@ class SplitSession final : public ReduceSession {
 
   std::vector<std::unique_ptr<ReduceSession>> parts_;
   std::vector<double> ends_;  // where each part's range ends, as a fraction; empty: even
-  uint64_t next_index_ = 0;   // of the next element consumed
-  size_t next_part_ = 0;      // that takes the next chunk
+  RangesTimed on_ranges_timed_;
+  uint64_t next_index_ = 0;  // of the next element consumed
+  size_t next_part_ = 0;     // that takes the next chunk
 };
 
 }  // namespace gpureduce::runtime

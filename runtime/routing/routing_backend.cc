@@ -1,6 +1,7 @@
 #include "runtime/routing/routing_backend.h"
 
 #include <algorithm>
+#include <cmath>
 #include <cstdint>
 #include <optional>
 #include <utility>
@@ -38,10 +39,12 @@ absl::Status RoutingBackend::SelfCheck() {
       return absl::OkStatus();
     }
     host_cpu_share_.store(rates->CpuShare(), std::memory_order_relaxed);
+    logged_host_share_.store(rates->CpuShare(), std::memory_order_relaxed);
     spdlog::info(
         "host regions: the CPU reduced {} MiB of system shared memory at {:.1f} GB/s, GPU 0 at "
         "{:.1f} GB/s, each alone; `auto` requests of such a region (from {} MiB) give {:.1f}% to "
-        "the CPU and the rest to a GPU, read at once (--host-region-split)",
+        "the CPU and the rest to a GPU, read at once, the share then following the times the "
+        "two take together (--host-region-split)",
         rates->bytes >> 20, rates->cpu_gbps, rates->gpu_gbps,
         thresholds_.auto_cpu_below * sizeof(float) >> 20, 100 * rates->CpuShare());
   }
@@ -119,7 +122,40 @@ std::unique_ptr<ReduceSession> RoutingBackend::OpenHostSplit(const RequestSpec& 
   std::vector<std::unique_ptr<ReduceSession>> parts;
   parts.push_back(std::move(*gpu));
   parts.push_back(std::move(*cpu));
-  return std::make_unique<SplitSession>(std::move(parts), std::vector<double>{1 - share, share});
+  auto split =
+      std::make_unique<SplitSession>(std::move(parts), std::vector<double>{1 - share, share});
+  if (thresholds_.host_cpu_share < 0) {
+    split->set_on_ranges_timed([this](const std::vector<SplitSession::RangeTime>& times) {
+      LearnHostShare(times[0], times[1]);
+    });
+  }
+  return split;
+}
+
+void RoutingBackend::LearnHostShare(const SplitSession::RangeTime& gpu,
+                                    const SplitSession::RangeTime& cpu) {
+  // 16 MiB: below it a range's fixed costs (a launch, the pool's wake-up) weigh.
+  constexpr uint64_t kLeastTimedRange = uint64_t{16} << 20;
+  if (thresholds_.host_cpu_share >= 0 || gpu.bytes < kLeastTimedRange ||
+      cpu.bytes < kLeastTimedRange || gpu.seconds <= 0 || cpu.seconds <= 0) {
+    return;
+  }
+  const double cpu_rate = static_cast<double>(cpu.bytes) / cpu.seconds;
+  const double gpu_rate = static_cast<double>(gpu.bytes) / gpu.seconds;
+  const double target = cpu_rate / (cpu_rate + gpu_rate);
+  // Halfway: one request's pair of times is noisy, their trend is not. Neither reader is ever
+  // left out, so that both keep being timed.
+  const double before = host_cpu_share_.load(std::memory_order_relaxed);
+  const double share = std::clamp(0.5 * before + 0.5 * target, 0.05, 0.95);
+  host_cpu_share_.store(share, std::memory_order_relaxed);
+  // Said where it moved by a tenth or more of the whole, not for every request.
+  if (std::abs(share - logged_host_share_.load(std::memory_order_relaxed)) >= 0.1) {
+    logged_host_share_.store(share, std::memory_order_relaxed);
+    spdlog::info(
+        "host regions: the CPU's share is now {:.1f}% (a split's ranges, read at once: the GPU's "
+        "{:.1f} GB/s, the CPU's {:.1f} GB/s)",
+        100 * share, gpu_rate / 1e9, cpu_rate / 1e9);
+  }
 }
 
 // Axes and segments: on the CPU's kernel, or with gpu_arrays as a whole array's request would

@@ -14,6 +14,7 @@
 
 #include "runtime/backend.h"
 #include "runtime/routing/gpu_backend.h"
+#include "runtime/split_session.h"
 
 namespace gpureduce::runtime {
 
@@ -50,6 +51,11 @@ class RoutingBackend final : public Backend {
   absl::Status SelfCheck() override;
   // The CPU's share of an `auto` request of system shared memory now (see RoutingThresholds).
   double host_cpu_share() const { return host_cpu_share_.load(std::memory_order_relaxed); }
+  // With a measured share (host_cpu_share below 0): a split request's GPU and CPU ranges took
+  // these times, read at once; the share moves halfway to the one that would have ended them
+  // together. Ranges too short to time say little and are passed over. (The splits this backend
+  // opens call it; public for tests.)
+  void LearnHostShare(const SplitSession::RangeTime& gpu, const SplitSession::RangeTime& cpu);
   absl::StatusOr<std::unique_ptr<ReduceSession>> Open(const RequestSpec& spec) override;
 
   absl::StatusOr<std::unique_ptr<MemoryHold>> PinHost(const void* base, size_t bytes) override {
@@ -85,6 +91,7 @@ class RoutingBackend final : public Backend {
   const RoutingThresholds thresholds_;
   std::atomic<uint32_t> next_gpu_{0};
   std::atomic<double> host_cpu_share_;
+  std::atomic<double> logged_host_share_{0};  // the share last logged
 };
 
 }  // namespace gpureduce::runtime

@@ -316,6 +316,24 @@ TEST_F(RoutingBackendTest, AutoRequestsOfSystemMemoryAreReadByAGpuAndTheCpuInThe
   EXPECT_EQ(Route(HostRegion(4000)), "0,1") << "large enough for every GPU: the GPUs";
 }
 
+TEST(HostRatesTest, TheShareFollowsTheTimesOfSplitRequests) {
+  RoutingBackend backend(std::make_unique<FakeCpu>(), std::make_unique<FakeGpus>(1),
+                         {.host_cpu_share = -1});
+  const uint64_t n = uint64_t{1} << 24;
+  backend.LearnHostShare({n, 1.0}, {n, 0.5});  // the CPU twice the GPU's rate: 2/3 would do
+  EXPECT_DOUBLE_EQ(backend.host_cpu_share(), 1.0 / 3) << "halfway from 0";
+  backend.LearnHostShare({n, 1.0}, {n, 0.5});
+  EXPECT_DOUBLE_EQ(backend.host_cpu_share(), 0.5);
+  backend.LearnHostShare({n, 1.0}, {1000, 0.0001});
+  EXPECT_DOUBLE_EQ(backend.host_cpu_share(), 0.5) << "a range too short to time";
+  for (int i = 0; i < 20; ++i) backend.LearnHostShare({n, 1.0}, {n, 1e-6});
+  EXPECT_DOUBLE_EQ(backend.host_cpu_share(), 0.95) << "the GPU is never left out";
+  RoutingBackend fixed(std::make_unique<FakeCpu>(), std::make_unique<FakeGpus>(1),
+                       {.host_cpu_share = 0.25});
+  fixed.LearnHostShare({n, 1.0}, {n, 0.5});
+  EXPECT_DOUBLE_EQ(fixed.host_cpu_share(), 0.25) << "a share given by flag stays";
+}
+
 TEST(HostRatesTest, TheSelfCheckMeasuresTheCpusShareOfSystemMemory) {
   // The CPU backend's own pread of a memfd against fake GPU sessions that read nothing: a share
   // strictly between 0 and 1, and the request then split in it.

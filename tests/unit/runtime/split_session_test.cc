@@ -103,7 +103,8 @@ class SplitSessionTest : public ::testing::Test {
   // `data` in a memfd (after `lead` floats of padding), read in place by a split over `parts`.
   absl::StatusOr<gpureduce::ReduceResult> Shared(Op op, std::span<const float> data, size_t parts,
                                                  std::vector<double> shares = {},
-                                                 std::vector<uint64_t>* counts = nullptr) {
+                                                 std::vector<uint64_t>* counts = nullptr,
+                                                 SplitSession::RangesTimed timed = nullptr) {
     const size_t lead = 3;
     const int fd = memfd_create("split_session_test", 0);
     EXPECT_GE(fd, 0);
@@ -112,6 +113,7 @@ class SplitSessionTest : public ::testing::Test {
     EXPECT_EQ(write(fd, file.data(), file.size() * sizeof(float)),
               static_cast<ssize_t>(file.size() * sizeof(float)));
     std::unique_ptr<SplitSession> session = Open(op, parts, std::move(shares), counts);
+    if (timed) session->set_on_ranges_timed(std::move(timed));
     SharedSource source;
     source.kind = SharedSource::Kind::kHost;
     source.count = data.size();
@@ -208,8 +210,19 @@ TEST_F(SplitSessionTest, UnequalSharesCutTheRegionWhereTheirFractionsEndAndAnswe
     for (Op op : {Op::kSum, Op::kArgMin, Op::kMax}) {
       const std::string what = absl::StrCat(gpureduce::OpName(op), " shares ", shares[0], "...");
       std::vector<uint64_t> counts;
-      EXPECT_EQ(Check(op, data, Shared(op, data, shares.size(), shares, &counts)), "") << what;
+      std::vector<SplitSession::RangeTime> timed;
+      EXPECT_EQ(
+          Check(op, data,
+                Shared(op, data, shares.size(), shares, &counts,
+                       [&](const std::vector<SplitSession::RangeTime>& times) { timed = times; })),
+          "")
+          << what;
       ASSERT_EQ(counts.size(), shares.size()) << what;
+      ASSERT_EQ(timed.size(), shares.size()) << what << ": told the ranges' times once";
+      for (size_t i = 0; i < shares.size(); ++i) {
+        EXPECT_EQ(timed[i].bytes, counts[i] * sizeof(float)) << what;
+        EXPECT_GT(timed[i].seconds, 0) << what;
+      }
       uint64_t sum = 0;
       for (size_t i = 0; i < shares.size(); ++i) {
         EXPECT_NEAR(double(counts[i]), double(n) * shares[i] / total, 1.0) << what << " part " << i;
