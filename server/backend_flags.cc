@@ -97,9 +97,10 @@ void BackendFlags::Register(FlagSet& flags) {
   flags.AddString("host-region-split", &host_region_split_,
                   "CUDA backend: an `auto` request reading system shared memory (from "
                   "--auto-cpu-below up, on one GPU) is read by the CPU and a GPU at once, the CPU "
-                  "taking this share: 'auto' sizes it at start from the rates each reached alone "
-                  "(logged), so both finish together; 'off': the GPU alone; 0 to 1: that share "
-                  "(1: the CPU alone)",
+                  "taking this share: 'auto' starts it from the rates each reached alone at start "
+                  "(logged), then moves it toward the share that ends both together by the "
+                  "times of large splits; 'off': the GPU alone; 0 to 1: that share (1: the CPU "
+                  "alone)",
                   "auto|off|SHARE");
 }
 

@@ -219,9 +219,12 @@ int RunServer(const ServerConfig& config) {
                      state.unix_socket.empty() ? "" : " and unix:" + state.unix_socket);
     return 1;
   }
-  // However this function ends from here, the socket file goes with the server.
-  absl::Cleanup remove_socket = [&state] {
-    if (!state.unix_socket.empty()) RemoveUnixSocket(state.unix_socket);
+  // However this function ends from here, the socket file goes with the server (unless a
+  // replacement bound the path meanwhile).
+  const uint64_t socket_identity =
+      state.unix_socket.empty() ? 0 : UnixSocketIdentity(state.unix_socket);
+  absl::Cleanup remove_socket = [&state, socket_identity] {
+    RemoveUnixSocket(state.unix_socket, socket_identity);
   };
   if (absl::Status started =
           gate.Start(*std::move(listener), std::move(acceptor), config.tls.cert.empty());

@@ -134,9 +134,13 @@ std::unique_ptr<ReduceSession> RoutingBackend::OpenHostSplit(const RequestSpec& 
 
 void RoutingBackend::LearnHostShare(const SplitSession::RangeTime& gpu,
                                     const SplitSession::RangeTime& cpu) {
-  // 16 MiB: below it a range's fixed costs (a launch, the pool's wake-up) weigh.
+  // 16 MiB: below it a range's fixed costs (a launch, the pool's wake-up) weigh. A GPU range
+  // is timed when its last piece is queued, with up to its staging (64 MiB by default) still to
+  // reduce: from 1 GiB that leaves it a few percent fast, where a short one would look many
+  // times faster than it is and drive the share toward the GPU.
   constexpr uint64_t kLeastTimedRange = uint64_t{16} << 20;
-  if (thresholds_.host_cpu_share >= 0 || gpu.bytes < kLeastTimedRange ||
+  constexpr uint64_t kLeastTimedGpuRange = uint64_t{1} << 30;
+  if (thresholds_.host_cpu_share >= 0 || gpu.bytes < kLeastTimedGpuRange ||
       cpu.bytes < kLeastTimedRange || gpu.seconds <= 0 || cpu.seconds <= 0) {
     return;
   }

@@ -64,9 +64,14 @@ absl::StatusOr<std::string> PrepareUnixSocket(const std::string& path) {
   return absolute;
 }
 
-void RemoveUnixSocket(const std::string& path) {
+uint64_t UnixSocketIdentity(const std::string& path) {
   struct stat status {};
-  if (lstat(path.c_str(), &status) == 0 && S_ISSOCK(status.st_mode)) unlink(path.c_str());
+  if (lstat(path.c_str(), &status) != 0 || !S_ISSOCK(status.st_mode)) return 0;
+  return (static_cast<uint64_t>(status.st_dev) << 32) ^ static_cast<uint64_t>(status.st_ino);
+}
+
+void RemoveUnixSocket(const std::string& path, uint64_t identity) {
+  if (identity != 0 && UnixSocketIdentity(path) == identity) unlink(path.c_str());
 }
 
 }  // namespace gpureduce::server

@@ -3,6 +3,7 @@
 // The path of --listen-unix, checked before gRPC binds it: gRPC itself would unlink any socket
 // there, even one another server is listening on, and report a failure to bind in one line.
 
+#include <cstdint>
 #include <string>
 
 #include "absl/status/statusor.h"
@@ -15,7 +16,12 @@ namespace gpureduce::server {
 // socket is there; ALREADY_EXISTS when a process accepts connections on it.
 absl::StatusOr<std::string> PrepareUnixSocket(const std::string& path);
 
-// Removes the socket at `path` on the way out (nothing when something else is there now).
-void RemoveUnixSocket(const std::string& path);
+// The identity of the socket file at `path` now (0 where there is none), taken once the server
+// has bound it.
+uint64_t UnixSocketIdentity(const std::string& path);
+
+// Removes the socket at `path` on the way out, only if it is still the one whose identity was
+// taken: a replacement server may have bound the path while this one drained.
+void RemoveUnixSocket(const std::string& path, uint64_t identity);
 
 }  // namespace gpureduce::server

@@ -319,13 +319,15 @@ TEST_F(RoutingBackendTest, AutoRequestsOfSystemMemoryAreReadByAGpuAndTheCpuInThe
 TEST(HostRatesTest, TheShareFollowsTheTimesOfSplitRequests) {
   RoutingBackend backend(std::make_unique<FakeCpu>(), std::make_unique<FakeGpus>(1),
                          {.host_cpu_share = -1});
-  const uint64_t n = uint64_t{1} << 24;
+  const uint64_t n = uint64_t{1} << 30;
   backend.LearnHostShare({n, 1.0}, {n, 0.5});  // the CPU twice the GPU's rate: 2/3 would do
   EXPECT_DOUBLE_EQ(backend.host_cpu_share(), 1.0 / 3) << "halfway from 0";
   backend.LearnHostShare({n, 1.0}, {n, 0.5});
   EXPECT_DOUBLE_EQ(backend.host_cpu_share(), 0.5);
   backend.LearnHostShare({n, 1.0}, {1000, 0.0001});
   EXPECT_DOUBLE_EQ(backend.host_cpu_share(), 0.5) << "a range too short to time";
+  backend.LearnHostShare({uint64_t{64} << 20, 0.0001}, {n, 1.0});
+  EXPECT_DOUBLE_EQ(backend.host_cpu_share(), 0.5) << "a GPU range within its staging: not timed";
   for (int i = 0; i < 20; ++i) backend.LearnHostShare({n, 1.0}, {n, 1e-6});
   EXPECT_DOUBLE_EQ(backend.host_cpu_share(), 0.95) << "the GPU is never left out";
   RoutingBackend fixed(std::make_unique<FakeCpu>(), std::make_unique<FakeGpus>(1),
