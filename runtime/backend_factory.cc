@@ -26,8 +26,9 @@ absl::StatusOr<std::unique_ptr<Backend>> CreateCudaBackend(const BackendOptions&
       .split_above = options.split_above_bytes / sizeof(float),
       .gpu_arrays = options.gpu_arrays,
       .host_cpu_share = options.host_cpu_share};
-  return std::make_unique<RoutingBackend>(std::make_unique<CpuBackend>(options.worker_threads),
-                                          std::move(*gpus), thresholds);
+  return std::make_unique<RoutingBackend>(
+      std::make_unique<CpuBackend>(options.worker_threads, /*server_device=*/false),
+      std::move(*gpus), thresholds);
 }
 #endif
 

@@ -175,16 +175,19 @@ void SplitSession::Finish(FinishDone done) {
   for (size_t i = 0; i < parts.size(); ++i) parts[i]->Finish(join->For(i));
 }
 
+// The parts run side by side, so their times overlap: a sum would exceed the request's own time
+// (a kernel_us over server_us). Each stage reports its slowest part's, the one the request waited
+// for.
 BackendTiming SplitSession::timing() const {
-  BackendTiming total;
+  BackendTiming slowest;
   for (const auto& part : parts_) {
     const BackendTiming t = part->timing();
-    total.queue += t.queue;
-    total.h2d += t.h2d;
-    total.kernel += t.kernel;
-    total.d2h += t.d2h;
+    slowest.queue = std::max(slowest.queue, t.queue);
+    slowest.h2d = std::max(slowest.h2d, t.h2d);
+    slowest.kernel = std::max(slowest.kernel, t.kernel);
+    slowest.d2h = std::max(slowest.d2h, t.d2h);
   }
-  return total;
+  return slowest;
 }
 
 std::string SplitSession::device_name() const {

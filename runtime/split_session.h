@@ -31,6 +31,7 @@ class SplitSession final : public ReduceSession {
   // part's has (the first error in part order, if any). Device memory is on one GPU: refused.
   void ConsumeShared(const SharedSource& source, ConsumeDone done) override;
   void Finish(FinishDone done) override;
+  // Each stage's time in its slowest part (the parts overlap).
   BackendTiming timing() const override;
   std::string device_name() const override;
   std::vector<int> devices() const override;

@@ -14,6 +14,7 @@
 #include "absl/strings/str_cat.h"
 #include "absl/synchronization/notification.h"
 #include "common/fmt_absl.h"
+#include "common/unix_socket.h"
 #include "gpureduce/version.h"
 #include "grpcpp/ext/proto_server_reflection_plugin.h"
 #include "grpcpp/grpcpp.h"
@@ -26,7 +27,6 @@
 #include "server/connections/connection_gate.h"
 #include "server/connections/listener.h"
 #include "server/connections/memory_guard.h"
-#include "server/connections/unix_socket.h"
 #include "server/memory_bound.h"
 #include "server/metrics/connection_metrics.h"
 #include "server/metrics/metrics_exposer.h"
@@ -293,6 +293,14 @@ int RunServer(const ServerConfig& config) {
       "for admitted calls, {} MiB for connections, {} MiB for the guard's reaction, and what "
       "the network delivers in 10 ms; docs/reliability.md)",
       bound.total() >> 20, bound.admitted >> 20, bound.connections >> 20, bound.guard >> 20);
+  if (!state.unix_socket.empty()) {
+    // gRPC's own listener: the gate and the guard see no connection of it (listener.h).
+    spdlog::warn(
+        "unix:{} is outside the bound above: its connections are gRPC's own, which the "
+        "connection limits and the memory guard do not see (per-call limits hold); let only "
+        "trusted local clients reach it (the socket file's permissions)",
+        state.unix_socket);
+  }
   if (config.bdp_probe) {
     // The bound and the guard's byte account assume gRPC's 64 KiB initial window, which the
     // probe grows toward its estimate (up to 1 GiB): the account is off (account_bytes above).

@@ -82,7 +82,8 @@ int RunSinkCommand(int argc, char** argv) {
   flags.AddString("port-file", &options.port_file, "write the bound port to this file", "PATH");
   flags.AddString("listen-unix", &options.listen_unix,
                   "also listen on this Unix-domain socket, as gpureduce-server's flag of that "
-                  "name (a socket left there is replaced)",
+                  "name (a stale socket there is replaced, a live one refused; the socket goes "
+                  "with the sink)",
                   "PATH");
   flags.AddBool("bdp-probe", &options.bdp_probe,
                 "gRPC's bandwidth-delay probe, as gpureduce-server's flag of that name (off by "

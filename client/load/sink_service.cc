@@ -6,7 +6,9 @@
 #include <fstream>
 #include <memory>
 
+#include "absl/cleanup/cleanup.h"
 #include "client/reducer_client.h"
+#include "common/unix_socket.h"
 #include "grpcpp/grpcpp.h"
 #include "grpcpp/health_check_service_interface.h"
 
@@ -108,8 +110,16 @@ int RunSink(const SinkOptions& options) {
   grpc::ServerBuilder builder;
   int port = 0;
   builder.AddListeningPort(options.listen, grpc::InsecureServerCredentials(), &port);
+  std::string unix_socket;
   if (!options.listen_unix.empty()) {
-    builder.AddListeningPort("unix:" + options.listen_unix, grpc::InsecureServerCredentials());
+    absl::StatusOr<std::string> prepared = PrepareUnixSocket(options.listen_unix);
+    if (!prepared.ok()) {
+      std::fprintf(stderr, "gpureduce-load sink: %s\n",
+                   std::string(prepared.status().message()).c_str());
+      return 1;
+    }
+    unix_socket = *std::move(prepared);
+    builder.AddListeningPort("unix:" + unix_socket, grpc::InsecureServerCredentials());
   }
   builder.SetMaxReceiveMessageSize(-1);
   builder.AddChannelArgument(GRPC_ARG_HTTP2_BDP_PROBE, options.bdp_probe ? 1 : 0);
@@ -120,6 +130,11 @@ int RunSink(const SinkOptions& options) {
                  options.listen_unix.empty() ? "" : " and unix:", options.listen_unix.c_str());
     return 1;
   }
+  // The socket goes with the sink, unless another process bound the path meanwhile.
+  const uint64_t socket_identity = unix_socket.empty() ? 0 : UnixSocketIdentity(unix_socket);
+  absl::Cleanup remove_socket = [&unix_socket, socket_identity] {
+    RemoveUnixSocket(unix_socket, socket_identity);
+  };
   server->GetHealthCheckService()->SetServingStatus(true);
   if (!options.port_file.empty()) {
     std::ofstream(options.port_file + ".tmp") << port << "\n";

@@ -43,11 +43,12 @@ uint64_t PhysicalMemoryBytes() {
 
 class CpuSession final : public ReduceSession {
  public:
-  CpuSession(ThreadPool& pool, const RequestSpec& spec, std::string device)
+  CpuSession(ThreadPool& pool, const RequestSpec& spec, std::string device, bool server_device)
       : pool_(pool),
         request_{spec.dtype, gpureduce::NeedsOf(spec.ops())},
         element_bytes_(gpureduce::DTypeSize(spec.dtype)),
-        device_(std::move(device)) {}
+        device_(std::move(device)),
+        server_device_(server_device) {}
 
   void ConsumePieces(PayloadPieces data, ConsumeDone done) override {
     data.set_element_bytes(element_bytes_);
@@ -106,6 +107,9 @@ class CpuSession final : public ReduceSession {
   }
 
   std::string device_name() const override { return device_; }
+  std::vector<int> devices() const override {
+    return server_device_ ? std::vector<int>{0} : std::vector<int>{};
+  }
   void StartAt(uint64_t index) override { consumed_ = index; }
   kernels::KernelId kernel() const override { return kernels::KernelId::kCpu; }
 
@@ -132,15 +136,17 @@ class CpuSession final : public ReduceSession {
   const kernels::cpu::StatsRequest request_;
   const size_t element_bytes_;
   const std::string device_;
-  uint64_t consumed_ = 0;  // the next element's index; touched only by the caller of Consume
-  mutable std::mutex mu_;  // stats_ and timing_ are written on pool threads
+  const bool server_device_;  // CpuBackend's
+  uint64_t consumed_ = 0;     // the next element's index; touched only by the caller of Consume
+  mutable std::mutex mu_;     // stats_ and timing_ are written on pool threads
   gpureduce::Stats stats_;
   BackendTiming timing_;
 };
 
 }  // namespace
 
-CpuBackend::CpuBackend(uint32_t threads) : pool_(threads) {
+CpuBackend::CpuBackend(uint32_t threads, bool server_device)
+    : pool_(threads), server_device_(server_device) {
   device_.index = 0;
   device_.name = CpuModelName();
   device_.memory_bytes = PhysicalMemoryBytes();
@@ -181,7 +187,7 @@ absl::StatusOr<std::unique_ptr<ReduceSession>> CpuBackend::Open(const RequestSpe
     return std::make_unique<ShapedSession>(std::make_unique<CpuBlockKernels>(pool_), spec,
                                            ShapedSessionInfo{DeviceName()});
   }
-  return std::make_unique<CpuSession>(pool_, spec, DeviceName());
+  return std::make_unique<CpuSession>(pool_, spec, DeviceName(), server_device_);
 }
 
 }  // namespace gpureduce::runtime

@@ -12,8 +12,10 @@ namespace gpureduce::runtime {
 
 class CpuBackend final : public Backend {
  public:
-  // `threads` 0: one per hardware thread.
-  explicit CpuBackend(uint32_t threads);
+  // `threads` 0: one per hardware thread. `server_device`: the CPU is the server's device 0, as
+  // responses list it (device_indices); false where it helps a server whose devices are GPUs
+  // (RoutingBackend), whose responses then list none for what the CPU reduced.
+  explicit CpuBackend(uint32_t threads, bool server_device = true);
 
   kernels::BackendKind kind() const override { return kernels::BackendKind::kCpu; }
   std::vector<DeviceDescription> devices() const override;
@@ -27,6 +29,7 @@ class CpuBackend final : public Backend {
  private:
   ThreadPool pool_;
   DeviceDescription device_;
+  const bool server_device_;
 };
 
 }  // namespace gpureduce::runtime

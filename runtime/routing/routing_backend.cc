@@ -115,7 +115,12 @@ std::unique_ptr<ReduceSession> RoutingBackend::OpenHostSplit(const RequestSpec& 
   RequestSpec on_gpu = spec;
   on_gpu.size_hint = spec.size_hint - on_cpu.size_hint;  // what the GPU's load counts
   absl::StatusOr<std::unique_ptr<ReduceSession>> gpu = OpenOnLeastLoaded(on_gpu);
-  if (!gpu.ok()) return nullptr;
+  if (!gpu.ok()) {
+    // No GPU can take a range now (every one busy or lost): the CPU, which reads the region
+    // where it lies, takes all of it rather than the request being refused.
+    absl::StatusOr<std::unique_ptr<ReduceSession>> alone = OpenOnCpuKernel(spec);
+    return alone.ok() ? *std::move(alone) : nullptr;
+  }
   absl::StatusOr<std::unique_ptr<ReduceSession>> cpu = cpu_->Open(on_cpu);
   if (!cpu.ok()) return nullptr;
   // The GPU's range first: the response names its kernel, and lists the GPU and the CPU.
@@ -149,9 +154,12 @@ void RoutingBackend::LearnHostShare(const SplitSession::RangeTime& gpu,
   const double target = cpu_rate / (cpu_rate + gpu_rate);
   // Halfway: one request's pair of times is noisy, their trend is not. Neither reader is ever
   // left out, so that both keep being timed.
-  const double before = host_cpu_share_.load(std::memory_order_relaxed);
-  const double share = std::clamp(0.5 * before + 0.5 * target, 0.05, 0.95);
-  host_cpu_share_.store(share, std::memory_order_relaxed);
+  // A compare-exchange: splits ending at once each move the share, none lost.
+  double before = host_cpu_share_.load(std::memory_order_relaxed);
+  double share = 0;
+  do {
+    share = std::clamp(0.5 * before + 0.5 * target, 0.05, 0.95);
+  } while (!host_cpu_share_.compare_exchange_weak(before, share, std::memory_order_relaxed));
   // Said where it moved by a tenth or more of the whole, not for every request.
   if (std::abs(share - logged_host_share_.load(std::memory_order_relaxed)) >= 0.1) {
     logged_host_share_.store(share, std::memory_order_relaxed);

@@ -69,6 +69,8 @@ void ExpectReduces(client::ReducerClient& reducer, const std::string& region, Op
   EXPECT_EQ(got->count(), count) << how;
   EXPECT_EQ(got->timing().bytes(), count * sizeof(float)) << how;
   EXPECT_EQ(got->backend(), TestBackend()) << how;
+  // One device: the CPU backend's 0, or the GPU (a host split's CPU part is not a server device).
+  EXPECT_EQ(got->device_indices_size(), 1) << how;
   EXPECT_EQ(CheckAgainstReference(op, ComputeReference(op, slice), got->value(), got->index(),
                                   kTolerance),
             "")
@@ -193,13 +195,22 @@ TEST_F(SharedMemoryTest, AnUnlinkedObjectStaysReadableWhileRegistered) {
   ExpectReduces(*reducer_, region, Op::kArgMax, data, 5, data.size() - 5);
 }
 
-TEST_F(SharedMemoryTest, ATruncatedObjectFailsItsRequestsAndNothingElse) {
+// How a server answers for a region whose object its owner truncated after registration:
+// - the CPU reads the object through its descriptor and finds it short: FAILED_PRECONDITION
+//   saying so (the CPU backend, and a CUDA server whose CPU reads its share of the region beside
+//   the GPU, --host-region-split, where that share lies past the new end);
+// - a GPU alone copies from the pages pinned at registration, which truncation takes out of the
+//   object but not from the pin: the values they held, the whole array as registered, never a
+//   fault (`gpu_alone`: the server runs no host split).
+// Either way what is still in the object reads right and the server serves everyone else. What
+// docs/shared-memory.md promises.
+void ExpectTruncationFailsOnlyItsRequests(client::ReducerClient& reducer, bool gpu_alone) {
   constexpr size_t kFloats = 1 << 20;
   const uint64_t seed = FreshSeed();
   SCOPED_TRACE(SeedTrace(seed));
   const std::vector<float> data = MixedSignData(kFloats, seed);
   const client::SharedMemoryObject object = ObjectWith(data);
-  const std::string region = Register(*reducer_, object, kFloats);
+  const std::string region = Register(reducer, object, kFloats);
   // The owner shrinks it after registration to 1 MiB, a whole number of pages: the region's
   // first kFloats / 4 - 3 floats stay in the object, and no page it keeps is partly cleared.
   const off_t kept_bytes = off_t{1} << 20;
@@ -209,34 +220,44 @@ TEST_F(SharedMemoryTest, ATruncatedObjectFailsItsRequestsAndNothingElse) {
   close(fd);
   const Reference whole_reference = ComputeReference(Op::kSum, data);
   for (int i = 0; i < 3; ++i) {
-    // What docs/shared-memory.md promises. The CPU reads the object through its descriptor and
-    // finds it short: FAILED_PRECONDITION saying so. The GPU copies from the pages pinned at
-    // registration, which truncation takes out of the object but not from the pin: the values
-    // they held, that is the whole array as registered, and never a fault. A CUDA server whose
-    // CPU reads its share of the region beside the GPU (--host-region-split) answers as the CPU
-    // does where that share lies past the new end.
     absl::StatusOr<v1::ReduceResponse> whole =
-        reducer_->ReduceShared(SpecFor(Op::kSum), region, 0, kFloats * sizeof(float));
-    if (TestBackend() == "cpu" || !whole.ok()) {
-      EXPECT_EQ(whole.status().code(), absl::StatusCode::kFailedPrecondition) << whole.status();
-      EXPECT_TRUE(absl::StrContains(whole.status().message(), "truncated")) << whole.status();
-    } else {
+        reducer.ReduceShared(SpecFor(Op::kSum), region, 0, kFloats * sizeof(float));
+    if (gpu_alone) {
       ASSERT_TRUE(whole.ok()) << whole.status();
       EXPECT_EQ(whole->count(), kFloats);
       EXPECT_EQ(CheckAgainstReference(Op::kSum, whole_reference, whole->value(), whole->index(),
                                       kTolerance),
                 "");
+    } else if (TestBackend() == "cpu" || !whole.ok()) {
+      EXPECT_EQ(whole.status().code(), absl::StatusCode::kFailedPrecondition) << whole.status();
+      EXPECT_TRUE(absl::StrContains(whole.status().message(), "truncated")) << whole.status();
     }
   }
-  // What is still in the object reads right, and the server serves everyone else.
-  ExpectReduces(*reducer_, region, Op::kMax, data, 0, kFloats / 4 - 3);
-  absl::StatusOr<bool> serving = reducer_->IsServing();
+  ExpectReduces(reducer, region, Op::kMax, data, 0, kFloats / 4 - 3);
+  absl::StatusOr<bool> serving = reducer.IsServing();
   ASSERT_TRUE(serving.ok()) << serving.status();
   EXPECT_TRUE(*serving);
   const std::vector<float> other = MixedSignData(1000, seed + 7);
   const client::SharedMemoryObject other_object = ObjectWith(other);
-  ExpectReduces(*reducer_, Register(*reducer_, other_object, other.size()), Op::kSum, other, 0,
+  ExpectReduces(reducer, Register(reducer, other_object, other.size()), Op::kSum, other, 0,
                 other.size());
+}
+
+TEST_F(SharedMemoryTest, ATruncatedObjectFailsItsRequestsAndNothingElse) {
+  ExpectTruncationFailsOnlyItsRequests(*reducer_, /*gpu_alone=*/false);
+}
+
+TEST(SharedMemoryGpuAloneTest, ATruncatedObjectReadsAsRegisteredByAGpuAlone) {
+  if (TestBackend() != "cuda") {
+    GTEST_SKIP() << "the GPU's pinned pages: a CUDA server only (GPUREDUCE_TEST_BACKEND=cuda)";
+  }
+  absl::StatusOr<std::unique_ptr<ServerProcess>> server =
+      ServerProcess::Start({"--allow-shared-memory", "--host-region-split=off"});
+  SKIP_IF_BACKEND_UNAVAILABLE(server.status());
+  ASSERT_TRUE(server.ok()) << server.status();
+  std::unique_ptr<client::ReducerClient> reducer = (*server)->Connect();
+  ExpectTruncationFailsOnlyItsRequests(*reducer, /*gpu_alone=*/true);
+  (void)reducer->UnregisterAllSharedMemory();
 }
 
 TEST_F(SharedMemoryTest, ListShowsTheRegionsAndUnregisterAllRemovesThem) {

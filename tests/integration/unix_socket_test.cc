@@ -173,6 +173,15 @@ TEST(UnixSocketTest, GpureduceLoadChecksItsAnswersOverTheSocketAndTheSinkListens
     EXPECT_EQ(result->wrong, 0u) << target;
     EXPECT_EQ(result->backend, target == "unix:" + path ? TestBackend() : "sink");
   }
+  // The sink checks its path as the server does, and its socket goes with it.
+  auto intruder = ServerProcess::StartSink({"--listen-unix=" + path});
+  ASSERT_FALSE(intruder.ok());
+  EXPECT_THAT(std::string(intruder.status().message()),
+              HasSubstr("another process listens on that socket"));
+  EXPECT_TRUE((*server)->Connect()->IsServing().ok());
+  EXPECT_TRUE(IsSocket(path));
+  EXPECT_EQ((*sink)->Stop(), 0);
+  EXPECT_FALSE(IsSocket(sink_path));
 }
 
 }  // namespace

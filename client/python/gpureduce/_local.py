@@ -8,6 +8,7 @@ from __future__ import annotations
 import os
 import stat
 import threading
+from typing import Optional
 
 import grpc
 
@@ -18,10 +19,12 @@ _PROBE_SECONDS = 5.0
 
 
 class LocalRoute:
-    """Resolved on the first shared-memory call, then fixed: a plaintext client whose target is
-    not a Unix socket already may move to the server's; a TLS client keeps its channel."""
+    """Resolved on the first shared-memory call, then fixed until the socket fails a call as
+    UNAVAILABLE (the server went; the next call resolves again): a plaintext client whose target
+    is not a Unix socket already may move to the server's; a TLS client keeps its channel."""
 
     def __init__(self, target: str, stub, metadata, options, secure: bool):
+        self._own = (target, stub)
         self._target = target
         self._stub = stub
         self._metadata = metadata
@@ -29,44 +32,70 @@ class LocalRoute:
         self._fixed = secure or target.startswith(("unix:", "unix-abstract:"))
         self._lock = threading.Lock()
         self._channel = None
+        self._closed = False
 
-    def stub(self):
-        """The stub shared-memory calls go through."""
+    def stub(self, timeout: Optional[float] = None):
+        """The stub shared-memory calls go through; resolving it takes at most `timeout` (or
+        _PROBE_SECONDS) per probe, outside the lock, so other calls do not wait behind it."""
         with self._lock:
-            if not self._fixed:
-                self._resolve()
+            if self._fixed or self._closed:
+                return self._stub
+        found = self._resolve(_PROBE_SECONDS if timeout is None else min(timeout, _PROBE_SECONDS))
+        with self._lock:
+            if not self._fixed and not self._closed and found is not None:
+                self._fixed = True
+                if found != "own":
+                    self._channel, self._stub, self._target = found
+                    found = None
+            if isinstance(found, tuple):
+                found[0].close()  # another call resolved first, or the client closed
             return self._stub
 
     def target(self) -> str:
         """Where shared-memory calls go: the client's target or "unix:" and the socket's path."""
         self.stub()
-        return self._target
+        with self._lock:
+            return self._target
+
+    def unavailable(self, stub) -> None:
+        """A call through `stub` failed UNAVAILABLE: if that was the socket, the next call
+        resolves the route again (the server may have restarted on a new socket, or gone)."""
+        with self._lock:
+            if stub is not self._stub or self._channel is None:
+                return
+            channel, self._channel = self._channel, None
+            self._target, self._stub = self._own
+            self._fixed = False
+        channel.close()
 
     def close(self) -> None:
-        if self._channel is not None:
-            self._channel.close()
+        with self._lock:
+            channel, self._channel, self._closed = self._channel, None, True
+        if channel is not None:
+            channel.close()
 
-    def _resolve(self) -> None:
+    def _resolve(self, seconds: float):
+        """None: unresolved (the probe failed; the call itself says what is wrong, and the next
+        one asks again); "own": the client's channel; else (channel, stub, target) of the
+        socket."""
         request = reduce_pb2.GetServerInfoRequest()
         try:
-            info = self._stub.GetServerInfo(request, timeout=_PROBE_SECONDS,
-                                            metadata=self._metadata)
+            info = self._own[1].GetServerInfo(request, timeout=seconds, metadata=self._metadata)
         except grpc.RpcError:
-            return  # unresolved: the call itself says what is wrong, and the next one asks again
-        self._fixed = True
+            return None
         path = info.unix_socket
         try:
             if not path or not info.instance_id or not stat.S_ISSOCK(os.stat(path).st_mode):
-                return
+                return "own"
         except OSError:
-            return  # not on this host, or not visible from this process (another container)
+            return "own"  # not on this host, or not visible from this process (another container)
         channel = grpc.insecure_channel("unix:" + path, options=self._options)
         stub = reduce_pb2_grpc.ReducerStub(channel)
         try:
-            there = stub.GetServerInfo(request, timeout=_PROBE_SECONDS, metadata=self._metadata)
+            there = stub.GetServerInfo(request, timeout=seconds, metadata=self._metadata)
         except grpc.RpcError:
             there = None  # not ours to connect to (the socket file's permissions), or gone
         if there is None or there.instance_id != info.instance_id:
             channel.close()
-            return
-        self._channel, self._stub, self._target = channel, stub, "unix:" + path
+            return "own"
+        return channel, stub, "unix:" + path

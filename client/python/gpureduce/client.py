@@ -304,7 +304,7 @@ class Client:
             name=name, key=key, offset=offset, byte_size=byte_size, unlink_key=unlink_key,
             writable=writable)
         return Region.from_message(
-            self._call(self._local.stub().RegisterSystemSharedMemory, request, timeout).region)
+            self._local_call("RegisterSystemSharedMemory", request, timeout).region)
 
     def register_cuda_shared_memory(self, name: str, raw_handle: bytes, device_id: int,
                                     offset: int, byte_size: int, *,
@@ -316,11 +316,11 @@ class Client:
             name=name, raw_handle=bytes(raw_handle), device_id=device_id, offset=offset,
             byte_size=byte_size)
         return Region.from_message(
-            self._call(self._local.stub().RegisterCudaSharedMemory, request, timeout).region)
+            self._local_call("RegisterCudaSharedMemory", request, timeout).region)
 
     def list_shared_memory(self, *, timeout: Optional[float] = None) -> RegionList:
         """The regions registered now (every client's), with the server's limits on them."""
-        response = self._call(self._local.stub().ListSharedMemory,
+        response = self._local_call("ListSharedMemory",
                               reduce_pb2.ListSharedMemoryRequest(), timeout)
         return RegionList([Region.from_message(r) for r in response.regions],
                           response.max_regions, response.max_total_bytes, response.total_bytes)
@@ -333,7 +333,7 @@ class Client:
         if (name is None) == (not all):
             raise ValueError("name a region or pass all=True, not both")
         request = reduce_pb2.UnregisterSharedMemoryRequest(name=name or "", all=all)
-        return list(self._call(self._local.stub().UnregisterSharedMemory, request, timeout).names)
+        return list(self._local_call("UnregisterSharedMemory", request, timeout).names)
 
     def reduce_shared(self, region, offset: int = 0, byte_size: Optional[int] = None,
                       op: Optional[str] = None, kernel: str = "auto", *,
@@ -374,7 +374,7 @@ class Client:
             request = reduce_pb2.ReduceRequest(
                 spec=spec, shared_memory=reduce_pb2.SharedMemoryRef(
                     region=region, offset=offset, byte_size=byte_size))
-            return self._call(self._local.stub().Reduce, request, timeout)
+            return self._local_call("Reduce", request, timeout)
 
         if output is not None:
             result = output.result(send(names), names, name, layout)
@@ -385,6 +385,16 @@ class Client:
                                            lambda op: send((op,)))
         _results.warn_overflow(result, _stacklevel)
         return result
+
+    def _local_call(self, method: str, request, timeout: Optional[float] = None):
+        """A shared-memory call, over the server's Unix socket where the route found one."""
+        stub = self._local.stub(timeout)
+        try:
+            return getattr(stub, method)(request, timeout=timeout, metadata=self._metadata)
+        except grpc.RpcError as error:
+            if error.code() == grpc.StatusCode.UNAVAILABLE:
+                self._local.unavailable(stub)
+            raise Error(error.code(), error.details()) from None
 
     def _call(self, method, request, timeout: Optional[float] = None):
         try:

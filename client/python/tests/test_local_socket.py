@@ -87,3 +87,35 @@ def test_an_unreachable_server_is_asked_again_next_time():
     route = _local.LocalRoute("127.0.0.1:1", down, [], [], secure=False)
     assert route.stub() is down and route.stub() is down
     assert Down.calls == 2
+
+
+def test_the_callers_timeout_bounds_the_probe():
+    class Timed(_Stub):
+        timeouts = []
+
+        def GetServerInfo(self, request, timeout=None, metadata=None):  # pylint: disable=C0103
+            Timed.timeouts.append(timeout)
+            return super().GetServerInfo(request, timeout, metadata)
+
+    Timed.timeouts.clear()
+    _local.LocalRoute("127.0.0.1:1", Timed("", "id"), [], [], secure=False).stub(timeout=0.25)
+    _local.LocalRoute("127.0.0.1:1", Timed("", "id"), [], [], secure=False).stub()
+    _local.LocalRoute("127.0.0.1:1", Timed("", "id"), [], [], secure=False).stub(timeout=60)
+    assert Timed.timeouts == [0.25, _local._PROBE_SECONDS, _local._PROBE_SECONDS]  # pylint: disable=W0212
+
+
+def test_a_socket_that_fails_unavailable_is_resolved_again(shm_server):
+    with gpureduce.Client(shm_server.target) as client:
+        instance_id = client.info().instance_id
+    own = _Stub(shm_server.unix_socket, instance_id)
+    route = _local.LocalRoute("127.0.0.1:1", own, [], [], secure=False)
+    local = route.stub()
+    assert local is not own and route.target() == "unix:" + shm_server.unix_socket
+    route.unavailable(own)  # a failure of the client's own channel changes nothing
+    assert route.stub() is local and own.calls == 1
+    route.unavailable(local)
+    assert route.target() == "unix:" + shm_server.unix_socket and own.calls == 2, \
+        "asked again, and the socket's server is still the one asked"
+    assert route.stub() is not local, "a new channel to the socket"
+    route.close()
+    assert route.stub() is not None

@@ -8,6 +8,7 @@
 #include <sys/mman.h>
 #include <unistd.h>
 
+#include <chrono>
 #include <cmath>
 #include <future>
 #include <limits>
@@ -18,6 +19,7 @@
 #include "absl/strings/str_cat.h"
 #include "gtest/gtest.h"
 #include "runtime/backend_factory.h"
+#include "runtime/cpu/cpu_backend.h"
 #include "tests/support/classic_partial.h"
 #include "tests/support/random_data.h"
 #include "tests/support/reference.h"
@@ -233,13 +235,14 @@ TEST_F(SplitSessionTest, UnequalSharesCutTheRegionWhereTheirFractionsEndAndAnswe
   }
 }
 
-TEST_F(SplitSessionTest, NamesEveryPartsDeviceAndSumsTheirTiming) {
+TEST_F(SplitSessionTest, NamesEveryPartsDeviceAndTimesItsSlowest) {
   std::unique_ptr<SplitSession> session = Open(Op::kSum, 3);
   EXPECT_EQ(session->parts(), 3u);
   EXPECT_EQ(session->devices(), (std::vector<int>{0, 0, 0}));
   EXPECT_NE(session->device_name().find(" x 3"), std::string::npos) << session->device_name();
   EXPECT_EQ(session->kernel(), kernels::KernelId::kCpu);
   const std::vector<float> data = testing::MixedSignData(200000, 5);
+  const auto start = std::chrono::steady_clock::now();
   for (size_t at = 0; at < data.size(); at += 70000) {
     std::promise<absl::Status> consumed;
     session->Consume(
@@ -248,7 +251,34 @@ TEST_F(SplitSessionTest, NamesEveryPartsDeviceAndSumsTheirTiming) {
     ASSERT_TRUE(consumed.get_future().get().ok());
   }
   ASSERT_TRUE(Finish(Op::kSum, *session).ok());
+  const auto elapsed = std::chrono::steady_clock::now() - start;
   EXPECT_GT(session->timing().kernel.count(), 0);
+  EXPECT_LE(session->timing().kernel, elapsed)
+      << "the parts overlap: no stage outlasts the request";
+}
+
+// A host split's parts: a GPU's session and the CPU helping it (RoutingBackend's CPU, no device
+// of the server's). The response lists the GPU alone; the device name, both.
+TEST_F(SplitSessionTest, ACpuHelpingTheGpusIsNoDeviceOfTheResponse) {
+  CpuBackend helper(2, /*server_device=*/false);
+  std::vector<std::unique_ptr<ReduceSession>> parts;
+  absl::StatusOr<std::unique_ptr<ReduceSession>> listed =
+      backend_->Open(RequestSpec{Op::kSum, backend_->default_kernel(), 0, 0});
+  absl::StatusOr<std::unique_ptr<ReduceSession>> helping =
+      helper.Open(RequestSpec{Op::kSum, helper.default_kernel(), 0, 0});
+  ASSERT_TRUE(listed.ok() && helping.ok());
+  EXPECT_EQ((*listed)->devices(), std::vector<int>{0});
+  EXPECT_EQ((*helping)->devices(), std::vector<int>{});
+  parts.push_back(std::move(*listed));
+  parts.push_back(std::move(*helping));
+  SplitSession session(std::move(parts));
+  EXPECT_EQ(session.devices(), std::vector<int>{0});
+  EXPECT_NE(session.device_name().find(" + "), std::string::npos) << session.device_name();
+  const std::vector<float> data = testing::MixedSignData(31, 7);
+  std::promise<absl::Status> consumed;
+  session.Consume(data, [&](absl::Status status) { consumed.set_value(status); });
+  ASSERT_TRUE(consumed.get_future().get().ok());
+  EXPECT_TRUE(Finish(Op::kSum, session).ok());
 }
 
 TEST_F(SplitSessionTest, DeviceMemoryIsRefused) {

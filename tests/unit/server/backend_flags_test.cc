@@ -65,6 +65,20 @@ TEST(BackendFlagsTest, EveryFlagSetsItsTypedOption) {
   EXPECT_EQ(Options({"--backend=cpu"})->kind, BackendChoice::kCpu);
 }
 
+TEST(BackendFlagsTest, TheHostRegionSplitIsAutoOffOrAShare) {
+  EXPECT_LT(Options({})->host_cpu_share, 0) << "auto: measured at the self-check";
+  EXPECT_LT(Options({"--host-region-split=auto"})->host_cpu_share, 0);
+  EXPECT_EQ(Options({"--host-region-split=off"})->host_cpu_share, 0);
+  EXPECT_EQ(Options({"--host-region-split=0.25"})->host_cpu_share, 0.25);
+  EXPECT_EQ(Options({"--host-region-split=1"})->host_cpu_share, 1);
+  for (const std::string bad : {"1.5", "-0.1", "half", "nan", ""}) {
+    const absl::StatusOr<runtime::BackendOptions> refused = Options({"--host-region-split=" + bad});
+    ASSERT_FALSE(refused.ok()) << bad;
+    EXPECT_THAT(std::string(refused.status().message()),
+                HasSubstr("--host-region-split=" + bad + ": expected auto, off or a share"));
+  }
+}
+
 TEST(BackendFlagsTest, CudaStreamsNeedNoWarning) {
   BackendFlags backend;
   ASSERT_TRUE(Parse(backend, {"--cuda-streams=6"}).ok());

@@ -1,4 +1,4 @@
-#include "server/connections/unix_socket.h"
+#include "common/unix_socket.h"
 
 #include <sys/socket.h>
 #include <sys/stat.h>
@@ -10,23 +10,29 @@
 
 #include "absl/strings/str_cat.h"
 
-namespace gpureduce::server {
+namespace gpureduce {
 namespace {
 
 absl::Status Invalid(const std::string& path, absl::string_view why) {
   return absl::InvalidArgumentError(absl::StrCat("--listen-unix=", path, ": ", why));
 }
 
-// Whether a process accepts connections on the socket at `path`.
-bool Answers(const std::string& path) {
-  const int fd = socket(AF_UNIX, SOCK_STREAM | SOCK_CLOEXEC, 0);
-  if (fd < 0) return false;
+// Whether a process accepts connections on the socket at `path`: OK and true if one does (or
+// its backlog is full), false if none does (a stale socket: the connection is refused), an error
+// where the attempt cannot tell (no permission to connect, say), which the caller reports rather
+// than take a live server's socket for a stale one.
+absl::StatusOr<bool> Answers(const std::string& path) {
+  const int fd = socket(AF_UNIX, SOCK_STREAM | SOCK_CLOEXEC | SOCK_NONBLOCK, 0);
+  if (fd < 0) return absl::InternalError(absl::StrCat("socket: ", std::strerror(errno)));
   sockaddr_un address{};
   address.sun_family = AF_UNIX;
   std::memcpy(address.sun_path, path.data(), path.size());
-  const bool answers = connect(fd, reinterpret_cast<sockaddr*>(&address), sizeof(address)) == 0;
+  const int result = connect(fd, reinterpret_cast<sockaddr*>(&address), sizeof(address));
+  const int error = errno;
   close(fd);
-  return answers;
+  if (result == 0 || error == EAGAIN) return true;
+  if (error == ECONNREFUSED) return false;
+  return absl::InternalError(std::strerror(error));
 }
 
 }  // namespace
@@ -56,22 +62,38 @@ absl::StatusOr<std::string> PrepareUnixSocket(const std::string& path) {
   if (!S_ISSOCK(status.st_mode)) {
     return Invalid(path, "a file that is not a socket is there (left as it is)");
   }
-  if (Answers(absolute)) {
+  absl::StatusOr<bool> answers = Answers(absolute);
+  if (!answers.ok()) {
+    return Invalid(path, absl::StrCat("cannot tell whether a process listens on the socket there "
+                                      "(connecting: ",
+                                      answers.status().message(), "); left as it is"));
+  }
+  if (*answers) {
     return absl::AlreadyExistsError(
         absl::StrCat("--listen-unix=", path, ": another process listens on that socket"));
   }
-  unlink(absolute.c_str());  // a stale socket, left by a server that did not stop cleanly
+  // A stale socket, left by a server that did not stop cleanly.
+  if (unlink(absolute.c_str()) != 0 && errno != ENOENT) {
+    return Invalid(path,
+                   absl::StrCat("cannot remove the stale socket there: ", std::strerror(errno)));
+  }
   return absolute;
 }
 
 uint64_t UnixSocketIdentity(const std::string& path) {
   struct stat status {};
   if (lstat(path.c_str(), &status) != 0 || !S_ISSOCK(status.st_mode)) return 0;
-  return (static_cast<uint64_t>(status.st_dev) << 32) ^ static_cast<uint64_t>(status.st_ino);
+  // The inode alone is not enough: a file system reuses a freed inode's number at once (tmpfs
+  // does), so a socket bound in its place would pass for this one; its change time differs.
+  const uint64_t inode =
+      (static_cast<uint64_t>(status.st_dev) << 32) ^ static_cast<uint64_t>(status.st_ino);
+  const uint64_t changed = static_cast<uint64_t>(status.st_ctim.tv_sec) * 1000000000u +
+                           static_cast<uint64_t>(status.st_ctim.tv_nsec);
+  return (inode * 0x9E3779B97F4A7C15u) ^ changed;
 }
 
 void RemoveUnixSocket(const std::string& path, uint64_t identity) {
   if (identity != 0 && UnixSocketIdentity(path) == identity) unlink(path.c_str());
 }
 
-}  // namespace gpureduce::server
+}  // namespace gpureduce
