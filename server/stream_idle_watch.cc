@@ -46,10 +46,7 @@ void StreamIdleWatch::ServerFull() {
 }
 
 StreamIdleWatch::~StreamIdleWatch() {
-  {
-    absl::MutexLock lock(&mu_);
-    stopping_ = true;
-  }
+  stopping_.Notify();
   if (thread_.joinable()) thread_.join();
 }
 
@@ -74,13 +71,11 @@ void StreamIdleWatch::Run() {
   const absl::Duration tick = std::max(shortest / 4, absl::Milliseconds(10));
   const absl::Duration full_hold = 2 * full_limit_;  // saturates, where int64 would overflow
   std::vector<std::pair<Stream*, int64_t>> idle;     // and the wait each is told about
-  while (true) {
+  while (!stopping_.WaitForNotificationWithTimeout(tick)) {
     absl::Duration limit = limit_;
     bool full = false;
     {
       absl::MutexLock lock(&mu_);
-      auto stopping = [this]() ABSL_SHARED_LOCKS_REQUIRED(mu_) { return stopping_; };
-      if (mu_.AwaitWithTimeout(absl::Condition(&stopping), tick)) return;
       const int64_t now = NowNanos();
       const int64_t full_since = full_since_ns_.load(std::memory_order_relaxed);
       if (full_since != 0 && absl::Nanoseconds(now - full_since) <= full_hold &&

@@ -16,6 +16,7 @@
 
 #include "absl/container/flat_hash_set.h"
 #include "absl/synchronization/mutex.h"
+#include "absl/synchronization/notification.h"
 #include "absl/time/time.h"
 
 namespace gpureduce::server {
@@ -75,9 +76,12 @@ class StreamIdleWatch {
   const absl::Duration limit_;             // ZeroDuration(): none
   const absl::Duration full_limit_;        // ZeroDuration(): none
   std::atomic<int64_t> full_since_ns_{0};  // the last ServerFull(); 0: never
+  // Add and Remove run on every call's thread: the watch sleeps on `stopping_`, not on a
+  // condition of mu_, so their unlocks wake nobody (an absl::Mutex with a waiter on a condition
+  // woke it at each, two futex calls a request).
   absl::Mutex mu_;
   absl::flat_hash_set<Stream*> streams_ ABSL_GUARDED_BY(mu_);
-  bool stopping_ ABSL_GUARDED_BY(mu_) = false;
+  absl::Notification stopping_;
   std::thread thread_;
 };
 
