@@ -31,7 +31,7 @@ absl::StatusOr<bool> Answers(const std::string& path) {
   const int error = errno;
   close(fd);
   if (result == 0 || error == EAGAIN) return true;
-  if (error == ECONNREFUSED) return false;
+  if (error == ECONNREFUSED || error == ENOENT) return false;  // ENOENT: removed meanwhile
   return absl::InternalError(std::strerror(error));
 }
 
@@ -83,8 +83,10 @@ absl::StatusOr<std::string> PrepareUnixSocket(const std::string& path) {
 uint64_t UnixSocketIdentity(const std::string& path) {
   struct stat status {};
   if (lstat(path.c_str(), &status) != 0 || !S_ISSOCK(status.st_mode)) return 0;
-  // The inode alone is not enough: a file system reuses a freed inode's number at once (tmpfs
-  // does), so a socket bound in its place would pass for this one; its change time differs.
+  // The inode alone is not enough: a file system may reuse a freed inode's number at once
+  // (ext4 does), so a socket bound in its place would pass for this one; its change time
+  // differs (by a clock tick at least). A chmod of the socket changes it too: the socket is
+  // then left behind at exit, and the next start replaces it as stale.
   const uint64_t inode =
       (static_cast<uint64_t>(status.st_dev) << 32) ^ static_cast<uint64_t>(status.st_ino);
   const uint64_t changed = static_cast<uint64_t>(status.st_ctim.tv_sec) * 1000000000u +

@@ -116,8 +116,10 @@ std::unique_ptr<ReduceSession> RoutingBackend::OpenHostSplit(const RequestSpec& 
   on_gpu.size_hint = spec.size_hint - on_cpu.size_hint;  // what the GPU's load counts
   absl::StatusOr<std::unique_ptr<ReduceSession>> gpu = OpenOnLeastLoaded(on_gpu);
   if (!gpu.ok()) {
-    // No GPU can take a range now (every one busy or lost): the CPU, which reads the region
-    // where it lies, takes all of it rather than the request being refused.
+    // Every GPU lost: the CPU, which reads the region where it lies, takes all of it. GPUs only
+    // busy keep their refusal (retry with backoff), not a region's worth of work piled on the
+    // pool that serves small requests.
+    if (!absl::IsUnavailable(gpu.status())) return nullptr;
     absl::StatusOr<std::unique_ptr<ReduceSession>> alone = OpenOnCpuKernel(spec);
     return alone.ok() ? *std::move(alone) : nullptr;
   }

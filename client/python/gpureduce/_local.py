@@ -6,6 +6,7 @@ so the client is on that host anyway, and the socket spares each call the TCP st
 from __future__ import annotations
 
 import os
+import socket
 import stat
 import threading
 from typing import Optional
@@ -18,10 +19,33 @@ from gpureduce.v1 import reduce_pb2, reduce_pb2_grpc
 _PROBE_SECONDS = 5.0
 
 
+def _socket_identity(path: str):
+    """The socket file's inode and change time, or None where there is none."""
+    try:
+        status = os.stat(path)
+    except OSError:
+        return None
+    return (status.st_dev, status.st_ino, status.st_ctime_ns) if stat.S_ISSOCK(
+        status.st_mode) else None
+
+
+def _accepts(path: str) -> bool:
+    """Whether a process accepts connections on the socket at `path` (refused: a stale one)."""
+    probe = socket.socket(socket.AF_UNIX, socket.SOCK_STREAM)
+    try:
+        probe.settimeout(1.0)
+        probe.connect(path)
+        return True
+    except OSError:
+        return False
+    finally:
+        probe.close()
+
+
 class LocalRoute:
-    """Resolved on the first shared-memory call, then fixed until the socket fails a call as
-    UNAVAILABLE (the server went; the next call resolves again): a plaintext client whose target
-    is not a Unix socket already may move to the server's; a TLS client keeps its channel."""
+    """Resolved on the first shared-memory call, then fixed until a call fails UNAVAILABLE over
+    a socket that went (the next call resolves again): a plaintext client whose target is not a
+    Unix socket already may move to the server's; a TLS client keeps its channel."""
 
     def __init__(self, target: str, stub, metadata, options, secure: bool):
         self._own = (target, stub)
@@ -32,6 +56,7 @@ class LocalRoute:
         self._fixed = secure or target.startswith(("unix:", "unix-abstract:"))
         self._lock = threading.Lock()
         self._channel = None
+        self._socket = ("", None)  # the socket's path and identity, once routed there
         self._closed = False
 
     def stub(self, timeout: Optional[float] = None):
@@ -46,6 +71,8 @@ class LocalRoute:
                 self._fixed = True
                 if found != "own":
                     self._channel, self._stub, self._target = found
+                    path = self._target[len("unix:"):]
+                    self._socket = (path, _socket_identity(path))
                     found = None
             if isinstance(found, tuple):
                 found[0].close()  # another call resolved first, or the client closed
@@ -58,15 +85,21 @@ class LocalRoute:
             return self._target
 
     def unavailable(self, stub) -> None:
-        """A call through `stub` failed UNAVAILABLE: if that was the socket, the next call
-        resolves the route again (the server may have restarted on a new socket, or gone)."""
+        """A call through `stub` failed UNAVAILABLE. If that was the socket and the socket is
+        gone, replaced or refusing connections (its server went), the next call resolves the
+        route again; a server that answers UNAVAILABLE itself (not ready, its GPUs lost) keeps
+        it. The old channel is dropped, not closed: calls still on it end as they would."""
         with self._lock:
             if stub is not self._stub or self._channel is None:
                 return
-            channel, self._channel = self._channel, None
-            self._target, self._stub = self._own
-            self._fixed = False
-        channel.close()
+            path, identity = self._socket
+        if _socket_identity(path) == identity and _accepts(path):
+            return
+        with self._lock:
+            if stub is self._stub:
+                self._channel = None
+                self._target, self._stub = self._own
+                self._fixed = False
 
     def close(self) -> None:
         with self._lock:

@@ -112,7 +112,10 @@ def test_a_socket_that_fails_unavailable_is_resolved_again(shm_server):
     local = route.stub()
     assert local is not own and route.target() == "unix:" + shm_server.unix_socket
     route.unavailable(own)  # a failure of the client's own channel changes nothing
+    route.unavailable(local)  # the socket's server answered UNAVAILABLE itself: still there
     assert route.stub() is local and own.calls == 1
+    # The socket was replaced meanwhile (another identity): the route is resolved again.
+    route._socket = (shm_server.unix_socket, ("another", "socket"))  # pylint: disable=W0212
     route.unavailable(local)
     assert route.target() == "unix:" + shm_server.unix_socket and own.calls == 2, \
         "asked again, and the socket's server is still the one asked"

@@ -307,7 +307,9 @@ TEST_F(RoutingBackendTest, AutoRequestsOfSystemMemoryAreReadByAGpuAndTheCpuInThe
   named.auto_kernel = false;
   EXPECT_EQ(Route(named), "0") << "a named GPU kernel runs alone";
   gpus_->gpus[0].full = true;
-  EXPECT_EQ(Route(HostRegion(4000)), "-1") << "no GPU free: the CPU reads it all";
+  EXPECT_THAT(Route(HostRegion(4000)), HasSubstr("RESOURCE_EXHAUSTED")) << "busy: retry";
+  gpus_->gpus[0].load.lost = true;
+  EXPECT_EQ(Route(HostRegion(4000)), "-1") << "every GPU lost: the CPU reads it all";
   EXPECT_EQ(cpu_->opened.back().size_hint, 4000u);
   Make(1, {.auto_cpu_below = 1000, .host_cpu_share = 1});
   EXPECT_EQ(Route(HostRegion(4000)), "-1") << "a share of 1: the CPU alone";
