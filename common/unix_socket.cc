@@ -7,6 +7,7 @@
 
 #include <cerrno>
 #include <cstring>
+#include <utility>
 
 #include "absl/strings/str_cat.h"
 
@@ -80,6 +81,9 @@ absl::StatusOr<std::string> PrepareUnixSocket(const std::string& path) {
   return absolute;
 }
 
+namespace {
+
+// The socket file at `path` now: 0 where there is none.
 uint64_t UnixSocketIdentity(const std::string& path) {
   struct stat status {};
   if (lstat(path.c_str(), &status) != 0 || !S_ISSOCK(status.st_mode)) return 0;
@@ -94,8 +98,13 @@ uint64_t UnixSocketIdentity(const std::string& path) {
   return (inode * 0x9E3779B97F4A7C15u) ^ changed;
 }
 
-void RemoveUnixSocket(const std::string& path, uint64_t identity) {
-  if (identity != 0 && UnixSocketIdentity(path) == identity) unlink(path.c_str());
+}  // namespace
+
+BoundUnixSocket::BoundUnixSocket(std::string path)
+    : path_(std::move(path)), identity_(path_.empty() ? 0 : UnixSocketIdentity(path_)) {}
+
+BoundUnixSocket::~BoundUnixSocket() {
+  if (identity_ != 0 && UnixSocketIdentity(path_) == identity_) unlink(path_.c_str());
 }
 
 }  // namespace gpureduce

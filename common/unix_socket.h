@@ -18,12 +18,19 @@ namespace gpureduce {
 // connections on it. For gpureduce-server and gpureduce-load sink, whose flag has that name.
 absl::StatusOr<std::string> PrepareUnixSocket(const std::string& path);
 
-// The identity of the socket file at `path` now (its inode and change time; 0 where there is
-// none), taken once the server has bound it.
-uint64_t UnixSocketIdentity(const std::string& path);
+// The socket a server bound at `path` (none for an empty path), removed when this goes out of
+// scope only if it is still that file (its inode and change time): a replacement server may
+// have bound the path while this one drained. Construct it once the server has bound the path.
+class BoundUnixSocket {
+ public:
+  explicit BoundUnixSocket(std::string path);
+  ~BoundUnixSocket();
+  BoundUnixSocket(const BoundUnixSocket&) = delete;
+  BoundUnixSocket& operator=(const BoundUnixSocket&) = delete;
 
-// Removes the socket at `path` on the way out, only if it is still the one whose identity was
-// taken: a replacement server may have bound the path while this one drained.
-void RemoveUnixSocket(const std::string& path, uint64_t identity);
+ private:
+  const std::string path_;
+  const uint64_t identity_;  // 0: nothing to remove
+};
 
 }  // namespace gpureduce

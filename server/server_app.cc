@@ -221,11 +221,7 @@ int RunServer(const ServerConfig& config) {
   }
   // However this function ends from here, the socket file goes with the server (unless a
   // replacement bound the path meanwhile).
-  const uint64_t socket_identity =
-      state.unix_socket.empty() ? 0 : UnixSocketIdentity(state.unix_socket);
-  absl::Cleanup remove_socket = [&state, socket_identity] {
-    RemoveUnixSocket(state.unix_socket, socket_identity);
-  };
+  const BoundUnixSocket bound_socket(state.unix_socket);
   if (absl::Status started =
           gate.Start(*std::move(listener), std::move(acceptor), config.tls.cert.empty());
       !started.ok()) {

@@ -6,7 +6,6 @@
 #include <fstream>
 #include <memory>
 
-#include "absl/cleanup/cleanup.h"
 #include "client/reducer_client.h"
 #include "common/unix_socket.h"
 #include "grpcpp/grpcpp.h"
@@ -131,10 +130,7 @@ int RunSink(const SinkOptions& options) {
     return 1;
   }
   // The socket goes with the sink, unless another process bound the path meanwhile.
-  const uint64_t socket_identity = unix_socket.empty() ? 0 : UnixSocketIdentity(unix_socket);
-  absl::Cleanup remove_socket = [&unix_socket, socket_identity] {
-    RemoveUnixSocket(unix_socket, socket_identity);
-  };
+  const BoundUnixSocket bound_socket(unix_socket);
   server->GetHealthCheckService()->SetServingStatus(true);
   if (!options.port_file.empty()) {
     std::ofstream(options.port_file + ".tmp") << port << "\n";

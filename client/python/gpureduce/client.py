@@ -390,11 +390,11 @@ class Client:
         """A shared-memory call, over the server's Unix socket where the route found one."""
         stub = self._local.stub(timeout)
         try:
-            return getattr(stub, method)(request, timeout=timeout, metadata=self._metadata)
-        except grpc.RpcError as error:
-            if error.code() == grpc.StatusCode.UNAVAILABLE:
+            return self._call(getattr(stub, method), request, timeout)
+        except Error as error:
+            if error.code == grpc.StatusCode.UNAVAILABLE:
                 self._local.unavailable(stub)
-            raise Error(error.code(), error.details()) from None
+            raise
 
     def _call(self, method, request, timeout: Optional[float] = None):
         try:

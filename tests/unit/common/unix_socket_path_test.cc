@@ -88,18 +88,20 @@ TEST_F(UnixSocketPathTest, ARelativePathIsTakenFromTheWorkingDirectory) {
 TEST_F(UnixSocketPathTest, TheSocketIsRemovedOnlyWhileItIsStillTheOneBound) {
   const std::string path = directory_ + "/mine.sock";
   close(BindAt(path, false));
-  const uint64_t mine = UnixSocketIdentity(path);
-  ASSERT_NE(mine, 0u);
-  // Another process replaced it meanwhile: left alone. (Later by more than a tick of the
-  // coarse clock that stamps ctime on older kernels, as any real replacement is.)
-  ASSERT_EQ(unlink(path.c_str()), 0);
-  std::this_thread::sleep_for(std::chrono::milliseconds(50));
-  close(BindAt(path, false));
-  RemoveUnixSocket(path, mine);
+  {
+    const BoundUnixSocket mine(path);
+    // Another process replaced it meanwhile: left alone. (Later by more than a tick of the
+    // coarse clock that stamps ctime on older kernels, as any real replacement is.)
+    ASSERT_EQ(unlink(path.c_str()), 0);
+    std::this_thread::sleep_for(std::chrono::milliseconds(50));
+    close(BindAt(path, false));
+  }
   EXPECT_TRUE(IsSocket(path));
-  RemoveUnixSocket(path, UnixSocketIdentity(path));
+  { const BoundUnixSocket replacement(path); }
   EXPECT_FALSE(IsSocket(path));
-  EXPECT_EQ(UnixSocketIdentity(path), 0u);
+  { const BoundUnixSocket none(""); }  // no socket: nothing to do
+  { const BoundUnixSocket gone(path); }
+  EXPECT_FALSE(IsSocket(path));
 }
 
 }  // namespace
