@@ -23,6 +23,8 @@ absl::StatusOr<std::unique_ptr<Backend>> CreateCudaBackend(const BackendOptions&
   if (!gpus.ok()) return gpus.status();
   const RoutingThresholds thresholds = {
       .auto_cpu_below = options.auto_cpu_below_bytes / sizeof(float),
+      .measured_placement = options.measured_placement,
+      .host_regions = options.host_regions,
       .split_above = options.split_above_bytes / sizeof(float),
       .gpu_arrays = options.gpu_arrays,
       .host_cpu_share = options.host_cpu_share};

@@ -46,6 +46,13 @@ def server_p50(r):
     return r["server_us"]["server"]["p50"]
 
 
+def backends(runs, case, who):
+    """The backends and kernels that answered a case's runs ("cpu/cpu", "cuda/single_pass")."""
+    seen = sorted({f"{r.get('backend', '?')}/{r.get('kernel', '?')}"
+                   for r in runs.get((case, who), [])})
+    return ", ".join(seen) if seen else "-"
+
+
 def fmt(x, digits=2):
     return "-" if x is None else f"{x:.{digits}f}"
 
@@ -112,14 +119,18 @@ def main(folder):
     cross = sorted({c for c, _ in runs if c.startswith("crossover-")},
                    key=lambda c: int(c.split("^")[1]))
     if cross:
-        print("\n## Size-aware auto: unary server_us p50 on the GPU (single_pass) and the CPU\n")
-        print("| floats | GPU us | CPU us | faster |")
-        print("|---:|---:|---:|---|")
+        print("\n## Size-aware auto: unary server_us p50 on the GPU (single_pass), the CPU, "
+              "and the CUDA server's `auto` (which ran it)\n")
+        print("| floats | GPU us | CPU us | faster | auto us | auto ran on |")
+        print("|---:|---:|---:|---|---:|---|")
         for case in cross:
             g = med(runs, server_p50, case, "cuda-single_pass")
             c = med(runs, server_p50, case, "cpu")
+            a = med(runs, server_p50, case, "cuda")
             faster = "-" if g is None or c is None else ("GPU" if g < c else "CPU")
-            print(f"| 2^{case.split('^')[1]} | {fmt(g, 1)} | {fmt(c, 1)} | {faster} |")
+            ran = backends(runs, case, "cuda")
+            print(f"| 2^{case.split('^')[1]} | {fmt(g, 1)} | {fmt(c, 1)} | {faster} "
+                  f"| {fmt(a, 1)} | {ran} |")
 
     sweeps = sorted({c for c, _ in runs if c.startswith("sweep-")})
     if sweeps:

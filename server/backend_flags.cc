@@ -8,6 +8,7 @@
 #include "absl/strings/str_cat.h"
 #include "absl/strings/str_join.h"
 #include "absl/strings/str_split.h"
+#include "common/byte_size.h"
 #include "common/flag_values.h"
 
 namespace gpureduce::server {
@@ -61,11 +62,16 @@ void BackendFlags::Register(FlagSet& flags) {
   flags.AddUint32("copy-threads", &options_.device.copy_threads,
                   "threads per GPU that copy chunks into pinned staging memory (a few GB/s "
                   "each); 0 picks half the hardware threads, at least 4");
-  flags.AddByteSize("auto-cpu-below", &options_.auto_cpu_below_bytes,
-                    "CUDA backend: `auto` requests smaller than this (unary, or streams that "
-                    "declare expected_count) are reduced on the CPU, where a copy and a launch "
-                    "cost more than the reduction; the response names the kernel that ran; 0: "
-                    "all on the GPU");
+  flags.AddString("auto-cpu-below", &auto_cpu_below_,
+                  "CUDA backend: where `auto` requests run. 'measured': the self-check times the "
+                  "CPU and a GPU on a message's bytes and on system shared memory at two sizes "
+                  "each (logged), and each request goes where its data's location and size say "
+                  "it ends first: the CPU, a GPU, or both at once for a region (streams of "
+                  "unknown length by the rates); a size: requests smaller than it (unary, or "
+                  "streams that declare expected_count) run on the CPU, the rest on a GPU "
+                  "(128MiB where measuring fails); 0: all on the GPU. The response names the "
+                  "kernel and the device that ran",
+                  "measured|SIZE");
   flags.AddBool(
       "gpu-arrays", &options_.gpu_arrays,
       "CUDA backend: requests with axes or segments run on the GPU's array kernels "
@@ -95,12 +101,12 @@ void BackendFlags::Register(FlagSet& flags) {
                     "region) and pinned to no GPU is reduced on every GPU at once, its partials "
                     "combined in order; the response lists the devices; 0: one GPU per request");
   flags.AddString("host-region-split", &host_region_split_,
-                  "CUDA backend: an `auto` request reading system shared memory (from "
-                  "--auto-cpu-below up, on one GPU) is read by the CPU and a GPU at once, the CPU "
-                  "taking this share: 'auto' starts it from the rates each reached alone at start "
-                  "(logged), then moves it toward the share that ends both together by the "
-                  "times of large splits; 'off': the GPU alone; 0 to 1: that share (1: the CPU "
-                  "alone)",
+                  "CUDA backend: an `auto` request reading system shared memory that "
+                  "--auto-cpu-below places on both (on one GPU) is read by the CPU and a GPU at "
+                  "once, the CPU taking this share: 'auto' starts it from the costs each "
+                  "measured alone at start (logged), then moves it toward the share that ends "
+                  "both together by the times of large splits; 'off': the GPU alone; 0 to 1: "
+                  "that share (1: the CPU alone)",
                   "auto|off|SHARE");
 }
 
@@ -116,6 +122,17 @@ absl::StatusOr<runtime::BackendOptions> BackendFlags::Options() const {
   options.batch.window = absl::ToChronoMicroseconds(batch_window_);
   if (options.batch.in_flight == 0) {
     return absl::InvalidArgumentError("--batches-in-flight must be at least 1");
+  }
+  if (auto_cpu_below_ != "measured") {
+    absl::StatusOr<uint64_t> bytes = ParseByteSize(auto_cpu_below_);
+    if (!bytes.ok()) {
+      return absl::InvalidArgumentError(absl::StrCat("--auto-cpu-below=", auto_cpu_below_,
+                                                     ": expected measured or a size such as "
+                                                     "128MiB (",
+                                                     bytes.status().message(), ")"));
+    }
+    options.measured_placement = false;
+    options.auto_cpu_below_bytes = *bytes;
   }
   if (host_region_split_ == "off") {
     options.host_cpu_share = 0;

@@ -30,11 +30,12 @@ class BackendFlags {
   std::string DeprecationWarning() const;
 
  private:
-  runtime::BackendOptions options_;         // the integer flags are bound to it directly
-  std::string kind_;                        // --backend, from options_ until parsed
-  std::string devices_;                     // --devices, the same
-  std::string streams_;                     // the deprecated --streams; empty: not given
-  std::string host_region_split_ = "auto";  // --host-region-split
+  runtime::BackendOptions options_;          // the integer flags are bound to it directly
+  std::string kind_;                         // --backend, from options_ until parsed
+  std::string devices_;                      // --devices, the same
+  std::string streams_;                      // the deprecated --streams; empty: not given
+  std::string host_region_split_ = "auto";   // --host-region-split
+  std::string auto_cpu_below_ = "measured";  // --auto-cpu-below
   absl::Duration batch_window_ = absl::Microseconds(100);  // --batch-window
 };
 

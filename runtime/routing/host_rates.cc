@@ -11,6 +11,7 @@
 #include <future>
 #include <memory>
 #include <utility>
+#include <vector>
 
 #include "absl/cleanup/cleanup.h"
 #include "absl/strings/str_cat.h"
@@ -19,22 +20,29 @@
 namespace gpureduce::runtime {
 namespace {
 
-constexpr int kRounds = 3;
+// Small requests are cheap and noisier: more rounds.
+constexpr int kLargeRounds = 3;
+constexpr int kSmallRounds = 7;
 
-using Opener = std::function<absl::StatusOr<std::unique_ptr<ReduceSession>>()>;
+using Opener = std::function<absl::StatusOr<std::unique_ptr<ReduceSession>>(const RequestSpec&)>;
+// Hands a session `count` floats from the start of the data, `done` once consumed.
+using Feed = std::function<void(ReduceSession&, uint64_t count, ConsumeDone done)>;
 
-// The best of kRounds reductions of `source` by sessions from `open`, in seconds, after one
-// that wakes the path up (the CPU's pool, the GPU's staging).
-absl::StatusOr<double> BestSeconds(const Opener& open, const SharedSource& source) {
+// The best of `rounds` reductions of `count` floats, in seconds, after one that wakes the path
+// up (the CPU's pool, the GPU's staging): a session opened for `spec`, fed, finished.
+absl::StatusOr<double> BestSeconds(const Opener& open, RequestSpec spec, uint64_t count,
+                                   const Feed& feed, int rounds) {
+  spec.size_hint = count;
   double best = 0;
-  for (int round = -1; round < kRounds; ++round) {
-    ASSIGN_OR_RETURN(std::unique_ptr<ReduceSession> session, open());
+  for (int round = -1; round < rounds; ++round) {
     const auto start = std::chrono::steady_clock::now();
+    absl::StatusOr<std::unique_ptr<ReduceSession>> session = open(spec);
+    RETURN_IF_ERROR(session.status());
     std::promise<absl::Status> consumed;
-    session->ConsumeShared(source, [&](absl::Status status) { consumed.set_value(status); });
+    feed(**session, count, [&](absl::Status status) { consumed.set_value(status); });
     RETURN_IF_ERROR(consumed.get_future().get());
     std::promise<absl::Status> finished;
-    session->Finish(
+    (*session)->Finish(
         [&](absl::StatusOr<gpureduce::Stats> stats) { finished.set_value(stats.status()); });
     RETURN_IF_ERROR(finished.get_future().get());
     const double seconds =
@@ -44,14 +52,55 @@ absl::StatusOr<double> BestSeconds(const Opener& open, const SharedSource& sourc
   return best;
 }
 
+// One reader's line through the two sizes.
+absl::StatusOr<PathCost> Measure(const Opener& open, const RequestSpec& spec, MeasuredSizes sizes,
+                                 const Feed& feed) {
+  const uint64_t small = sizes.small_bytes / sizeof(float);
+  const uint64_t large = sizes.large_bytes / sizeof(float);
+  ASSIGN_OR_RETURN(const double small_seconds, BestSeconds(open, spec, small, feed, kSmallRounds));
+  ASSIGN_OR_RETURN(const double large_seconds, BestSeconds(open, spec, large, feed, kLargeRounds));
+  return PathCost::Through(small * sizeof(float), small_seconds, large * sizeof(float),
+                           large_seconds);
+}
+
+absl::StatusOr<ReaderCosts> MeasureBoth(Backend& cpu, GpuBackend& gpus, RequestSpec spec,
+                                        MeasuredSizes sizes, const Feed& feed) {
+  if (gpus.gpu_count() == 0) return absl::FailedPreconditionError("no GPU");
+  if (sizes.small_bytes < sizeof(float) || sizes.large_bytes <= sizes.small_bytes) {
+    return absl::InvalidArgumentError("the measured sizes must grow from at least one float");
+  }
+  ReaderCosts costs;
+  spec.kernel = cpu.default_kernel();
+  ASSIGN_OR_RETURN(costs.cpu,
+                   Measure([&](const RequestSpec& on) { return cpu.Open(on); }, spec, sizes, feed));
+  spec.kernel = gpus.default_kernel();
+  ASSIGN_OR_RETURN(costs.gpu, Measure([&](const RequestSpec& on) { return gpus.OpenOn(0, on); },
+                                      spec, sizes, feed));
+  return costs;
+}
+
 absl::Status Errno(const char* what) {
   return absl::InternalError(absl::StrCat(what, ": ", std::strerror(errno)));
 }
 
 }  // namespace
 
-absl::StatusOr<HostRates> MeasureHostRates(Backend& cpu, GpuBackend& gpus, uint64_t bytes) {
+absl::StatusOr<ReaderCosts> MeasureMessageCosts(Backend& cpu, GpuBackend& gpus,
+                                                MeasuredSizes sizes) {
+  const std::vector<float> data(sizes.large_bytes / sizeof(float), 1.0f);
+  RequestSpec spec{gpureduce::Op::kSum, cpu.default_kernel(), 0, 0};
+  spec.auto_kernel = true;
+  spec.one_message = true;
+  return MeasureBoth(cpu, gpus, spec, sizes,
+                     [&](ReduceSession& session, uint64_t count, ConsumeDone done) {
+                       session.Consume(std::span<const float>(data.data(), count), std::move(done));
+                     });
+}
+
+absl::StatusOr<ReaderCosts> MeasureRegionCosts(Backend& cpu, GpuBackend& gpus,
+                                               MeasuredSizes sizes) {
   if (gpus.gpu_count() == 0) return absl::FailedPreconditionError("no GPU");
+  const uint64_t bytes = sizes.large_bytes;
   const int fd = memfd_create("gpureduce-host-rates", MFD_CLOEXEC);
   if (fd < 0) return Errno("memfd_create");
   absl::Cleanup close_fd = [fd] { close(fd); };
@@ -62,22 +111,19 @@ absl::StatusOr<HostRates> MeasureHostRates(Backend& cpu, GpuBackend& gpus, uint6
   std::fill_n(static_cast<float*>(base), bytes / sizeof(float), 1.0f);  // every page populated
   ASSIGN_OR_RETURN(std::unique_ptr<MemoryHold> pinned, gpus.PinHost(base, bytes));
 
-  SharedSource source;
-  source.kind = SharedSource::Kind::kHost;
-  source.count = bytes / sizeof(float);
-  source.fd = fd;
-  source.pinned = static_cast<const std::byte*>(base);
   RequestSpec spec{gpureduce::Op::kSum, cpu.default_kernel(), 0, 0};
-  spec.size_hint = source.count;
+  spec.auto_kernel = true;
   spec.one_message = true;
   spec.data_in_host_region = true;
-  ASSIGN_OR_RETURN(const double cpu_seconds, BestSeconds([&] { return cpu.Open(spec); }, source));
-  spec.kernel = gpus.default_kernel();
-  ASSIGN_OR_RETURN(const double gpu_seconds,
-                   BestSeconds([&] { return gpus.OpenOn(0, spec); }, source));
-  return HostRates{.bytes = bytes,
-                   .cpu_gbps = static_cast<double>(bytes) / cpu_seconds / 1e9,
-                   .gpu_gbps = static_cast<double>(bytes) / gpu_seconds / 1e9};
+  return MeasureBoth(cpu, gpus, spec, sizes,
+                     [&](ReduceSession& session, uint64_t count, ConsumeDone done) {
+                       SharedSource source;
+                       source.kind = SharedSource::Kind::kHost;
+                       source.count = count;
+                       source.fd = fd;
+                       source.pinned = static_cast<const std::byte*>(base);
+                       session.ConsumeShared(source, std::move(done));
+                     });
 }
 
 }  // namespace gpureduce::runtime

@@ -14,6 +14,18 @@
 #include "spdlog/spdlog.h"
 
 namespace gpureduce::runtime {
+namespace {
+
+// A stream of unknown length is judged by the readers' rates, as a request this large.
+constexpr uint64_t kUnknownLength = uint64_t{1} << 30;
+// The logs say where requests go up to these sizes: a message near gRPC's limits, a region
+// of a few GiB.
+constexpr uint64_t kLargestMessage = uint64_t{1} << 30;
+constexpr uint64_t kLargestRegion = uint64_t{16} << 30;
+// A measured share starts where a split of this size would end both readers together.
+constexpr uint64_t kSplitMeasured = uint64_t{1} << 30;
+
+}  // namespace
 
 RoutingBackend::RoutingBackend(std::unique_ptr<Backend> cpu, std::unique_ptr<GpuBackend> gpus,
                                RoutingThresholds thresholds)
@@ -29,26 +41,52 @@ bool RoutingBackend::Runs(const kernels::KernelInfo& kernel) const {
 absl::Status RoutingBackend::SelfCheck() {
   RETURN_IF_ERROR(cpu_->SelfCheck());
   RETURN_IF_ERROR(gpus_->SelfCheck());
-  if (thresholds_.host_cpu_share < 0) {
-    absl::StatusOr<HostRates> rates = MeasureHostRates(*cpu_, *gpus_);
-    if (!rates.ok()) {
-      spdlog::warn(
-          "host regions: could not measure the CPU's and the GPU's rates ({}); a GPU "
-          "reads them alone",
-          rates.status().message());
-      return absl::OkStatus();
-    }
-    host_cpu_share_.store(rates->CpuShare(), std::memory_order_relaxed);
-    logged_host_share_.store(rates->CpuShare(), std::memory_order_relaxed);
-    spdlog::info(
-        "host regions: the CPU reduced {} MiB of system shared memory at {:.1f} GB/s, GPU 0 at "
-        "{:.1f} GB/s, each alone; `auto` requests of such a region (from {} MiB) give {:.1f}% to "
-        "the CPU and the rest to a GPU, read at once, the share then following the times the "
-        "two take together (--host-region-split)",
-        rates->bytes >> 20, rates->cpu_gbps, rates->gpu_gbps,
-        thresholds_.auto_cpu_below * sizeof(float) >> 20, 100 * rates->CpuShare());
-  }
+  MeasureCosts();
   return absl::OkStatus();
+}
+
+void RoutingBackend::set_costs(const ReaderCosts& message, const ReaderCosts& region) {
+  message_costs_ = message;
+  region_costs_ = region;
+}
+
+void RoutingBackend::MeasureCosts() {
+  const uint64_t fallback_mib = thresholds_.auto_cpu_below * sizeof(float) >> 20;
+  if (thresholds_.measured_placement) {
+    absl::StatusOr<ReaderCosts> message = MeasureMessageCosts(*cpu_, *gpus_);
+    if (message.ok()) {
+      message_costs_ = *message;
+      spdlog::info("`auto` requests of a message's bytes: {}; streams of unknown length as {}",
+                   DescribePlacement(*message, 0, kLargestMessage),
+                   PlacementName(Place(*message, kUnknownLength)));
+    } else {
+      spdlog::warn(
+          "could not measure the CPU's and the GPU's costs for messages ({}); `auto` requests "
+          "below {} MiB run on the CPU",
+          message.status().message(), fallback_mib);
+    }
+  }
+  const bool measured_share = thresholds_.host_cpu_share < 0;
+  if (!thresholds_.host_regions || !(measured_share || thresholds_.measured_placement)) return;
+  absl::StatusOr<ReaderCosts> region = MeasureRegionCosts(*cpu_, *gpus_);
+  if (!region.ok()) {
+    spdlog::warn(
+        "host regions: could not measure the CPU's and the GPU's costs ({}); {}",
+        region.status().message(),
+        measured_share ? "a GPU reads them alone" : "they go by --auto-cpu-below's fallback");
+    return;
+  }
+  region_costs_ = *region;
+  if (measured_share) {
+    const double share = EvenShare(*region, kSplitMeasured);
+    host_cpu_share_.store(share, std::memory_order_relaxed);
+    logged_host_share_.store(share, std::memory_order_relaxed);
+  }
+  spdlog::info(
+      "`auto` requests of system shared memory: {}; the CPU's share of a split {:.1f}%{} "
+      "(--host-region-split)",
+      DescribePlacement(*region, host_cpu_share(), kLargestRegion), 100 * host_cpu_share(),
+      measured_share ? ", then following the times the two take together" : "");
 }
 
 // The thresholds count float32 elements: what matters is the bytes to move. (Saturated: a
@@ -60,8 +98,18 @@ uint64_t RoutingBackend::FloatSize(const RequestSpec& spec) {
              : spec.size_hint * element_bytes / sizeof(float);
 }
 
-bool RoutingBackend::AutoBelowCrossover(const RequestSpec& spec) const {
-  return spec.auto_kernel && spec.size_hint > 0 && FloatSize(spec) < thresholds_.auto_cpu_below;
+Placement RoutingBackend::PlaceAuto(const RequestSpec& spec) const {
+  if (!spec.auto_kernel) return Placement::kGpu;
+  const bool region = spec.data_in_host_region;
+  const double share = region ? host_cpu_share() : 0;
+  const std::optional<ReaderCosts>& costs = region ? region_costs_ : message_costs_;
+  if (thresholds_.measured_placement && costs.has_value()) {
+    return Place(*costs, spec.size_hint == 0 ? kUnknownLength : FloatSize(spec) * sizeof(float),
+                 share);
+  }
+  if (spec.size_hint > 0 && FloatSize(spec) < thresholds_.auto_cpu_below) return Placement::kCpu;
+  if (!region || share <= 0) return Placement::kGpu;
+  return share >= 1 ? Placement::kCpu : Placement::kBoth;
 }
 
 absl::StatusOr<std::unique_ptr<ReduceSession>> RoutingBackend::OpenOnCpuKernel(
@@ -88,20 +136,16 @@ absl::StatusOr<std::unique_ptr<ReduceSession>> RoutingBackend::Open(const Reques
     return gpus_->Open(spec);
   }
   if (RunsOnCpu(spec)) return cpu_->Open(spec);
-  if (AutoBelowCrossover(spec)) {
-    return OpenOnCpuKernel(spec);
-  }
+  const Placement placement = PlaceAuto(spec);
+  if (placement == Placement::kCpu) return OpenOnCpuKernel(spec);
   if (thresholds_.split_above != 0 && FloatSize(spec) >= thresholds_.split_above &&
       gpus_->gpu_count() > 1) {
     if (std::unique_ptr<ReduceSession> split = OpenSplit(spec); split != nullptr) return split;
   }
-  if (spec.data_in_host_region && spec.auto_kernel) {
-    const double share = host_cpu_share();
-    if (share >= 1) return OpenOnCpuKernel(spec);
-    if (share > 0) {
-      if (std::unique_ptr<ReduceSession> split = OpenHostSplit(spec, share); split != nullptr) {
-        return split;
-      }
+  if (placement == Placement::kBoth) {
+    if (std::unique_ptr<ReduceSession> split = OpenHostSplit(spec, host_cpu_share());
+        split != nullptr) {
+      return split;
     }
   }
   return OpenOnLeastLoaded(spec);
@@ -200,9 +244,7 @@ absl::StatusOr<std::unique_ptr<ReduceSession>> RoutingBackend::OpenArray(const R
         "array kernels) or cpu (auto picks one)"));
   }
   if (spec.device >= 0) return gpus_->Open(spec);
-  if (AutoBelowCrossover(spec)) {
-    return OpenOnCpuKernel(spec);
-  }
+  if (PlaceAuto(spec) == Placement::kCpu) return OpenOnCpuKernel(spec);
   return OpenOnLeastLoaded(spec);
 }
 

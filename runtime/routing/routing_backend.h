@@ -1,19 +1,21 @@
 #pragma once
 
 // The backend a server with GPUs runs: it composes the CPU backend and the GPUs' and decides
-// where each request runs. A request that names the `cpu` kernel, or an `auto` one known to be
-// small, runs on the CPU; one pinned to a GPU runs there; one known to be large is spread over
-// every GPU at once (SplitSession); an `auto` one of system shared memory over the CPU and a GPU
-// at once, in the shares of their measured rates; any other on the GPU with the fewest bytes
-// outstanding.
+// where each request runs. A request that names the `cpu` kernel runs on the CPU; one pinned to a
+// GPU runs there; an `auto` one where the self-check's measured costs for its data's location and
+// size say it ends first (the CPU, a GPU, or for system shared memory both at once, in shares
+// that follow their times); one known to be large is spread over every GPU at once
+// (SplitSession); any other on the GPU with the fewest bytes outstanding.
 
 #include <atomic>
 #include <cstdint>
 #include <memory>
+#include <optional>
 #include <vector>
 
 #include "runtime/backend.h"
 #include "runtime/routing/gpu_backend.h"
+#include "runtime/routing/placement.h"
 #include "runtime/split_session.h"
 
 namespace gpureduce::runtime {
@@ -21,8 +23,15 @@ namespace gpureduce::runtime {
 // Sizes in float32 elements (4 bytes): a request of another dtype compares its bytes / 4.
 struct RoutingThresholds {
   // `auto` requests known to carry fewer elements than this run on the CPU, where a copy and a
-  // launch cost more than the reduction; 0: never.
+  // launch cost more than the reduction; 0: never. With measured_placement, only until the
+  // self-check has measured (or where it could not).
   uint64_t auto_cpu_below = 0;
+  // `auto` requests go where the self-check's measured costs for their data's location say they
+  // end first (placement.h); a stream of unknown length is judged as one of the largest size
+  // measured.
+  bool measured_placement = false;
+  // Regions of system shared memory can reach the server: the self-check measures them too.
+  bool host_regions = true;
   // Requests known to carry at least this many elements, and pinned to no GPU, are spread over
   // every usable GPU; 0: never.
   uint64_t split_above = 0;
@@ -46,9 +55,11 @@ class RoutingBackend final : public Backend {
   uint32_t workers() const override { return gpus_->workers(); }
   bool Runs(const kernels::KernelInfo& kernel) const override;
 
-  // The CPU's check, then the GPUs', then (host_cpu_share below 0) the rates that size the CPU's
-  // share of system shared memory.
+  // The CPU's check, then the GPUs', then what measured_placement and a measured host_cpu_share
+  // need: the costs of each reader for a message's bytes and (host_regions) for a region's.
   absl::Status SelfCheck() override;
+  // Costs as the self-check measures them (public for tests): a message's, a region's.
+  void set_costs(const ReaderCosts& message, const ReaderCosts& region);
   // The CPU's share of an `auto` request of system shared memory now (see RoutingThresholds).
   double host_cpu_share() const { return host_cpu_share_.load(std::memory_order_relaxed); }
   // With a measured share (host_cpu_share below 0): a split request's GPU and CPU ranges took
@@ -74,8 +85,11 @@ class RoutingBackend final : public Backend {
   bool RunsOnCpu(const RequestSpec& spec) const;
   // The request's declared size in float32 elements' worth of bytes.
   static uint64_t FloatSize(const RequestSpec& spec);
-  // An `auto` request known to be smaller than the CPU crossover (auto_cpu_below).
-  bool AutoBelowCrossover(const RequestSpec& spec) const;
+  // Where an `auto` request goes (a GPU for any other): by the measured costs, or else by
+  // auto_cpu_below and host_cpu_share.
+  Placement PlaceAuto(const RequestSpec& spec) const;
+  // Measures what SelfCheck promises, logs it and keeps it.
+  void MeasureCosts();
   absl::StatusOr<std::unique_ptr<ReduceSession>> OpenArray(const RequestSpec& spec);
   // `spec` on the CPU, with the CPU's own kernel (`auto` below the crossover, or an array).
   absl::StatusOr<std::unique_ptr<ReduceSession>> OpenOnCpuKernel(const RequestSpec& spec);
@@ -92,6 +106,9 @@ class RoutingBackend final : public Backend {
   std::atomic<uint32_t> next_gpu_{0};
   std::atomic<double> host_cpu_share_;
   std::atomic<double> logged_host_share_{0};  // the share last logged
+  // Measured by SelfCheck, before any request: read without a lock after.
+  std::optional<ReaderCosts> message_costs_;
+  std::optional<ReaderCosts> region_costs_;
 };
 
 }  // namespace gpureduce::runtime

@@ -1,8 +1,8 @@
 // The routing backend's decisions, over a fake CPU and fake GPUs that only record what they were
 // asked to open: the CPU crossover by size, the `cpu` kernel on the CPU, a pinned GPU, the GPU
 // with the fewest bytes outstanding (lost and full ones passed over), the split over every GPU,
-// a region of system memory over a GPU and the CPU in their shares (measured at the self-check);
-// and a request routed to the real CPU backend answers as a float64 reference does.
+// a region of system memory over a GPU and the CPU in their shares; and a request routed to the
+// real CPU backend answers as a float64 reference does.
 
 #include "runtime/routing/routing_backend.h"
 
@@ -17,142 +17,17 @@
 #include "gmock/gmock.h"
 #include "gtest/gtest.h"
 #include "runtime/cpu/cpu_backend.h"
-#include "runtime/routing/host_rates.h"
 #include "tests/support/classic_partial.h"
 #include "tests/support/random_data.h"
 #include "tests/support/reference.h"
+#include "tests/unit/runtime/fake_routing_parts.h"
 
 namespace gpureduce::runtime {
 namespace {
 
 using gpureduce::Op;
-using kernels::BackendKind;
-using kernels::KernelId;
 using ::testing::ElementsAre;
 using ::testing::HasSubstr;
-
-// Says where it was opened; reduces nothing.
-class FakeSession final : public ReduceSession {
- public:
-  FakeSession(KernelId kernel, int device) : kernel_(kernel), device_(device) {}
-  void ConsumePieces(PayloadPieces, ConsumeDone done) override {
-    std::move(done)(absl::OkStatus());
-  }
-  void ConsumeShared(const SharedSource&, ConsumeDone done) override {
-    std::move(done)(absl::OkStatus());
-  }
-  void Finish(FinishDone done) override { std::move(done)(gpureduce::Stats{}); }
-  BackendTiming timing() const override { return {}; }
-  std::string device_name() const override { return absl::StrCat("fake ", device_); }
-  std::vector<int> devices() const override { return {device_}; }
-  void StartAt(uint64_t) override {}
-  KernelId kernel() const override { return kernel_; }
-
- private:
-  const KernelId kernel_;
-  const int device_;
-};
-
-class FakeCpu final : public Backend {
- public:
-  BackendKind kind() const override { return BackendKind::kCpu; }
-  std::vector<DeviceDescription> devices() const override { return {{.name = "fake CPU"}}; }
-  uint32_t workers() const override { return 1; }
-  absl::Status SelfCheck() override { return self_check; }
-  absl::StatusOr<std::unique_ptr<ReduceSession>> Open(const RequestSpec& spec) override {
-    opened.push_back(spec);
-    return std::make_unique<FakeSession>(spec.kernel, -1);
-  }
-
-  absl::Status self_check;
-  std::vector<RequestSpec> opened;
-};
-
-struct FakeGpu {
-  GpuLoad load;
-  bool full = false;  // its request slots are all taken
-  std::vector<RequestSpec> opened;
-};
-
-class FakeGpus final : public GpuBackend {
- public:
-  explicit FakeGpus(size_t count) : gpus(count) {}
-
-  BackendKind kind() const override { return BackendKind::kCuda; }
-  std::vector<DeviceDescription> devices() const override {
-    std::vector<DeviceDescription> out;
-    for (size_t i = 0; i < gpus.size(); ++i) out.push_back({.index = int(i), .name = "fake GPU"});
-    return out;
-  }
-  uint32_t workers() const override { return 4 * uint32_t(gpus.size()); }
-  absl::Status SelfCheck() override {
-    checked = true;
-    return absl::OkStatus();
-  }
-  // A pinned request: the CUDA backend's own lookup of the GPU.
-  absl::StatusOr<std::unique_ptr<ReduceSession>> Open(const RequestSpec& spec) override {
-    pinned.push_back(spec);
-    if (spec.device >= int(gpus.size())) return absl::FailedPreconditionError("no such GPU");
-    return std::make_unique<FakeSession>(spec.kernel, spec.device);
-  }
-  size_t gpu_count() const override { return gpus.size(); }
-  GpuLoad Load(size_t position) const override { return gpus[position].load; }
-  absl::StatusOr<std::unique_ptr<ReduceSession>> OpenOn(size_t position,
-                                                        const RequestSpec& spec) override {
-    FakeGpu& gpu = gpus[position];
-    if (gpu.full) return absl::ResourceExhaustedError("full");
-    gpu.opened.push_back(spec);
-    return std::make_unique<FakeSession>(spec.kernel, int(position));
-  }
-
-  std::vector<FakeGpu> gpus;
-  std::vector<RequestSpec> pinned;
-  bool checked = false;
-};
-
-RequestSpec Auto(uint64_t size_hint) {
-  RequestSpec spec{Op::kSum, KernelId::kSinglePass, 0, 0};
-  spec.auto_kernel = true;
-  spec.size_hint = size_hint;
-  return spec;
-}
-
-RequestSpec HostRegion(uint64_t size_hint) {
-  RequestSpec spec = Auto(size_hint);
-  spec.data_in_host_region = true;
-  return spec;
-}
-
-RequestSpec Named(KernelId kernel, uint64_t size_hint) {
-  RequestSpec spec{Op::kMax, kernel, 0, 0};
-  spec.size_hint = size_hint;
-  return spec;
-}
-
-class RoutingBackendTest : public ::testing::Test {
- protected:
-  void Make(size_t gpus, RoutingThresholds thresholds) {
-    auto cpu = std::make_unique<FakeCpu>();
-    auto fakes = std::make_unique<FakeGpus>(gpus);
-    cpu_ = cpu.get();
-    gpus_ = fakes.get();
-    backend_ = std::make_unique<RoutingBackend>(std::move(cpu), std::move(fakes), thresholds);
-  }
-
-  // The devices the session opened for `spec` runs on (-1: the CPU), or the error.
-  std::string Route(const RequestSpec& spec) {
-    absl::StatusOr<std::unique_ptr<ReduceSession>> session = backend_->Open(spec);
-    if (!session.ok()) return session.status().ToString();
-    std::string devices;
-    for (int device : (*session)->devices())
-      absl::StrAppend(&devices, devices.empty() ? "" : ",", device);
-    return devices;
-  }
-
-  FakeCpu* cpu_ = nullptr;
-  FakeGpus* gpus_ = nullptr;
-  std::unique_ptr<RoutingBackend> backend_;
-};
 
 TEST_F(RoutingBackendTest, AutoRequestsKnownToBeSmallRunOnTheCpu) {
   Make(1, {.auto_cpu_below = 1000});
@@ -337,28 +212,6 @@ TEST(HostRatesTest, TheShareFollowsTheTimesOfSplitRequests) {
                        {.host_cpu_share = 0.25});
   fixed.LearnHostShare({n, 1.0}, {n, 0.5});
   EXPECT_DOUBLE_EQ(fixed.host_cpu_share(), 0.25) << "a share given by flag stays";
-}
-
-TEST(HostRatesTest, TheSelfCheckMeasuresTheCpusShareOfSystemMemory) {
-  // The CPU backend's own pread of a memfd against fake GPU sessions that read nothing: a share
-  // strictly between 0 and 1, and the request then split in it.
-  RoutingBackend backend(std::make_unique<CpuBackend>(2), std::make_unique<FakeGpus>(1),
-                         {.auto_cpu_below = 1000, .host_cpu_share = -1});
-  EXPECT_EQ(backend.host_cpu_share(), 0) << "not measured yet: the GPU alone";
-  ASSERT_TRUE(backend.SelfCheck().ok());
-  EXPECT_GT(backend.host_cpu_share(), 0);
-  EXPECT_LT(backend.host_cpu_share(), 1);
-  absl::StatusOr<std::unique_ptr<ReduceSession>> session = backend.Open(HostRegion(1u << 20));
-  ASSERT_TRUE(session.ok()) << session.status();
-  EXPECT_EQ((*session)->devices().size(), 2u);
-  CpuBackend cpu(2);
-  FakeGpus gpus(1);
-  const absl::StatusOr<HostRates> rates = MeasureHostRates(cpu, gpus, uint64_t{16} << 20);
-  ASSERT_TRUE(rates.ok()) << rates.status();
-  EXPECT_EQ(rates->bytes, uint64_t{16} << 20);
-  EXPECT_GT(rates->cpu_gbps, 0);
-  EXPECT_GT(rates->gpu_gbps, 0);
-  EXPECT_NEAR(rates->CpuShare(), rates->cpu_gbps / (rates->cpu_gbps + rates->gpu_gbps), 1e-12);
 }
 
 TEST_F(RoutingBackendTest, ItRunsAndListsTheGpusKernelsThenTheCpusAndChecksBoth) {

@@ -44,6 +44,7 @@ TEST(BackendFlagsTest, NoFlagsGiveTheRuntimesDefaults) {
   EXPECT_EQ(options->device.staging_buffers, 16u);
   EXPECT_EQ(options->device.staging_buffer_bytes, defaults.device.staging_buffer_bytes);
   EXPECT_EQ(options->auto_cpu_below_bytes, defaults.auto_cpu_below_bytes);
+  EXPECT_TRUE(options->measured_placement) << "--auto-cpu-below=measured";
   EXPECT_EQ(options->split_above_bytes, defaults.split_above_bytes);
 }
 
@@ -61,6 +62,7 @@ TEST(BackendFlagsTest, EveryFlagSetsItsTypedOption) {
   EXPECT_EQ(options->device.staging_buffer_bytes, uint64_t{1} << 20);
   EXPECT_EQ(options->device.copy_threads, 7u);
   EXPECT_EQ(options->auto_cpu_below_bytes, 4096u);
+  EXPECT_FALSE(options->measured_placement) << "a size: the threshold, not the measured costs";
   EXPECT_EQ(options->split_above_bytes, 0u);
   EXPECT_EQ(Options({"--backend=cpu"})->kind, BackendChoice::kCpu);
 }
@@ -76,6 +78,20 @@ TEST(BackendFlagsTest, TheHostRegionSplitIsAutoOffOrAShare) {
     ASSERT_FALSE(refused.ok()) << bad;
     EXPECT_THAT(std::string(refused.status().message()),
                 HasSubstr("--host-region-split=" + bad + ": expected auto, off or a share"));
+  }
+}
+
+TEST(BackendFlagsTest, TheAutoCpuCrossoverIsMeasuredOrASize) {
+  EXPECT_TRUE(Options({"--auto-cpu-below=measured"})->measured_placement);
+  const absl::StatusOr<runtime::BackendOptions> zero = Options({"--auto-cpu-below=0"});
+  ASSERT_TRUE(zero.ok()) << zero.status();
+  EXPECT_FALSE(zero->measured_placement);
+  EXPECT_EQ(zero->auto_cpu_below_bytes, 0u) << "every auto request on a GPU";
+  for (const std::string bad : {"measure", "-1", "1.1KiB", ""}) {
+    const absl::StatusOr<runtime::BackendOptions> refused = Options({"--auto-cpu-below=" + bad});
+    ASSERT_FALSE(refused.ok()) << bad;
+    EXPECT_THAT(std::string(refused.status().message()),
+                HasSubstr("--auto-cpu-below=" + bad + ": expected measured or a size"));
   }
 }
 
