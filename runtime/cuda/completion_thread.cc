@@ -46,11 +46,19 @@ void CompletionThread::RunAfter(cudaStream_t stream, StreamDone callback) {
     cudaEventDestroy(event);
     event = nullptr;
   }
+  // A callback whose event could not be recorded still waits for its stream's earlier
+  // callbacks: they may free what it touches, or it what they do.
+  Queue(Pending{stream, event, std::move(callback), error});
+}
+
+void CompletionThread::RunAfterEvent(cudaStream_t stream, cudaEvent_t event, StreamDone callback) {
+  Queue(Pending{stream, event, std::move(callback), cudaSuccess, /*owned=*/false});
+}
+
+void CompletionThread::Queue(Pending pending) {
   {
-    // A callback whose event could not be recorded still waits for its stream's earlier
-    // callbacks: they may free what it touches, or it what they do.
     std::lock_guard<std::mutex> lock(mu_);
-    pending_.push_back(Pending{stream, event, std::move(callback), error});
+    pending_.push_back(std::move(pending));
   }
   cv_.notify_one();
 }
@@ -86,7 +94,7 @@ void CompletionThread::Loop() {
         waiting.push_back(std::move(item));
         continue;
       }
-      if (item.event != nullptr) done.push_back(item.event);
+      if (item.event != nullptr && item.owned) done.push_back(item.event);
       std::move(item.callback)(status);
     }
     const bool progress = !posted.empty() || !done.empty();

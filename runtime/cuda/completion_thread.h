@@ -39,6 +39,9 @@ class CompletionThread final : public CompletionQueue {
   // cannot be recorded, with that error once the stream's earlier callbacks have run. Call
   // with `stream`'s device current.
   void RunAfter(cudaStream_t stream, StreamDone callback) override;
+  // RunAfter by `event`, the last thing recorded on `stream` before this call: one CUDA call
+  // fewer. The caller keeps the event, and records it again only after `callback` has run.
+  void RunAfterEvent(cudaStream_t stream, cudaEvent_t event, StreamDone callback);
 
   // Runs `callback` on this thread soon (no GPU dependency).
   void Post(absl::AnyInvocable<void() &&> callback) override;
@@ -52,8 +55,10 @@ class CompletionThread final : public CompletionQueue {
     cudaEvent_t event;  // null when it could not be recorded: then `error` is the status
     StreamDone callback;
     cudaError_t error = cudaSuccess;
+    bool owned = true;  // the event goes back to free_events_ (not a caller's)
   };
 
+  void Queue(Pending pending);
   void Loop();
 
   const int device_;

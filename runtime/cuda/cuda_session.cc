@@ -69,6 +69,13 @@ absl::Status CudaSession::QueuePiece(PieceSlot& piece_slot, const Piece& piece, 
   return absl::OkStatus();
 }
 
+void CudaSession::RunAfterPiece(PieceSlot& piece_slot, CompletionQueue::StreamDone callback) {
+  // QueuePiece recorded `reduced` last on the lane's stream; the slot records it again only once
+  // released, which this callback's owner does after it has run.
+  const StagingSlot& slot = static_cast<const StagingSlot&>(piece_slot);
+  device_.completions().RunAfterEvent(lane_.stream.get(), slot.reduced.get(), std::move(callback));
+}
+
 void CudaSession::AddPieceTiming(const PieceSlot& piece_slot, BackendTiming& timing) const {
   const StagingSlot& slot = static_cast<const StagingSlot&>(piece_slot);
   if (slot.copy_queued) timing.h2d += ElapsedBetween(slot.started, slot.copied);

@@ -52,6 +52,7 @@ class CudaSession final : public ReduceSession, private PieceRunner {
   StreamHandle stream() const override { return lane_.stream.get(); }
   std::mutex& stream_mutex() override { return lane_.mu; }
   absl::Status QueuePiece(PieceSlot& slot, const Piece& piece, bool time_copy) override;
+  void RunAfterPiece(PieceSlot& slot, CompletionQueue::StreamDone callback) override;
   void AddPieceTiming(const PieceSlot& slot, BackendTiming& timing) const override;
   std::optional<GpuStatus> PollPiece(const PieceSlot& slot) override;
   absl::Status StreamError(GpuStatus error, const char* what) const override;

@@ -157,12 +157,15 @@ absl::Status PieceScheduler::StagePiece(PieceSlot& slot) {
   std::lock_guard<std::mutex> stream_lock(runner_.stream_mutex());
   const absl::Status queued = runner_.QueuePiece(slot, piece, /*time_copy=*/!finish_waits);
   if (!queued.ok()) device_.ReportError(queued);
+  auto on_done = [this, &slot](GpuStatus status) { OnPieceDone(&slot, status); };
   if (queued.ok() && finish_waits) {
     unreported_ = &slot;
+  } else if (queued.ok()) {
+    runner_.RunAfterPiece(slot, std::move(on_done));
   } else {
-    // Whatever was queued may still use the slot: it goes back only after the stream passes.
-    device_.completions().RunAfter(runner_.stream(),
-                                   [this, &slot](GpuStatus status) { OnPieceDone(&slot, status); });
+    // Whatever was queued before the failure may still use the slot: it goes back only after
+    // the stream passes, which a new event tells (the piece's own may not have been recorded).
+    device_.completions().RunAfter(runner_.stream(), std::move(on_done));
   }
   if (!queued.ok()) return queued;
   staged_ += count;
@@ -237,8 +240,15 @@ bool PieceScheduler::RecordPiece(const PieceSlot& slot, GpuStatus status) {
 
 void PieceScheduler::OnPieceDone(PieceSlot* slot, GpuStatus status) {
   const bool go_on = RecordPiece(*slot, status);  // a paced Consume waits for this piece
-  device_.staging().Release(slot);                // may hand it to a waiting request, here
+  std::optional<WaitingAnswer> answer;
+  {
+    std::lock_guard<std::mutex> lock(mu_);
+    if (pieces_in_flight_ == 0) answer = std::exchange(waiting_answer_, std::nullopt);
+  }
+  device_.staging().Release(slot);  // may hand it to a waiting request, here
   if (go_on) NextPiece();
+  // The piece's error, if any, is in error_. Answer's `done` may delete this session: last.
+  if (answer.has_value()) Answer(kGpuSuccess, std::move(answer->active), std::move(answer->done));
 }
 
 void PieceScheduler::Finish(FinishDone done) {
@@ -248,18 +258,21 @@ void PieceScheduler::Finish(FinishDone done) {
   absl::Status active = device_.Activate();
   if (!active.ok()) device_.ReportError(active);
   if (unreported_ != nullptr && active.ok() && AnswerInline(active, done)) return;
-  std::lock_guard<std::mutex> stream_lock(runner_.stream_mutex());
-  if (unreported_ != nullptr) {  // its callback goes before the answer's
-    device_.completions().RunAfter(
-        runner_.stream(), [this, slot = std::exchange(unreported_, nullptr)](GpuStatus status) {
-          OnPieceDone(slot, status);
-        });
+  if (unreported_ != nullptr) {
+    std::lock_guard<std::mutex> stream_lock(runner_.stream_mutex());
+    runner_.RunAfterPiece(*unreported_, [this, slot = std::exchange(unreported_, nullptr)](
+                                            GpuStatus status) { OnPieceDone(slot, status); });
   }
-  device_.completions().RunAfter(
-      runner_.stream(),
-      [this, active = std::move(active), done = std::move(done)](GpuStatus status) mutable {
-        Answer(status, std::move(active), std::move(done));
-      });
+  // Each piece's callback runs once the stream has passed it, in order: with none in flight
+  // the request's work is over. The last one answers, with no event of the answer's own.
+  {
+    std::lock_guard<std::mutex> lock(mu_);
+    if (pieces_in_flight_ > 0) {
+      waiting_answer_ = WaitingAnswer{std::move(active), std::move(done)};
+      return;
+    }
+  }
+  Answer(kGpuSuccess, std::move(active), std::move(done));
 }
 
 bool PieceScheduler::AnswerInline(const absl::Status& active, FinishDone& done) {

@@ -14,13 +14,15 @@
 //   is waited for by Finish on its caller's thread, skipping two hand-overs;
 // - accounting: queue, copy and kernel time, the device's load and the request's partial slot.
 // Control flows AcquireSlot -> OnSlot -> StagePiece -> AfterPiece -> NextPiece (-> AcquireSlot)
-// -> EndConsume, with OnPieceDone from the completions; Finish -> Answer.
+// -> EndConsume, with OnPieceDone from the completions; Finish -> Answer, at once or from the
+// last piece's OnPieceDone.
 
 #include <atomic>
 #include <chrono>
 #include <cstddef>
 #include <cstdint>
 #include <mutex>
+#include <optional>
 
 #include "absl/status/status.h"
 #include "absl/status/statusor.h"
@@ -123,6 +125,12 @@ class PieceScheduler {
   absl::Status error_;
   uint32_t pieces_in_flight_ = 0;
   bool waiting_for_piece_ = false;  // a paced Consume goes on once pieces_in_flight_ is 0
+  // Finish's answer, given by the last piece's callback where pieces were in flight at Finish.
+  struct WaitingAnswer {
+    absl::Status active;
+    FinishDone done;
+  };
+  std::optional<WaitingAnswer> waiting_answer_;
 };
 
 }  // namespace gpureduce::runtime

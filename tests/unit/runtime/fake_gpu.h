@@ -44,6 +44,11 @@ class FakeGpu final : public CompletionQueue, public PieceRunner {
   StreamHandle stream() const override { return reinterpret_cast<StreamHandle>(kStreamId); }
   std::mutex& stream_mutex() override { return mu_; }
   absl::Status QueuePiece(PieceSlot& slot, const Piece& piece, bool time_copy) override;
+  // The slot's piece is the last thing queued: a callback after it is the same as RunAfter's.
+  void RunAfterPiece(PieceSlot&, StreamDone callback) override {
+    ++callbacks_by_piece_;
+    RunAfter(stream(), std::move(callback));
+  }
   void AddPieceTiming(const PieceSlot& slot, BackendTiming& timing) const override;
   std::optional<GpuStatus> PollPiece(const PieceSlot& slot) override;
   absl::Status StreamError(GpuStatus error, const char* what) const override;
@@ -64,6 +69,8 @@ class FakeGpu final : public CompletionQueue, public PieceRunner {
   // A fast GPU: PollPiece first runs the queued pieces that come before any callback.
   void set_done_when_polled(bool done) { done_when_polled_ = done; }
 
+  // Callbacks queued by RunAfterPiece rather than RunAfter.
+  size_t callbacks_by_piece() const { return callbacks_by_piece_; }
   // Every piece queued, in order.
   const std::vector<QueuedPiece>& pieces() const { return pieces_; }
 
@@ -92,6 +99,7 @@ class FakeGpu final : public CompletionQueue, public PieceRunner {
   std::map<const PieceSlot*, SlotState> slots_;
   size_t in_flight_ = 0;
   size_t most_in_flight_ = 0;
+  size_t callbacks_by_piece_ = 0;
   GpuStatus stream_status_ = kGpuSuccess;
   GpuStatus fail_next_ = kGpuSuccess;
   absl::Status queue_error_;

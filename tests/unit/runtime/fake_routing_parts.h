@@ -160,5 +160,4 @@ class RoutingBackendTest : public ::testing::Test {
   std::unique_ptr<RoutingBackend> backend_;
 };
 
-
 }  // namespace gpureduce::runtime

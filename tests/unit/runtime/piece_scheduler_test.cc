@@ -192,10 +192,31 @@ TEST_F(PieceSchedulerTest, AFastKernelsPiecesFillEverySlotWithoutWaitingForTheGp
   Finish();
   Drive();
   ExpectAnswerMatches(data);
+  EXPECT_EQ(gpu_->callbacks_by_piece(), 5u) << "each piece's by its own event, none for Finish";
   // Each piece's copy and kernel, as the GPU timed them.
   const BackendTiming timing = scheduler_->timing();
   EXPECT_EQ(timing.h2d, 5 * FakeGpu::kCopyTime);
   EXPECT_EQ(timing.kernel, 5 * FakeGpu::kKernelTime);
+  ExpectEverythingReturned();
+}
+
+TEST_F(PieceSchedulerTest, TheLastPiecesCallbackAnswersAFinishThatCameBeforeIt) {
+  const uint64_t seed = testing::FreshSeed();
+  SCOPED_TRACE(testing::SeedTrace(seed));
+  Open(Spec(Op::kMax), /*slots=*/4);
+  const std::vector<float> data = testing::MixedSignData(3 * kSlotFloats + 7, seed);
+  scheduler_->ConsumePieces(Message(data), Consumed());
+  while (device_->RunCopies()) {
+  }
+  ASSERT_TRUE(consumed_.has_value() && consumed_->ok());
+  Finish();
+  EXPECT_EQ(gpu_->queued_callbacks(), 4u) << "the pieces' only";
+  gpu_->RunNext();  // a piece
+  gpu_->RunNext();  // its callback
+  EXPECT_FALSE(answer_.has_value()) << "three pieces still in flight";
+  Drive();
+  ExpectAnswerMatches(data);
+  EXPECT_EQ(answer_->free_slots, device_->staging().size()) << "the last slot back first";
   ExpectEverythingReturned();
 }
 
@@ -220,9 +241,8 @@ TEST_F(PieceSchedulerTest, ARequestCountsItsDeclaredSizeTowardsTheLoadUntilItIsD
 TEST_F(PieceSchedulerTest, FinishWithoutAChunkAnswersTheEmptyPartial) {
   Open(Spec(Op::kSum));
   Finish();
-  EXPECT_FALSE(answer_.has_value());  // after the stream has passed the request's work
-  Drive();
-  ASSERT_TRUE(answer_.has_value());
+  ASSERT_TRUE(answer_.has_value()) << "no work of its own in flight: at once";
+  EXPECT_EQ(gpu_->queued(), 0u);
   ASSERT_TRUE(answer_->partial.ok());
   EXPECT_EQ(answer_->partial->count, 0u);
   EXPECT_EQ(answer_->partials_released, 1);  // before the answer

@@ -10,9 +10,9 @@
 #include <utility>
 #include <vector>
 
+#include "common/reduction/reduce_layout.h"
 #include "gmock/gmock.h"
 #include "gtest/gtest.h"
-#include "common/reduction/reduce_layout.h"
 #include "runtime/cpu/cpu_backend.h"
 #include "runtime/routing/host_rates.h"
 #include "runtime/routing/routing_backend.h"
@@ -112,10 +112,12 @@ TEST_F(RoutingBackendTest, ArrayRequestsArePlacedAsWholeArrays) {
   Make(1, {.measured_placement = true, .gpu_arrays = true});
   backend_->set_costs({Cost(3, 10), Cost(50, 100)}, {Cost(30, 60), Cost(100, 50)});
   RequestSpec small = Auto(1000);
-  small.layout = std::make_shared<ReduceLayout>(*ReduceLayout::ForSegments(std::vector<uint64_t>{500, 500}));
+  small.layout =
+      std::make_shared<ReduceLayout>(*ReduceLayout::ForSegments(std::vector<uint64_t>{500, 500}));
   EXPECT_EQ(Route(small), "-1");
   RequestSpec large = Auto(4 * kMiB);
-  large.layout = std::make_shared<ReduceLayout>(*ReduceLayout::ForSegments(std::vector<uint64_t>{kMiB, 3 * kMiB}));
+  large.layout = std::make_shared<ReduceLayout>(
+      *ReduceLayout::ForSegments(std::vector<uint64_t>{kMiB, 3 * kMiB}));
   EXPECT_EQ(Route(large), "0");
 }
 
@@ -133,8 +135,8 @@ TEST(HostRatesTest, EachReaderIsTimedOnMessagesAndRegions) {
   std::unique_ptr<FakeGpus> gpus = FakeGpusAt(4);
   const MeasuredSizes sizes{kMiB / 4, 16 * kMiB};
   for (const bool region : {false, true}) {
-    const absl::StatusOr<ReaderCosts> costs = region ? MeasureRegionCosts(cpu, *gpus, sizes)
-                                                     : MeasureMessageCosts(cpu, *gpus, sizes);
+    const absl::StatusOr<ReaderCosts> costs =
+        region ? MeasureRegionCosts(cpu, *gpus, sizes) : MeasureMessageCosts(cpu, *gpus, sizes);
     ASSERT_TRUE(costs.ok()) << costs.status();
     EXPECT_GT(costs->cpu.gbps(), 0.1) << region;
     EXPECT_GT(costs->gpu.gbps(), 2) << region << ": the fake's 4 GB/s, give or take a sleep";
@@ -149,9 +151,9 @@ TEST(HostRatesTest, EachReaderIsTimedOnMessagesAndRegions) {
 
 TEST(HostRatesTest, TheSelfCheckMeasuresBothLocationsAndTheCpusShare) {
   // A GPU that takes 5 ms to answer: a small request is the CPU's, whatever the host's load.
-  RoutingBackend backend(std::make_unique<CpuBackend>(2), FakeGpusAt(4, 0.005),
-                         {.auto_cpu_below = 1000, .measured_placement = true,
-                          .host_cpu_share = -1});
+  RoutingBackend backend(
+      std::make_unique<CpuBackend>(2), FakeGpusAt(4, 0.005),
+      {.auto_cpu_below = 1000, .measured_placement = true, .host_cpu_share = -1});
   EXPECT_EQ(backend.host_cpu_share(), 0) << "not measured yet: the GPU alone";
   ASSERT_TRUE(backend.SelfCheck().ok());
   EXPECT_GT(backend.host_cpu_share(), 0);
@@ -163,8 +165,7 @@ TEST(HostRatesTest, TheSelfCheckMeasuresBothLocationsAndTheCpusShare) {
 
 TEST(HostRatesTest, WithoutRegionsOnlyMessagesAreMeasured) {
   RoutingBackend backend(std::make_unique<CpuBackend>(2), FakeGpusAt(4),
-                         {.measured_placement = true, .host_regions = false,
-                          .host_cpu_share = -1});
+                         {.measured_placement = true, .host_regions = false, .host_cpu_share = -1});
   ASSERT_TRUE(backend.SelfCheck().ok());
   EXPECT_EQ(backend.host_cpu_share(), 0) << "nothing to share";
 }
