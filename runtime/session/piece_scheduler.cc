@@ -259,12 +259,17 @@ void PieceScheduler::Finish(FinishDone done) {
   if (!active.ok()) device_.ReportError(active);
   if (unreported_ != nullptr && active.ok() && AnswerInline(active, done)) return;
   if (unreported_ != nullptr) {
+    // Its callback answers (below). The slot out of unreported_ first: the lambda's capture
+    // must not clear it before the argument that names the slot is read.
+    PieceSlot* slot = std::exchange(unreported_, nullptr);
     std::lock_guard<std::mutex> stream_lock(runner_.stream_mutex());
-    runner_.RunAfterPiece(*unreported_, [this, slot = std::exchange(unreported_, nullptr)](
-                                            GpuStatus status) { OnPieceDone(slot, status); });
+    runner_.RunAfterPiece(*slot, [this, slot](GpuStatus status) { OnPieceDone(slot, status); });
   }
-  // Each piece's callback runs once the stream has passed it, in order: with none in flight
-  // the request's work is over. The last one answers, with no event of the answer's own.
+  // Each piece's callback runs once the stream has passed it, in order: with pieces in flight
+  // the last one's answers, with no event of the answer's own. With none, a callback may still
+  // be finishing on the completion thread (this Finish may even run inside it, from a paced
+  // Consume's end): the answer, which may delete this session, goes to that thread, after it.
+  // A request that queued no piece had no callback: it answers here.
   {
     std::lock_guard<std::mutex> lock(mu_);
     if (pieces_in_flight_ > 0) {
@@ -272,7 +277,13 @@ void PieceScheduler::Finish(FinishDone done) {
       return;
     }
   }
-  Answer(kGpuSuccess, std::move(active), std::move(done));
+  if (consumed_ == 0) {
+    Answer(kGpuSuccess, std::move(active), std::move(done));
+    return;
+  }
+  device_.completions().Post([this, active = std::move(active), done = std::move(done)]() mutable {
+    Answer(kGpuSuccess, std::move(active), std::move(done));
+  });
 }
 
 bool PieceScheduler::AnswerInline(const absl::Status& active, FinishDone& done) {

@@ -7,6 +7,7 @@
 
 #include "absl/strings/str_cat.h"
 #include "common/reduction/partial.h"
+#include "gtest/gtest.h"
 
 namespace gpureduce::runtime {
 
@@ -19,6 +20,16 @@ void FakeGpu::RunAfter(StreamHandle stream, StreamDone callback) {
 void FakeGpu::Post(absl::AnyInvocable<void() &&> callback) {
   work_.push_back(Work{
       .callback = [callback = std::move(callback)](GpuStatus) mutable { std::move(callback)(); }});
+}
+
+void FakeGpu::RunAfterPiece(PieceSlot& slot, StreamDone callback) {
+  // Only after the slot's piece was queued (as the CUDA session reads the slot's own event).
+  const auto state = slots_.find(&slot);
+  if (state == slots_.end() || !state->second.queued) {
+    ADD_FAILURE() << "RunAfterPiece on a slot with no piece queued";
+  }
+  ++callbacks_by_piece_;
+  RunAfter(stream(), std::move(callback));
 }
 
 absl::Status FakeGpu::QueuePiece(PieceSlot& slot, const Piece& piece, bool time_copy) {

@@ -45,10 +45,7 @@ class FakeGpu final : public CompletionQueue, public PieceRunner {
   std::mutex& stream_mutex() override { return mu_; }
   absl::Status QueuePiece(PieceSlot& slot, const Piece& piece, bool time_copy) override;
   // The slot's piece is the last thing queued: a callback after it is the same as RunAfter's.
-  void RunAfterPiece(PieceSlot&, StreamDone callback) override {
-    ++callbacks_by_piece_;
-    RunAfter(stream(), std::move(callback));
-  }
+  void RunAfterPiece(PieceSlot& slot, StreamDone callback) override;
   void AddPieceTiming(const PieceSlot& slot, BackendTiming& timing) const override;
   std::optional<GpuStatus> PollPiece(const PieceSlot& slot) override;
   absl::Status StreamError(GpuStatus error, const char* what) const override;
