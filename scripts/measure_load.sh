@@ -101,7 +101,7 @@ if [ "$quick" -eq 0 ] && [ "$sweeps" -eq 1 ]; then
     rounds=1 matrix "sweep-streams-$s" "sink $gpu" --bytes=128MiB --chunk-size=1MiB \
       --concurrency="$s" --connections="$((s < 8 ? s : 8))"
   done
-  # The crossover of size-aware auto: each size on the GPU (forced), on the CPU server, and by
+  # The crossover of measured `auto`: each size on the GPU (forced), on the CPU server, and by
   # the CUDA server's `auto` (measured at its start: it should take the faster).
   if [[ $servers == *cuda* ]]; then
     for e in 10 12 14 16 18 20 22 24; do

@@ -119,7 +119,7 @@ def main(folder):
     cross = sorted({c for c, _ in runs if c.startswith("crossover-")},
                    key=lambda c: int(c.split("^")[1]))
     if cross:
-        print("\n## Size-aware auto: unary server_us p50 on the GPU (single_pass), the CPU, "
+        print("\n## Measured auto: unary server_us p50 on the GPU (single_pass), the CPU, "
               "and the CUDA server's `auto` (which ran it)\n")
         print("| floats | GPU us | CPU us | faster | auto us | auto ran on |")
         print("|---:|---:|---:|---|---:|---|")
