@@ -105,8 +105,9 @@ void BackendFlags::Register(FlagSet& flags) {
                   "--auto-cpu-below places on both (on one GPU) is read by the CPU and a GPU at "
                   "once, the CPU taking this share: 'auto' starts it from the costs each "
                   "measured alone at start (logged), then moves it toward the share that ends "
-                  "both together by the times of large splits; 'off': the GPU alone; 0 to 1: "
-                  "that share (1: the CPU alone)",
+                  "both together by the times of large splits; 'off': never split (one reader: "
+                  "with --auto-cpu-below=measured the one expected to end first, with a size "
+                  "the GPU from it); 0 to 1: that share (1: the CPU alone)",
                   "auto|off|SHARE");
 }
 

@@ -39,8 +39,10 @@ class CompletionThread final : public CompletionQueue {
   // cannot be recorded, with that error once the stream's earlier callbacks have run. Call
   // with `stream`'s device current.
   void RunAfter(cudaStream_t stream, StreamDone callback) override;
-  // RunAfter by `event`, the last thing recorded on `stream` before this call: one CUDA call
-  // fewer. The caller keeps the event, and records it again only after `callback` has run.
+  // RunAfter by `event`, recorded on `stream` after the work `callback` waits for: one CUDA call
+  // fewer. Work queued on the stream after the event does not hold it up, but the callback
+  // still runs after the stream's earlier callbacks. The caller keeps the event, and records it
+  // again only after `callback` has run.
   void RunAfterEvent(cudaStream_t stream, cudaEvent_t event, StreamDone callback);
 
   // Runs `callback` on this thread soon (no GPU dependency).

@@ -70,8 +70,9 @@ absl::Status CudaSession::QueuePiece(PieceSlot& piece_slot, const Piece& piece, 
 }
 
 void CudaSession::RunAfterPiece(PieceSlot& piece_slot, CompletionQueue::StreamDone callback) {
-  // QueuePiece recorded `reduced` last on the lane's stream; the slot records it again only once
-  // released, which this callback's owner does after it has run.
+  // QueuePiece recorded `reduced` after the piece's work on the lane's stream (other requests'
+  // work may follow it there); the slot records it again only once released, which this
+  // callback's owner does after it has run.
   const StagingSlot& slot = static_cast<const StagingSlot&>(piece_slot);
   device_.completions().RunAfterEvent(lane_.stream.get(), slot.reduced.get(), std::move(callback));
 }

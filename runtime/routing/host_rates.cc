@@ -40,11 +40,15 @@ absl::StatusOr<double> BestSeconds(const Opener& open, RequestSpec spec, uint64_
     RETURN_IF_ERROR(session.status());
     std::promise<absl::Status> consumed;
     feed(**session, count, [&](absl::Status status) { consumed.set_value(status); });
-    RETURN_IF_ERROR(consumed.get_future().get());
+    const absl::Status consume = consumed.get_future().get();
+    // Finished whatever the Consume said: a session may not go before its work is over (the
+    // GPU may still read the memfd, its callbacks still hold the session).
     std::promise<absl::Status> finished;
     (*session)->Finish(
         [&](absl::StatusOr<gpureduce::Stats> stats) { finished.set_value(stats.status()); });
-    RETURN_IF_ERROR(finished.get_future().get());
+    const absl::Status finish = finished.get_future().get();
+    RETURN_IF_ERROR(consume);
+    RETURN_IF_ERROR(finish);
     const double seconds =
         std::chrono::duration<double>(std::chrono::steady_clock::now() - start).count();
     if (round >= 0) best = round == 0 ? seconds : std::min(best, seconds);

@@ -24,6 +24,9 @@ constexpr uint64_t kLargestMessage = uint64_t{1} << 30;
 constexpr uint64_t kLargestRegion = uint64_t{16} << 30;
 // A measured share starts where a split of this size would end both readers together.
 constexpr uint64_t kSplitMeasured = uint64_t{1} << 30;
+// A measured share stays within these, so that both readers keep being timed.
+constexpr double kLeastShare = 0.05;
+constexpr double kMostShare = 0.95;
 
 }  // namespace
 
@@ -71,14 +74,17 @@ void RoutingBackend::MeasureCosts() {
   absl::StatusOr<ReaderCosts> region = MeasureRegionCosts(*cpu_, *gpus_);
   if (!region.ok()) {
     spdlog::warn(
-        "host regions: could not measure the CPU's and the GPU's costs ({}); {}",
-        region.status().message(),
-        measured_share ? "a GPU reads them alone" : "they go by --auto-cpu-below's fallback");
+        "host regions: could not measure the CPU's and the GPU's costs ({}); `auto` requests of "
+        "them run on the CPU below {} MiB, else {}",
+        region.status().message(), fallback_mib,
+        measured_share ? "on a GPU" : "as --host-region-split says");
     return;
   }
   region_costs_ = *region;
   if (measured_share) {
-    const double share = EvenShare(*region, kSplitMeasured);
+    // Neither reader left out, as LearnHostShare keeps it: a split at 0 or 1 would never open,
+    // and so never be timed to correct a noisy start.
+    const double share = std::clamp(EvenShare(*region, kSplitMeasured), kLeastShare, kMostShare);
     host_cpu_share_.store(share, std::memory_order_relaxed);
     logged_host_share_.store(share, std::memory_order_relaxed);
   }
@@ -204,7 +210,7 @@ void RoutingBackend::LearnHostShare(const SplitSession::RangeTime& gpu,
   double before = host_cpu_share_.load(std::memory_order_relaxed);
   double share = 0;
   do {
-    share = std::clamp(0.5 * before + 0.5 * target, 0.05, 0.95);
+    share = std::clamp(0.5 * before + 0.5 * target, kLeastShare, kMostShare);
   } while (!host_cpu_share_.compare_exchange_weak(before, share, std::memory_order_relaxed));
   // Said where it moved by a tenth or more of the whole, not for every request.
   if (std::abs(share - logged_host_share_.load(std::memory_order_relaxed)) >= 0.1) {

@@ -27,8 +27,9 @@ struct RoutingThresholds {
   // self-check has measured (or where it could not).
   uint64_t auto_cpu_below = 0;
   // `auto` requests go where the self-check's measured costs for their data's location say they
-  // end first (placement.h); a stream of unknown length is judged as one of the largest size
-  // measured.
+  // end first (placement.h); a stream of unknown length is judged by the rates (as 1 GiB). The
+  // costs compare the CPU with one GPU: a request placed on a GPU (or both) still goes over
+  // every GPU from split_above.
   bool measured_placement = false;
   // Regions of system shared memory can reach the server: the self-check measures them too.
   bool host_regions = true;

@@ -41,9 +41,9 @@ class PieceRunner {
   // the events that time them. `time_copy` false: a piece the kernel reads through the mapping
   // gets no event before its (implicit) copy, and its reads count as kernel time.
   virtual absl::Status QueuePiece(PieceSlot& slot, const Piece& piece, bool time_copy) = 0;
-  // After a QueuePiece of `slot` that succeeded: `callback` runs as CompletionQueue::RunAfter's
-  // would from here, by the event that ends the piece rather than one of its own (a CUDA call
-  // fewer). Under stream_mutex().
+  // After a QueuePiece of `slot` that succeeded: `callback` runs once the piece is done (and
+  // after the stream's earlier callbacks), by the event that ends the piece rather than one of
+  // its own (a CUDA call fewer). Under stream_mutex().
   virtual void RunAfterPiece(PieceSlot& slot, CompletionQueue::StreamDone callback) = 0;
   // Adds a finished piece's copy and kernel time to `timing`.
   virtual void AddPieceTiming(const PieceSlot& slot, BackendTiming& timing) const = 0;

@@ -142,6 +142,7 @@ absl::Status PieceScheduler::StagePiece(PieceSlot& slot) {
   {
     std::lock_guard<std::mutex> lock(mu_);
     ++pieces_in_flight_;
+    any_piece_ = true;
   }
   // A small request's whole payload, staged on its caller's thread with a slot it got at once:
   // Finish, which follows at once on the same thread, waits for the piece itself. Nothing else
@@ -269,15 +270,18 @@ void PieceScheduler::Finish(FinishDone done) {
   // the last one's answers, with no event of the answer's own. With none, a callback may still
   // be finishing on the completion thread (this Finish may even run inside it, from a paced
   // Consume's end): the answer, which may delete this session, goes to that thread, after it.
-  // A request that queued no piece had no callback: it answers here.
+  // A request that staged no piece had no callback (a piece that failed to queue has one, and
+  // counts no elements): it answers here.
+  bool any_piece = false;
   {
     std::lock_guard<std::mutex> lock(mu_);
     if (pieces_in_flight_ > 0) {
       waiting_answer_ = WaitingAnswer{std::move(active), std::move(done)};
       return;
     }
+    any_piece = any_piece_;
   }
-  if (consumed_ == 0) {
+  if (!any_piece) {
     Answer(kGpuSuccess, std::move(active), std::move(done));
     return;
   }

@@ -124,6 +124,7 @@ class PieceScheduler {
   BackendTiming timing_;
   absl::Status error_;
   uint32_t pieces_in_flight_ = 0;
+  bool any_piece_ = false;          // a piece was staged: its callback may still be finishing
   bool waiting_for_piece_ = false;  // a paced Consume goes on once pieces_in_flight_ is 0
   // Finish's answer, given by the last piece's callback where pieces were in flight at Finish.
   struct WaitingAnswer {

@@ -139,8 +139,8 @@ TEST(HostRatesTest, EachReaderIsTimedOnMessagesAndRegions) {
         region ? MeasureRegionCosts(cpu, *gpus, sizes) : MeasureMessageCosts(cpu, *gpus, sizes);
     ASSERT_TRUE(costs.ok()) << costs.status();
     EXPECT_GT(costs->cpu.gbps(), 0.1) << region;
-    EXPECT_GT(costs->gpu.gbps(), 2) << region << ": the fake's 4 GB/s, give or take a sleep";
-    EXPECT_LT(costs->gpu.gbps(), 4.4) << region;
+    EXPECT_GT(costs->gpu.gbps(), 1) << region << ": the fake's 4 GB/s, give or take a sleep";
+    EXPECT_LT(costs->gpu.gbps(), 8) << region;
   }
   EXPECT_EQ(MeasureMessageCosts(cpu, *gpus, {16, 16}).status().code(),
             absl::StatusCode::kInvalidArgument);
