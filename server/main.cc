@@ -173,10 +173,7 @@ int main(int argc, char** argv) {
   config.runtime = *std::move(backend);
   // No system region can reach the server without shared memory: nothing to split, nothing to
   // measure at the self-check.
-  if (!config.shared_memory.enabled) {
-    config.runtime.host_cpu_share = 0;
-    config.runtime.host_regions = false;
-  }
+  if (!config.shared_memory.enabled) config.runtime.host_regions = false;
   if (config.limits.max_concurrent_requests == 0 || config.limits.max_request_bytes == 0 ||
       config.limits.max_chunk_bytes == 0 || config.runtime.device.staging_buffers == 0 ||
       config.runtime.device.staging_buffer_bytes < 4096) {

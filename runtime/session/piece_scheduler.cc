@@ -224,8 +224,8 @@ void PieceScheduler::EndConsume(absl::Status status) {
   std::move(done)(std::move(status));
 }
 
-bool PieceScheduler::RecordPiece(const PieceSlot& slot, GpuStatus status) {
-  bool go_on = false;
+PieceScheduler::PieceRecorded PieceScheduler::RecordPiece(const PieceSlot& slot, GpuStatus status) {
+  PieceRecorded recorded;
   {
     std::lock_guard<std::mutex> lock(mu_);
     if (status != kGpuSuccess) {
@@ -233,23 +233,24 @@ bool PieceScheduler::RecordPiece(const PieceSlot& slot, GpuStatus status) {
     } else if (device_.Activate().ok()) {
       runner_.AddPieceTiming(slot, timing_);
     }
-    go_on = --pieces_in_flight_ == 0 && std::exchange(waiting_for_piece_, false);
+    if (--pieces_in_flight_ == 0) {
+      recorded.go_on = std::exchange(waiting_for_piece_, false);
+      recorded.answer = std::exchange(waiting_answer_, std::nullopt);
+    }
   }
   if (status != kGpuSuccess) device_.ReportStreamError(status);
-  return go_on;
+  return recorded;
 }
 
 void PieceScheduler::OnPieceDone(PieceSlot* slot, GpuStatus status) {
-  const bool go_on = RecordPiece(*slot, status);  // a paced Consume waits for this piece
-  std::optional<WaitingAnswer> answer;
-  {
-    std::lock_guard<std::mutex> lock(mu_);
-    if (pieces_in_flight_ == 0) answer = std::exchange(waiting_answer_, std::nullopt);
-  }
+  // A paced Consume waits for this piece; a Finish for the last one.
+  PieceRecorded recorded = RecordPiece(*slot, status);
   device_.staging().Release(slot);  // may hand it to a waiting request, here
-  if (go_on) NextPiece();
+  if (recorded.go_on) NextPiece();
   // The piece's error, if any, is in error_. Answer's `done` may delete this session: last.
-  if (answer.has_value()) Answer(kGpuSuccess, std::move(answer->active), std::move(answer->done));
+  if (recorded.answer.has_value()) {
+    Answer(kGpuSuccess, std::move(recorded.answer->active), std::move(recorded.answer->done));
+  }
 }
 
 void PieceScheduler::Finish(FinishDone done) {

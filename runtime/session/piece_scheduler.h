@@ -85,8 +85,17 @@ class PieceScheduler {
   // Gives the partial slot and the device load back (once).
   void ReleaseDevice();
   void OnPieceDone(PieceSlot* slot, GpuStatus status);
-  // A piece's timing or error; true when a paced Consume waits for it to go on.
-  bool RecordPiece(const PieceSlot& slot, GpuStatus status);
+  // Finish's answer, given by the last piece's callback where pieces were in flight at Finish.
+  struct WaitingAnswer {
+    absl::Status active;
+    FinishDone done;
+  };
+  struct PieceRecorded {
+    bool go_on = false;                   // a paced Consume waited for this piece to go on
+    std::optional<WaitingAnswer> answer;  // a Finish waited for the last piece in flight
+  };
+  // A piece's timing or error, and what waited for it.
+  PieceRecorded RecordPiece(const PieceSlot& slot, GpuStatus status);
   // Finish's wait for a small request's one piece on its own thread: true when it answered.
   bool AnswerInline(const absl::Status& active, FinishDone& done);
   // The request's work is over (`status`): the answer, from its partial.
@@ -126,12 +135,7 @@ class PieceScheduler {
   uint32_t pieces_in_flight_ = 0;
   bool any_piece_ = false;          // a piece was staged: its callback may still be finishing
   bool waiting_for_piece_ = false;  // a paced Consume goes on once pieces_in_flight_ is 0
-  // Finish's answer, given by the last piece's callback where pieces were in flight at Finish.
-  struct WaitingAnswer {
-    absl::Status active;
-    FinishDone done;
-  };
-  std::optional<WaitingAnswer> waiting_answer_;
+  std::optional<WaitingAnswer> waiting_answer_;  // Finish's, while pieces are in flight
 };
 
 }  // namespace gpureduce::runtime
