@@ -23,6 +23,7 @@ void ThreadPool::Submit(absl::AnyInvocable<void() &&> task) {
   {
     std::lock_guard<std::mutex> lock(mu_);
     tasks_.push_back(std::move(task));
+    backlog_.fetch_add(1, std::memory_order_relaxed);
   }
   cv_.notify_one();
 }
@@ -36,6 +37,7 @@ void ThreadPool::WorkerLoop() {
       if (tasks_.empty()) return;  // stopping, and nothing left to run
       task = std::move(tasks_.front());
       tasks_.pop_front();
+      backlog_.fetch_sub(1, std::memory_order_relaxed);
     }
     std::move(task)();
   }

@@ -2,6 +2,7 @@
 
 // A fixed set of worker threads running submitted tasks in FIFO order.
 
+#include <atomic>
 #include <condition_variable>
 #include <cstddef>
 #include <deque>
@@ -24,6 +25,8 @@ class ThreadPool {
 
   void Submit(absl::AnyInvocable<void() &&> task);
   size_t size() const { return workers_.size(); }
+  // Tasks submitted and not yet started (a snapshot): more than 0 means every worker is busy.
+  size_t backlog() const { return backlog_.load(std::memory_order_relaxed); }
 
  private:
   void WorkerLoop();
@@ -32,6 +35,7 @@ class ThreadPool {
   std::condition_variable cv_;
   std::deque<absl::AnyInvocable<void() &&>> tasks_;
   bool stopping_ = false;
+  std::atomic<size_t> backlog_{0};
   std::vector<std::thread> workers_;
 };
 

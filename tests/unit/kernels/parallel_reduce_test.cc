@@ -2,9 +2,11 @@
 // do not depend on the thread count; block sources and their failures; the caller's thread for
 // one task; indices in the whole array; the accuracy contract of docs/cpu-backend.md.
 
+#include <chrono>
 #include <cmath>
 #include <cstring>
 #include <future>
+#include <optional>
 #include <thread>
 #include <vector>
 
@@ -95,6 +97,48 @@ TEST(ParallelReduceTest, OneTaskRunsOnTheCallersThreadAndEmptyInputToo) {
     EXPECT_TRUE(called);
     EXPECT_EQ(caller, std::this_thread::get_id());
   }
+}
+
+// While every worker is busy (a task waits), a request of at most one task a worker runs on its
+// caller, to the same bits as on an idle pool; a larger one still goes to the pool.
+TEST(ParallelReduceTest, ABusyPoolsCallerRunsAFewTasksItself) {
+  ThreadPool busy(2), idle(2);
+  std::promise<void> release;
+  std::shared_future<void> released = release.get_future().share();
+  for (int i = 0; i < 3; ++i) busy.Submit([released] { released.wait(); });
+  ASSERT_GT(busy.backlog(), 0u);  // two workers blocked, the third task waiting
+
+  const uint64_t seed = testing::FreshSeed();
+  SCOPED_TRACE(testing::SeedTrace(seed));
+  const StatsRequest request{DType::kFloat32, NeedsOf(kAllOps)};
+  const testing::TypedArray few = testing::RandomArray(DType::kFloat32, kElementsPerTask + 5, seed);
+  std::optional<Stats> got;
+  std::thread::id ran_on;
+  ReduceAsync(busy, request, few.bytes, 0, [&](absl::StatusOr<Stats> stats, ReduceTiming) {
+    ASSERT_TRUE(stats.ok());
+    got = *stats;
+    ran_on = std::this_thread::get_id();
+  });
+  ASSERT_TRUE(got.has_value()) << "two tasks on a busy pool of two must not wait for it";
+  EXPECT_EQ(ran_on, std::this_thread::get_id());
+  EXPECT_TRUE(testing::SameStatsBits(*got, Reduce(idle, request, few.bytes)));
+  long double sum = 0, magnitude = 0;  // an independent reference
+  for (const double v : few.values) {
+    sum += v;
+    magnitude += std::fabs(v);
+  }
+  EXPECT_NEAR(got->sum, static_cast<double>(sum), 1e-12 * static_cast<double>(magnitude));
+  EXPECT_EQ(got->count, few.values.size());
+
+  // Three tasks for two workers: queued behind the blocked ones until they are released.
+  const testing::TypedArray many = testing::RandomArray(DType::kFloat32, kSeveralTasks, seed + 1);
+  std::promise<Stats> later;
+  ReduceAsync(busy, request, many.bytes, 0,
+              [&](absl::StatusOr<Stats> stats, ReduceTiming) { later.set_value(*stats); });
+  std::future<Stats> result = later.get_future();
+  EXPECT_EQ(result.wait_for(std::chrono::milliseconds(50)), std::future_status::timeout);
+  release.set_value();
+  EXPECT_TRUE(testing::SameStatsBits(result.get(), Reduce(idle, request, many.bytes)));
 }
 
 // A source is read block by block from the tasks; the first block that fails, in task order,
