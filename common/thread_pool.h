@@ -25,7 +25,8 @@ class ThreadPool {
 
   void Submit(absl::AnyInvocable<void() &&> task);
   size_t size() const { return workers_.size(); }
-  // Tasks submitted and not yet started (a snapshot): more than 0 means every worker is busy.
+  // Tasks submitted and not yet taken by a worker (a snapshot): a hint that the workers are busy
+  // (it also counts, for a moment, a task whose idle worker has not woken yet).
   size_t backlog() const { return backlog_.load(std::memory_order_relaxed); }
 
  private:

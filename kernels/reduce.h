@@ -76,11 +76,12 @@ using BlockSource =
 Stats ReduceBlock(const StatsRequest& request, std::span<const std::byte> bytes,
                   uint64_t base_index);
 
-// Reduces `count` elements read through `source` on `pool` without blocking the caller: each
-// task reads its block when it runs; the last task to finish merges the task stats in order and
-// calls `done` on a pool thread (the first block that cannot be read, in task order, is the
-// result). An input of one task is reduced on the calling thread instead, and `done` runs there
-// before ReduceAsync returns, as for an empty input.
+// Reduces `count` elements read through `source` on `pool`: each task reads its block when it
+// runs; the last task to finish merges the task stats in order and calls `done` on a pool thread
+// (the first block that cannot be read, in task order, is the result). An input of one task, and
+// one of a few tasks (up to 1 MiB) while the pool has tasks waiting, is reduced on the calling
+// thread instead, the same tasks in the same order, and `done` runs there before ReduceAsync
+// returns, as for an empty input: a caller must not hold a lock that `done` takes.
 void ReduceAsync(ThreadPool& pool, const StatsRequest& request, uint64_t count, BlockSource source,
                  uint64_t base_index, StatsDone done);
 
@@ -100,7 +101,8 @@ using SegmentsDone = absl::AnyInvocable<void(std::vector<Stats>, ReduceTiming) &
 // of no elements), its indices counted from the segment's start. The array is cut into
 // ReduceAsync's fixed tasks, each reducing the pieces of the segments it holds; a segment cut
 // across tasks merges its pieces in order, so the result depends only on the input. `data` and
-// `bounds` must stay valid until `done`, which runs as ReduceAsync's does.
+// `bounds` must stay valid until `done`, which runs on a pool thread (on the caller's before the
+// call returns for an input of one task).
 void ReduceSegmentsAsync(ThreadPool& pool, const StatsRequest& request,
                          std::span<const std::byte> data, std::span<const uint64_t> bounds,
                          SegmentsDone done);
@@ -145,7 +147,8 @@ using RowSink = std::function<void(uint64_t first, std::span<const Stats> stats)
 // elements, and row r's Stats (indices counted from the row's start) go to `sink` from the task
 // that reduced it, in no particular order, each once. Short rows are reduced side by side by the
 // columns pass, long ones each by ReduceBlock; the result depends only on the input. `data` must
-// stay valid until `done`, which runs as ReduceAsync's does, after every row's sink. With
+// stay valid until `done`, which runs on a pool thread (on the caller's before the call returns for
+// an input of one task), after every row's sink. With
 // `direct`, rows the short runs pass answers itself skip the sink.
 void ReduceRowsAsync(ThreadPool& pool, const StatsRequest& request, std::span<const std::byte> data,
                      uint64_t length, RowSink sink, RowsDone done, DirectAnswers direct = {});
@@ -168,7 +171,8 @@ void ReduceSegmentsAsync(ThreadPool& pool, const StatsRequest& request,
 // columns.size() elements, row r's indices are base_row + r, and column c's elements merge into
 // columns[c] after what it holds (a stream's earlier rows). Tasks take tiles of columns (a narrow
 // table's blocks of rows too), so the result depends only on the input. `data` and `columns` must
-// stay valid until `done`, which runs as ReduceAsync's does.
+// stay valid until `done`, which runs on a pool thread (on the caller's before the call returns for
+// an input of one task).
 void ReduceColumnsAsync(ThreadPool& pool, const StatsRequest& request,
                         std::span<const std::byte> data, uint64_t rows, std::span<Stats> columns,
                         uint64_t base_row, ColumnsDone done);

@@ -119,7 +119,8 @@ class ReduceSession {
   // them. `done` runs once the bytes may be released: after the CPU has reduced them, or after
   // the GPU backend has copied them into pinned staging memory (the reduction goes on). It runs
   // on a backend thread, or on the caller's before ConsumePieces returns when that is quicker
-  // than a hand-over (a small chunk), so a caller must not hold a lock that `done` takes.
+  // than a hand-over (a small chunk, or the CPU's chunk of up to 1 MiB while its pool is busy), so
+  // a caller must not hold a lock that `done` takes, nor count on `done` coming later.
   virtual void ConsumePieces(PayloadPieces data, ConsumeDone done) = 0;
   // The same for floats in one span (a float32 request's).
   void Consume(std::span<const float> data, ConsumeDone done) {

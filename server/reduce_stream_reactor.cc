@@ -1,5 +1,6 @@
 #include "server/reduce_stream_reactor.h"
 
+#include <deque>
 #include <utility>
 
 #include "absl/strings/str_cat.h"
@@ -138,7 +139,37 @@ absl::Status ReduceStreamReactor::AcceptChunk(int buffer) {
   return absl::OkStatus();
 }
 
+namespace {
+// The reactor whose step this thread is carrying out, and where the steps that arise meanwhile
+// on this thread wait (Run's loop).
+struct RunningStep {
+  const void* reactor = nullptr;
+  std::deque<StreamFlow::Step>* arisen = nullptr;
+};
+thread_local RunningStep running;
+}  // namespace
+
 void ReduceStreamReactor::Run(StreamFlow::Step step) {
+  // A backend may answer a Consume on this thread before it returns (the CPU's, a small chunk or
+  // a busy pool's), and the answer's step hands it the next chunk: run in place, each chunk of a
+  // long stream would nest a level deeper. Such steps wait for the step in progress instead, in
+  // a queue of this frame (not of the reactor, which the last step's Finish may delete).
+  if (running.reactor == this) {
+    running.arisen->push_back(std::move(step));
+    return;
+  }
+  std::deque<StreamFlow::Step> arisen;
+  const RunningStep outer = std::exchange(running, RunningStep{this, &arisen});
+  RunStep(std::move(step));
+  while (!arisen.empty()) {
+    StreamFlow::Step next = std::move(arisen.front());
+    arisen.pop_front();
+    RunStep(std::move(next));
+  }
+  running = outer;
+}
+
+void ReduceStreamReactor::RunStep(StreamFlow::Step step) {
   // The read first: handing a chunk to the backend may take a moment, and gRPC should be
   // receiving the next chunk meanwhile.
   if (step.read >= 0) {

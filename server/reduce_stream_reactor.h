@@ -39,8 +39,10 @@ class ReduceStreamReactor final : public grpc::ServerReadReactor<grpc::ByteBuffe
   void Read(int buffer);
 
   absl::Status AcceptChunk(int buffer);
-  // Carries out a step of the flow, with mu_ released.
+  // Carries out a step of the flow, with mu_ released, and the steps that arise on this thread
+  // while it does (RunStep each).
   void Run(StreamFlow::Step step);
+  void RunStep(StreamFlow::Step step);
   void OnComputeDone(absl::Status status);
   // Ends the RPC once the backend has finished with the request.
   void Conclude(absl::Status status);

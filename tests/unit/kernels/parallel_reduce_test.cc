@@ -10,6 +10,7 @@
 #include <thread>
 #include <vector>
 
+#include "absl/cleanup/cleanup.h"
 #include "common/reduction/op_name.h"
 #include "common/reduction/op_result.h"
 #include "gtest/gtest.h"
@@ -99,27 +100,33 @@ TEST(ParallelReduceTest, OneTaskRunsOnTheCallersThreadAndEmptyInputToo) {
   }
 }
 
-// While every worker is busy (a task waits), a request of at most one task a worker runs on its
-// caller, to the same bits as on an idle pool; a larger one still goes to the pool.
+// While every worker is busy (a task waits), a request of a few tasks runs on its caller, to the
+// same bits as on an idle pool; a larger one still goes to the pool.
 TEST(ParallelReduceTest, ABusyPoolsCallerRunsAFewTasksItself) {
-  ThreadPool busy(2), idle(2);
-  std::promise<void> release;
-  std::shared_future<void> released = release.get_future().share();
-  for (int i = 0; i < 3; ++i) busy.Submit([released] { released.wait(); });
-  ASSERT_GT(busy.backlog(), 0u);  // two workers blocked, the third task waiting
-
   const uint64_t seed = testing::FreshSeed();
   SCOPED_TRACE(testing::SeedTrace(seed));
   const StatsRequest request{DType::kFloat32, NeedsOf(kAllOps)};
   const testing::TypedArray few = testing::RandomArray(DType::kFloat32, kElementsPerTask + 5, seed);
+  const testing::TypedArray many =
+      testing::RandomArray(DType::kFloat32, 6 * kElementsPerTask, seed);
   std::optional<Stats> got;
   std::thread::id ran_on;
+  std::promise<Stats> later;
+  std::promise<void> release;
+  std::shared_future<void> released = release.get_future().share();
+  // Declared after what their tasks use: on the way out (a failed ASSERT too) the workers are
+  // released first, then the pools drain while it is all still there.
+  ThreadPool busy(2), idle(2);
+  auto unblock = absl::MakeCleanup([&] { release.set_value(); });
+  for (int i = 0; i < 3; ++i) busy.Submit([released] { released.wait(); });
+  ASSERT_GT(busy.backlog(), 0u);  // two workers blocked, the third task waiting
+
   ReduceAsync(busy, request, few.bytes, 0, [&](absl::StatusOr<Stats> stats, ReduceTiming) {
     ASSERT_TRUE(stats.ok());
     got = *stats;
     ran_on = std::this_thread::get_id();
   });
-  ASSERT_TRUE(got.has_value()) << "two tasks on a busy pool of two must not wait for it";
+  ASSERT_TRUE(got.has_value()) << "two tasks on a busy pool must not wait for it";
   EXPECT_EQ(ran_on, std::this_thread::get_id());
   EXPECT_TRUE(testing::SameStatsBits(*got, Reduce(idle, request, few.bytes)));
   long double sum = 0, magnitude = 0;  // an independent reference
@@ -130,14 +137,12 @@ TEST(ParallelReduceTest, ABusyPoolsCallerRunsAFewTasksItself) {
   EXPECT_NEAR(got->sum, static_cast<double>(sum), 1e-12 * static_cast<double>(magnitude));
   EXPECT_EQ(got->count, few.values.size());
 
-  // Three tasks for two workers: queued behind the blocked ones until they are released.
-  const testing::TypedArray many = testing::RandomArray(DType::kFloat32, kSeveralTasks, seed + 1);
-  std::promise<Stats> later;
+  // Six tasks, more than a caller takes on: queued behind the blocked workers until released.
   ReduceAsync(busy, request, many.bytes, 0,
               [&](absl::StatusOr<Stats> stats, ReduceTiming) { later.set_value(*stats); });
   std::future<Stats> result = later.get_future();
   EXPECT_EQ(result.wait_for(std::chrono::milliseconds(50)), std::future_status::timeout);
-  release.set_value();
+  std::move(unblock).Invoke();
   EXPECT_TRUE(testing::SameStatsBits(result.get(), Reduce(idle, request, many.bytes)));
 }
 
