@@ -148,8 +148,8 @@ using RowSink = std::function<void(uint64_t first, std::span<const Stats> stats)
 // that reduced it, in no particular order, each once. Short rows are reduced side by side by the
 // columns pass, long ones each by ReduceBlock; the result depends only on the input. `data` must
 // stay valid until `done`, which runs on a pool thread (on the caller's before the call returns for
-// an input of one task), after every row's sink. With
-// `direct`, rows the short runs pass answers itself skip the sink.
+// an input of one task), after every row's sink. With `direct`, rows the short runs pass answers
+// itself skip the sink.
 void ReduceRowsAsync(ThreadPool& pool, const StatsRequest& request, std::span<const std::byte> data,
                      uint64_t length, RowSink sink, RowsDone done, DirectAnswers direct = {});
 

@@ -102,10 +102,10 @@ void ReduceAsync(ThreadPool& pool, const StatsRequest& request, uint64_t count, 
     RunTask(job, 0);
     return;
   }
-  // While the pool has tasks waiting, every worker is busy: the caller (a gRPC thread with a
-  // chunk it just received) runs the tasks itself, the same tasks merged in the same order, so
-  // the same bits. It saves the hand-overs and reads the chunk where it arrived, and it holds
-  // the caller back from receiving more than the pool can take (H200 host, 16 cores, the CPU
+  // While the pool has tasks waiting (its workers, as a rule, all busy), the caller (a gRPC
+  // thread with a chunk it just received) runs the tasks itself, the same tasks merged in the same
+  // order, so the same bits. It saves the hand-overs and reads the chunk where it arrived, and it
+  // holds the caller back from receiving more than the pool can take (H200 host, 16 cores, the CPU
   // server: 32 streams of 1 MiB chunks 1.15-1.27x, 8 streams 1.01-1.07x, unary 1 MiB at c16
   // 1.00-1.12x; docs/load.md). Up to kMostCallerTasks (a 1 MiB chunk of any dtype): a larger
   // request still spreads over the pool, and no caller works through megabytes alone.
