@@ -96,20 +96,15 @@ void ReduceAsync(ThreadPool& pool, const StatsRequest& request, uint64_t count, 
   job->stats.resize(tasks);
   job->remaining.store(tasks, std::memory_order_relaxed);
   job->submitted = Clock::now();
-  if (tasks == 1) {
-    // One task gains nothing from the pool but a thread wake-up (20-60 us measured on the H100
-    // host for a 1024-float request): run it here, the same task, the same bits.
-    RunTask(job, 0);
-    return;
-  }
-  // While the pool has tasks waiting (its workers, as a rule, all busy), the caller (a gRPC
-  // thread with a chunk it just received) runs the tasks itself, the same tasks merged in the same
-  // order, so the same bits. It saves the hand-overs and reads the chunk where it arrived, and it
-  // holds the caller back from receiving more than the pool can take (H200 host, 16 cores, the CPU
-  // server: 32 streams of 1 MiB chunks 1.15-1.27x, 8 streams 1.01-1.07x, unary 1 MiB at c16
-  // 1.00-1.12x; docs/load.md). Up to kMostCallerTasks (a 1 MiB chunk of any dtype): a larger
-  // request still spreads over the pool, and no caller works through megabytes alone.
-  if (tasks <= kMostCallerTasks && pool.backlog() > 0) {
+  // One task gains nothing from the pool but a thread wake-up (20-60 us measured on the H100
+  // host for a 1024-float request). And while the pool has tasks waiting (its workers, as a rule,
+  // all busy), the caller (a gRPC thread with a chunk it just received) takes a few tasks too: it
+  // saves the hand-overs, reads the chunk where it arrived, and receives no more than the pool
+  // can take (H200 host, 16 cores, the CPU server: 32 streams of 1 MiB chunks 1.15-1.27x, 8
+  // streams 1.01-1.07x, unary 1 MiB at c16 1.00-1.12x; docs/load.md). Up to kMostCallerTasks (a
+  // 1 MiB chunk of any dtype): a larger request still spreads over the pool. Either way the same
+  // tasks merge in the same order: the same bits.
+  if (tasks == 1 || (tasks <= kMostCallerTasks && pool.backlog() > 0)) {
     for (size_t task = 0; task < tasks; ++task) RunTask(job, task);
     return;
   }
