@@ -76,19 +76,30 @@ using BlockSource =
 Stats ReduceBlock(const StatsRequest& request, std::span<const std::byte> bytes,
                   uint64_t base_index);
 
+// Who reduces an input of a few tasks (up to 1 MiB of any dtype); one of a single task, and one
+// of no elements, are always reduced by the caller.
+enum class FewTasks {
+  // The pool, unless it has tasks waiting (its workers, as a rule, all busy): a lone request
+  // gets the pool's threads in parallel, a busy server saves the hand-overs.
+  kPoolUnlessBusy,
+  // The caller: one chunk of many (a stream's), whose hand-over to the pool costs more than the
+  // parallelism gains, since the transport delivers the next chunk no sooner.
+  kCaller,
+};
+
 // Reduces `count` elements read through `source` on `pool`: each task reads its block when it
 // runs; the last task to finish merges the task stats in order and calls `done` on a pool thread
-// (the first block that cannot be read, in task order, is the result). An input of one task, and
-// one of a few tasks (up to 1 MiB) while the pool has tasks waiting, is reduced on the calling
-// thread instead, the same tasks in the same order, and `done` runs there before ReduceAsync
-// returns, as for an empty input: a caller must not hold a lock that `done` takes.
+// (the first block that cannot be read, in task order, is the result). An input the caller takes
+// (`few`) is reduced on the calling thread instead, the same tasks in the same order (the same
+// bits), and `done` runs there before ReduceAsync returns: a caller must not hold a lock that
+// `done` takes.
 void ReduceAsync(ThreadPool& pool, const StatsRequest& request, uint64_t count, BlockSource source,
-                 uint64_t base_index, StatsDone done);
+                 uint64_t base_index, StatsDone done, FewTasks few = FewTasks::kPoolUnlessBusy);
 
 // The same over elements in memory (whole elements, aligned to their size), which must stay valid
 // until `done`.
 void ReduceAsync(ThreadPool& pool, const StatsRequest& request, std::span<const std::byte> data,
-                 uint64_t base_index, StatsDone done);
+                 uint64_t base_index, StatsDone done, FewTasks few = FewTasks::kPoolUnlessBusy);
 
 // Blocking convenience for tests, tools and self-checks; never call it from a pool thread.
 Stats Reduce(ThreadPool& pool, const StatsRequest& request, std::span<const std::byte> data,

@@ -150,8 +150,8 @@ thread_local RunningStep running;
 }  // namespace
 
 void ReduceStreamReactor::Run(StreamFlow::Step step) {
-  // A backend may answer a Consume on this thread before it returns (the CPU's, a small chunk or
-  // a busy pool's), and the answer's step hands it the next chunk: run in place, each chunk of a
+  // A backend may answer a Consume on this thread before it returns (the CPU's chunk of up to
+  // 1 MiB), and the answer's step hands it the next chunk: run in place, each chunk of a
   // long stream would nest a level deeper. Such steps wait for the step in progress instead, in
   // a queue of this frame (not of the reactor, which the last step's Finish may delete).
   if (running.reactor == this) {

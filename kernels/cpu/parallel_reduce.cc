@@ -19,7 +19,7 @@ namespace {
 
 using Clock = std::chrono::steady_clock;
 
-// The most tasks a caller runs itself while the pool is busy: 1 MiB of float32 (of every dtype:
+// The most tasks a caller runs itself (FewTasks): 1 MiB of float32 (of every dtype:
 // 16-bit tasks hold twice the elements), a stream's usual chunk.
 constexpr size_t kMostCallerTasks = 4;
 
@@ -80,7 +80,7 @@ Stats EmptyStats(DType dtype) {
 }
 
 void ReduceAsync(ThreadPool& pool, const StatsRequest& request, uint64_t count, BlockSource source,
-                 uint64_t base_index, StatsDone done) {
+                 uint64_t base_index, StatsDone done, FewTasks few) {
   if (count == 0) {
     std::move(done)(EmptyStats(request.dtype), ReduceTiming{});
     return;
@@ -97,14 +97,15 @@ void ReduceAsync(ThreadPool& pool, const StatsRequest& request, uint64_t count, 
   job->remaining.store(tasks, std::memory_order_relaxed);
   job->submitted = Clock::now();
   // One task gains nothing from the pool but a thread wake-up (20-60 us measured on the H100
-  // host for a 1024-float request). And while the pool has tasks waiting (its workers, as a rule,
-  // all busy), the caller (a gRPC thread with a chunk it just received) takes a few tasks too: it
-  // saves the hand-overs, reads the chunk where it arrived, and receives no more than the pool
-  // can take (H200 host, 16 cores, the CPU server: 32 streams of 1 MiB chunks 1.15-1.27x, 8
-  // streams 1.01-1.07x, unary 1 MiB at c16 1.00-1.12x; docs/load.md). Up to kMostCallerTasks (a
-  // 1 MiB chunk of any dtype): a larger request still spreads over the pool. Either way the same
-  // tasks merge in the same order: the same bits.
-  if (tasks == 1 || (tasks <= kMostCallerTasks && pool.backlog() > 0)) {
+  // host for a 1024-float request). A few tasks (up to kMostCallerTasks, a 1 MiB chunk of any
+  // dtype) the caller (a gRPC thread with a chunk it just received) takes too when told to (a
+  // stream's chunk), or while the pool has tasks waiting (its workers, as a rule, all busy): it
+  // saves the hand-overs, reads the chunk where it arrived, and receives no more than it can
+  // reduce (H200 host, 16 cores, the CPU server beside the sink: 8 streams of 1 MiB chunks 0.72x
+  // with the pool while busy, 1.04x on the caller; docs/load.md). A larger request still spreads
+  // over the pool. Either way the same tasks merge in the same order: the same bits.
+  const bool caller_takes_few = few == FewTasks::kCaller || pool.backlog() > 0;
+  if (tasks == 1 || (tasks <= kMostCallerTasks && caller_takes_few)) {
     for (size_t task = 0; task < tasks; ++task) RunTask(job, task);
     return;
   }
@@ -114,7 +115,7 @@ void ReduceAsync(ThreadPool& pool, const StatsRequest& request, uint64_t count, 
 }
 
 void ReduceAsync(ThreadPool& pool, const StatsRequest& request, std::span<const std::byte> data,
-                 uint64_t base_index, StatsDone done) {
+                 uint64_t base_index, StatsDone done, FewTasks few) {
   const size_t element_size = DTypeSize(request.dtype);
   const uint64_t count = data.size() / element_size;
   if (count <= TaskElements(request.dtype)) {
@@ -133,7 +134,7 @@ void ReduceAsync(ThreadPool& pool, const StatsRequest& request, std::span<const 
                            size_t size) -> absl::StatusOr<std::span<const std::byte>> {
         return data.subspan(begin * element_size, size * element_size);
       },
-      base_index, std::move(done));
+      base_index, std::move(done), few);
 }
 
 Stats Reduce(ThreadPool& pool, const StatsRequest& request, std::span<const std::byte> data,

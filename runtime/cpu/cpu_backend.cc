@@ -46,6 +46,9 @@ class CpuSession final : public ReduceSession {
   CpuSession(ThreadPool& pool, const RequestSpec& spec, std::string device, bool server_device)
       : pool_(pool),
         request_{spec.dtype, gpureduce::NeedsOf(spec.ops())},
+        // A stream's chunks are reduced where they arrive (kernels/reduce.h says why).
+        few_tasks_(spec.one_message ? kernels::cpu::FewTasks::kPoolUnlessBusy
+                                    : kernels::cpu::FewTasks::kCaller),
         element_bytes_(gpureduce::DTypeSize(spec.dtype)),
         device_(std::move(device)),
         server_device_(server_device) {}
@@ -68,13 +71,14 @@ class CpuSession final : public ReduceSession {
                                          count * element_bytes_);
     }
     if (bytes.has_value()) {
-      kernels::cpu::ReduceAsync(pool_, request_, *bytes, base, Absorber(std::move(done)));
+      kernels::cpu::ReduceAsync(pool_, request_, *bytes, base, Absorber(std::move(done)),
+                                few_tasks_);
       return;
     }
     // Each task copies its block out of the message's pieces into a buffer of its thread's, which
     // stays in cache for the reduction: one read of the message, as a parse would cost.
     kernels::cpu::ReduceAsync(pool_, request_, count, PiecesBlockSource(std::move(data)), base,
-                              Absorber(std::move(done)));
+                              Absorber(std::move(done)), few_tasks_);
   }
 
   // In place: pool threads read the object's pages with pread (runtime/shared_memory.h says why
@@ -134,6 +138,7 @@ class CpuSession final : public ReduceSession {
 
   ThreadPool& pool_;
   const kernels::cpu::StatsRequest request_;
+  const kernels::cpu::FewTasks few_tasks_;
   const size_t element_bytes_;
   const std::string device_;
   const bool server_device_;  // CpuBackend's

@@ -146,6 +146,56 @@ TEST(ParallelReduceTest, ABusyPoolsCallerRunsAFewTasksItself) {
   EXPECT_TRUE(testing::SameStatsBits(result.get(), Reduce(idle, request, many.bytes)));
 }
 
+// A stream's chunk (FewTasks::kCaller) of a few tasks is reduced by its caller even on an idle
+// pool, to the pool's bits; one of more tasks than a caller takes still goes to the pool.
+TEST(ParallelReduceTest, AStreamsChunkOfAFewTasksIsReducedByItsCaller) {
+  const uint64_t seed = testing::FreshSeed();
+  SCOPED_TRACE(testing::SeedTrace(seed));
+  for (const DType dtype : {DType::kFloat32, DType::kFloat16, DType::kInt64}) {
+    SCOPED_TRACE(DTypeName(dtype));
+    const StatsRequest request{dtype, NeedsOf(kAllOps)};
+    // Three and a bit tasks (the caller takes up to four), and six.
+    const testing::TypedArray few = testing::RandomArray(dtype, 3 * TaskElements(dtype) + 31, seed);
+    const testing::TypedArray many = testing::RandomArray(dtype, 6 * TaskElements(dtype), seed);
+    ThreadPool pool(2);
+    ASSERT_EQ(pool.backlog(), 0u);
+    std::optional<Stats> got;
+    std::thread::id ran_on;
+    ReduceAsync(
+        pool, request, few.bytes, 0,
+        [&](absl::StatusOr<Stats> stats, ReduceTiming) {
+          ASSERT_TRUE(stats.ok());
+          got = *stats;
+          ran_on = std::this_thread::get_id();
+        },
+        FewTasks::kCaller);
+    ASSERT_TRUE(got.has_value()) << "a stream's chunk of four tasks must not wait for the pool";
+    EXPECT_EQ(ran_on, std::this_thread::get_id());
+    EXPECT_TRUE(testing::SameStatsBits(*got, Reduce(pool, request, few.bytes)));
+    EXPECT_EQ(got->count, few.values.size());
+    if (!IsInteger(dtype)) {
+      long double sum = 0, magnitude = 0;  // an independent reference
+      for (const double v : few.values) {
+        sum += v;
+        magnitude += std::fabs(v);
+      }
+      // Any float64 summation order is within (n - 1) units of rounding of sum |x|.
+      EXPECT_NEAR(got->sum, static_cast<double>(sum),
+                  few.values.size() * 0x1p-53 * static_cast<double>(magnitude));
+    }
+
+    std::promise<std::thread::id> many_ran_on;
+    ReduceAsync(
+        pool, request, many.bytes, 0,
+        [&](absl::StatusOr<Stats>, ReduceTiming) {
+          many_ran_on.set_value(std::this_thread::get_id());
+        },
+        FewTasks::kCaller);
+    EXPECT_NE(many_ran_on.get_future().get(), std::this_thread::get_id())
+        << "six tasks spread over the pool, whoever asks";
+  }
+}
+
 // A source is read block by block from the tasks; the first block that fails, in task order,
 // is the result, and a block of the wrong length is refused rather than misread.
 TEST(ParallelReduceTest, BlockSourceFailuresComeBackInTaskOrder) {
