@@ -76,8 +76,12 @@ using BlockSource =
 Stats ReduceBlock(const StatsRequest& request, std::span<const std::byte> bytes,
                   uint64_t base_index);
 
-// Who reduces an input of a few tasks (up to 1 MiB of any dtype); one of a single task, and one
-// of no elements, are always reduced by the caller.
+// The most bytes whose tasks a caller may run itself (FewTasks): four tasks of float32 or of a
+// 16-bit dtype, two of a 64-bit one.
+inline constexpr size_t kMostCallerBytes = size_t{1} << 20;
+
+// Who reduces the tasks of an input of up to kMostCallerBytes; one of a single task, and one of
+// no elements, are always reduced by the caller.
 enum class FewTasks {
   // The pool, unless it has tasks waiting (its workers, as a rule, all busy): a lone request
   // gets the pool's threads in parallel, a busy server saves the hand-overs.

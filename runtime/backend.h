@@ -33,8 +33,9 @@ struct RequestSpec {
   uint64_t size_hint = 0;    // elements the request will carry, when known (0: not known)
   int device = -1;           // the GPU the request must run on (its data is there); -1: any
   // The whole request is one Consume (or ConsumeShared) of size_hint elements, followed at once
-  // by Finish (a unary call): a backend may wait for its work on the caller's thread. Else a
-  // stream, whose chunks the CPU reduces on the caller's thread (up to 1 MiB each).
+  // by Finish (a unary call): a backend may wait for its work on the caller's thread. Else (the
+  // default) a stream, whose chunks of up to 1 MiB the CPU reduces on the caller's thread (an
+  // array request's chunks, runtime/shaped/, keep the pool).
   bool one_message = false;
   // The payload is in GPU memory (a CUDA shared-memory region on `device`).
   bool data_on_device = false;
@@ -120,7 +121,8 @@ class ReduceSession {
   // them. `done` runs once the bytes may be released: after the CPU has reduced them, or after
   // the GPU backend has copied them into pinned staging memory (the reduction goes on). It runs
   // on a backend thread, or on the caller's before ConsumePieces returns when that is quicker
-  // than a hand-over (a small chunk, or the CPU's stream chunk of up to 1 MiB), so
+  // than a hand-over (a small chunk; the CPU's chunk of up to 1 MiB of a stream, or of a unary
+  // request while its pool is busy), so
   // a caller must not hold a lock that `done` takes, nor count on `done` coming later.
   virtual void ConsumePieces(PayloadPieces data, ConsumeDone done) = 0;
   // The same for floats in one span (a float32 request's).

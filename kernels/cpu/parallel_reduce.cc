@@ -1,6 +1,6 @@
 // The `cpu` kernel on a thread pool (kernels/reduce.h): the array is cut into fixed-size tasks
-// whose stats are merged in order by whichever task finishes last; while the pool is busy, a
-// request of a few tasks runs them on its caller.
+// whose stats are merged in order by whichever task finishes last; a request of up to 1 MiB runs
+// its tasks on its caller when it is a stream's chunk or finds the pool busy (FewTasks).
 
 #include <algorithm>
 #include <atomic>
@@ -18,10 +18,6 @@ namespace gpureduce::kernels::cpu {
 namespace {
 
 using Clock = std::chrono::steady_clock;
-
-// The most tasks a caller runs itself (FewTasks): 1 MiB of float32 (of every dtype:
-// 16-bit tasks hold twice the elements), a stream's usual chunk.
-constexpr size_t kMostCallerTasks = 4;
 
 // Shared by the tasks of one ReduceAsync call; the last task to finish owns the combine.
 struct Job {
@@ -97,15 +93,16 @@ void ReduceAsync(ThreadPool& pool, const StatsRequest& request, uint64_t count, 
   job->remaining.store(tasks, std::memory_order_relaxed);
   job->submitted = Clock::now();
   // One task gains nothing from the pool but a thread wake-up (20-60 us measured on the H100
-  // host for a 1024-float request). A few tasks (up to kMostCallerTasks, a 1 MiB chunk of any
-  // dtype) the caller (a gRPC thread with a chunk it just received) takes too when told to (a
-  // stream's chunk), or while the pool has tasks waiting (its workers, as a rule, all busy): it
-  // saves the hand-overs, reads the chunk where it arrived, and receives no more than it can
-  // reduce (H200 host, 16 cores, the CPU server beside the sink: 8 streams of 1 MiB chunks 0.72x
-  // with the pool while busy, 1.04x on the caller; docs/load.md). A larger request still spreads
-  // over the pool. Either way the same tasks merge in the same order: the same bits.
+  // host for a 1024-float request). The tasks of up to kMostCallerBytes (a stream's usual chunk)
+  // the caller (a gRPC thread with a chunk it just received) runs too when told to (a stream's
+  // chunk), or while the pool has tasks waiting (its workers, as a rule, all busy): it saves the
+  // hand-overs, reads the chunk where it arrived, and receives no more than it can reduce (H200
+  // host, 16 cores, the CPU server beside the sink: 8 streams of 1 MiB chunks 0.72x with the
+  // pool while busy, 1.04x on the caller; docs/load.md). A larger request still spreads over the
+  // pool. Either way the same tasks merge in the same order: the same bits.
   const bool caller_takes_few = few == FewTasks::kCaller || pool.backlog() > 0;
-  if (tasks == 1 || (tasks <= kMostCallerTasks && caller_takes_few)) {
+  const bool few_bytes = count * DTypeSize(request.dtype) <= kMostCallerBytes;
+  if (tasks == 1 || (few_bytes && caller_takes_few)) {
     for (size_t task = 0; task < tasks; ++task) RunTask(job, task);
     return;
   }

@@ -146,17 +146,17 @@ TEST(ParallelReduceTest, ABusyPoolsCallerRunsAFewTasksItself) {
   EXPECT_TRUE(testing::SameStatsBits(result.get(), Reduce(idle, request, many.bytes)));
 }
 
-// A stream's chunk (FewTasks::kCaller) of a few tasks is reduced by its caller even on an idle
-// pool, to the pool's bits; one of more tasks than a caller takes still goes to the pool.
+// A stream's chunk (FewTasks::kCaller) of up to kMostCallerBytes is reduced by its caller even
+// on an idle pool, to the pool's bits; one element more goes to the pool.
 TEST(ParallelReduceTest, AStreamsChunkOfAFewTasksIsReducedByItsCaller) {
   const uint64_t seed = testing::FreshSeed();
   SCOPED_TRACE(testing::SeedTrace(seed));
   for (const DType dtype : {DType::kFloat32, DType::kFloat16, DType::kInt64}) {
     SCOPED_TRACE(DTypeName(dtype));
     const StatsRequest request{dtype, NeedsOf(kAllOps)};
-    // Three and a bit tasks (the caller takes up to four), and six.
-    const testing::TypedArray few = testing::RandomArray(dtype, 3 * TaskElements(dtype) + 31, seed);
-    const testing::TypedArray many = testing::RandomArray(dtype, 6 * TaskElements(dtype), seed);
+    const size_t most = kMostCallerBytes / DTypeSize(dtype);  // four tasks, or two of int64
+    const testing::TypedArray few = testing::RandomArray(dtype, most, seed);
+    const testing::TypedArray more = testing::RandomArray(dtype, most + 1, seed);
     ThreadPool pool(2);
     ASSERT_EQ(pool.backlog(), 0u);
     std::optional<Stats> got;
@@ -169,7 +169,7 @@ TEST(ParallelReduceTest, AStreamsChunkOfAFewTasksIsReducedByItsCaller) {
           ran_on = std::this_thread::get_id();
         },
         FewTasks::kCaller);
-    ASSERT_TRUE(got.has_value()) << "a stream's chunk of four tasks must not wait for the pool";
+    ASSERT_TRUE(got.has_value()) << "a stream's chunk of 1 MiB must not wait for the pool";
     EXPECT_EQ(ran_on, std::this_thread::get_id());
     EXPECT_TRUE(testing::SameStatsBits(*got, Reduce(pool, request, few.bytes)));
     EXPECT_EQ(got->count, few.values.size());
@@ -179,20 +179,21 @@ TEST(ParallelReduceTest, AStreamsChunkOfAFewTasksIsReducedByItsCaller) {
         sum += v;
         magnitude += std::fabs(v);
       }
-      // Any float64 summation order is within (n - 1) units of rounding of sum |x|.
+      // Any float64 summation order is within (n - 1) units of rounding of sum |x|; twice that
+      // covers the reference's own rounding too.
       EXPECT_NEAR(got->sum, static_cast<double>(sum),
-                  few.values.size() * 0x1p-53 * static_cast<double>(magnitude));
+                  2 * few.values.size() * 0x1p-53 * static_cast<double>(magnitude));
     }
 
-    std::promise<std::thread::id> many_ran_on;
+    std::promise<std::thread::id> more_ran_on;
     ReduceAsync(
-        pool, request, many.bytes, 0,
+        pool, request, more.bytes, 0,
         [&](absl::StatusOr<Stats>, ReduceTiming) {
-          many_ran_on.set_value(std::this_thread::get_id());
+          more_ran_on.set_value(std::this_thread::get_id());
         },
         FewTasks::kCaller);
-    EXPECT_NE(many_ran_on.get_future().get(), std::this_thread::get_id())
-        << "six tasks spread over the pool, whoever asks";
+    EXPECT_NE(more_ran_on.get_future().get(), std::this_thread::get_id())
+        << "a byte over 1 MiB spreads over the pool, whoever asks";
   }
 }
 

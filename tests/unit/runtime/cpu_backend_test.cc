@@ -5,6 +5,7 @@
 #include <future>
 #include <memory>
 #include <span>
+#include <thread>
 #include <vector>
 
 #include "gmock/gmock.h"
@@ -45,6 +46,46 @@ absl::StatusOr<gpureduce::Partial> Reduce(Backend& backend, Op op, std::span<con
   (*session)->Finish(
       [&](absl::StatusOr<gpureduce::Stats> stats) { finished.set_value(std::move(stats)); });
   return gpureduce::testing::ClassicPartial(op, finished.get_future().get());
+}
+
+// A stream's chunk (one_message false) of four tasks is reduced on the thread that consumes it;
+// a unary request's (one_message true) of the same size spreads over the idle pool.
+TEST(CpuBackendTest, AStreamsChunkIsReducedWhereItArrivesAndAUnaryRequestOnThePool) {
+  std::unique_ptr<Backend> backend = CpuBackend(2);
+  ASSERT_NE(backend, nullptr);
+  const uint64_t seed = testing::FreshSeed();
+  SCOPED_TRACE(testing::SeedTrace(seed));
+  const std::vector<float> data = testing::MixedSignData(size_t{1} << 18, seed);  // 1 MiB
+  for (const bool one_message : {false, true}) {
+    SCOPED_TRACE(one_message ? "unary" : "stream");
+    RequestSpec spec{Op::kSum, backend->default_kernel(), 0, 0};
+    spec.one_message = one_message;
+    spec.size_hint = one_message ? data.size() : 0;
+    absl::StatusOr<std::unique_ptr<ReduceSession>> session = backend->Open(spec);
+    ASSERT_TRUE(session.ok()) << session.status();
+    std::promise<std::thread::id> consumed_on;
+    (*session)->Consume(data, [&](absl::Status status) {
+      EXPECT_TRUE(status.ok()) << status;
+      consumed_on.set_value(std::this_thread::get_id());
+    });
+    const std::thread::id on = consumed_on.get_future().get();
+    if (one_message) {
+      EXPECT_NE(on, std::this_thread::get_id());
+    } else {
+      EXPECT_EQ(on, std::this_thread::get_id());
+    }
+    std::promise<absl::StatusOr<gpureduce::Stats>> finished;
+    (*session)->Finish(
+        [&](absl::StatusOr<gpureduce::Stats> stats) { finished.set_value(std::move(stats)); });
+    absl::StatusOr<gpureduce::Partial> partial =
+        gpureduce::testing::ClassicPartial(Op::kSum, finished.get_future().get());
+    ASSERT_TRUE(partial.ok()) << partial.status();
+    absl::StatusOr<gpureduce::ReduceResult> result = gpureduce::Finalize(Op::kSum, *partial);
+    ASSERT_TRUE(result.ok()) << result.status();
+    EXPECT_EQ(testing::CheckAgainstReference(Op::kSum, testing::ComputeReference(Op::kSum, data),
+                                             result->value, result->index, 1e-9),
+              "");
+  }
 }
 
 TEST(CpuBackendTest, DescribesItselfAndPassesItsSelfCheck) {
