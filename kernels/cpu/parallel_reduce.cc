@@ -100,9 +100,8 @@ void ReduceAsync(ThreadPool& pool, const StatsRequest& request, uint64_t count, 
   // host, 16 cores, the CPU server beside the sink: 8 streams of 1 MiB chunks 0.72x with the
   // pool while busy, 1.04x on the caller; docs/load.md). A larger request still spreads over the
   // pool. Either way the same tasks merge in the same order: the same bits.
-  const bool caller_takes_few = few == FewTasks::kCaller || pool.backlog() > 0;
   const bool few_bytes = count * DTypeSize(request.dtype) <= kMostCallerBytes;
-  if (tasks == 1 || (few_bytes && caller_takes_few)) {
+  if (tasks == 1 || (few_bytes && (few == FewTasks::kCaller || pool.backlog() > 0))) {
     for (size_t task = 0; task < tasks; ++task) RunTask(job, task);
     return;
   }
