@@ -22,6 +22,7 @@
 #include "kernels/cpu/block_reduce.h"
 #include "kernels/cpu/eight_facts.h"
 #include "kernels/cpu/eight_runs.h"
+#include "kernels/cpu/key_runs.h"
 #include "kernels/cpu/narrow_eight.h"
 
 namespace gpureduce::kernels::cpu::GPUREDUCE_CPU_PASSES {
@@ -279,6 +280,35 @@ std::optional<size_t> AnswerExtremeAlone(Op op, const Args& args) {
   }
 }
 
+#if defined(__AVX512BW__)
+// One extreme op over 16-bit floats by their keys (key_runs.h), 32 runs at a time, a group that
+// holds a NaN and the rest after it by AnswerExtremeAlone; nullopt for another op.
+template <DType kDType>
+std::optional<size_t> AnswerExtremeByKeys(const DirectAnswers& direct, uint64_t first,
+                                          const std::byte* data, const uint64_t* bounds,
+                                          uint64_t base, size_t runs) {
+  const Op op = direct.ops[0].op;
+  const auto* x = reinterpret_cast<const uint16_t*>(data);
+  std::byte* out = direct.ops[0].out + first * DTypeSize(ResultDType(op, kDType));
+  const auto eight = [&](size_t from, size_t count) {
+    return *AnswerExtremeAlone<kDType>(
+        op, std::forward_as_tuple(direct, first + from, data, bounds + from, base, count));
+  };
+  switch (NanFormOf(op)) {
+    case Op::kMin:
+      return AnswerKeyRuns<kDType, true, false>(x, bounds, base, runs, out, eight);
+    case Op::kArgMin:
+      return AnswerKeyRuns<kDType, true, true>(x, bounds, base, runs, out, eight);
+    case Op::kMax:
+      return AnswerKeyRuns<kDType, false, false>(x, bounds, base, runs, out, eight);
+    case Op::kArgMax:
+      return AnswerKeyRuns<kDType, false, true>(x, bounds, base, runs, out, eight);
+    default:
+      return std::nullopt;
+  }
+}
+#endif
+
 // The copy of the pass for `direct`'s ops: one op's own (sums only where it reads them, not an
 // extreme's or SUM_SQUARES's); several ops' sums and both extremes, with the moments and the
 // squares where an op reads them. int64's: one op but SUM_SQUARES, its extremes exact in int64
@@ -288,6 +318,13 @@ size_t AnswerRunsFor(const DirectAnswers& direct, uint64_t first, const std::byt
                      const uint64_t* bounds, uint64_t base, size_t runs) {
   const auto args = std::forward_as_tuple(direct, first, data, bounds, base, runs);
   if (direct.count == 1) {
+#if defined(__AVX512BW__)
+    if constexpr (kDType == DType::kFloat16 || kDType == DType::kBFloat16) {
+      if (const auto answered =
+              AnswerExtremeByKeys<kDType>(direct, first, data, bounds, base, runs))
+        return *answered;
+    }
+#endif
     if (const auto answered = AnswerExtremeAlone<kDType>(direct.ops[0].op, args)) return *answered;
     switch (NanFormOf(direct.ops[0].op)) {
       case Op::kSum:

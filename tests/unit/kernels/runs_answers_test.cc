@@ -42,10 +42,22 @@ std::vector<std::vector<Op>> OpSets() {
   return sets;
 }
 
+// How many of a call's `count` runs the AVX-512 copy answers (`vectors`): eight at a time up to
+// the first eight that hold a refused run; by keys (`keys`), every run of the groups of 32 before
+// the first that holds a NaN, then eight at a time likewise.
+size_t AnsweredOf(bool vectors, bool keys, size_t count, size_t refused, size_t first_nan) {
+  if (!vectors) return 0;
+  if (!keys || first_nan < count) {
+    const size_t from = keys ? first_nan / 32 * 32 : 0;
+    return from + (refused - from) / 8 * 8;
+  }
+  return count;
+}
+
 // What `passes` answers for `ops` over the runs, against EncodeAnswers's bytes from the Stats
 // add_runs gives them, calls of kRunsACall runs (their answers at their own outputs: answer_runs's
 // `first`); how many it answers too. The differences, one a line.
-std::string AnswersDiffer(const Passes& passes, bool vectors, DType dtype,
+std::string AnswersDiffer(const Passes& passes, bool vectors, bool keys, DType dtype,
                           const std::vector<Op>& ops, double ddof, const TypedArray& data,
                           const std::vector<uint64_t>& bounds) {
   const size_t runs = bounds.size() - 1;
@@ -79,9 +91,13 @@ std::string AnswersDiffer(const Passes& passes, bool vectors, DType dtype,
         if (!answers.status.ok() || answers.overflows > 0) refused = std::min(refused, r);
       }
     }
-    if (wrote != (vectors ? refused / 8 * 8 : 0)) {
+    size_t first_nan = count;
+    for (size_t r = 0; r < count && first_nan == count; ++r) {
+      if (stats[r].nan_count > 0) first_nan = r;
+    }
+    if (wrote != AnsweredOf(vectors, keys, count, refused, first_nan)) {
       failures += absl::StrCat("runs from ", r0, ": ", wrote, " answered of ", refused,
-                               " before a refusal\n");
+                               " before a refusal (the first NaN in run ", r0 + first_nan, ")\n");
     }
     for (size_t k = 0; k < ops.size(); ++k) {
       const size_t size = DTypeSize(ResultDType(ops[k], dtype));
@@ -138,8 +154,99 @@ TEST(RunsAnswersTest, EveryCopyWritesEncodeAnswersBytes) {
           for (size_t copy = 0; copy < copies.size(); ++copy) {
             SCOPED_TRACE(absl::StrCat("copy ", copy));
             const bool vectors = copy == 2 && AnsweredByVectors(dtype, ops);
-            EXPECT_EQ(AnswersDiffer(*copies[copy], vectors, dtype, ops, ddof, data, bounds), "");
+            const bool keys = vectors && AnsweredByKeys(dtype, ops);
+            EXPECT_EQ(AnswersDiffer(*copies[copy], vectors, keys, dtype, ops, ddof, data, bounds),
+                      "");
           }
+        }
+      }
+    }
+  }
+}
+
+// One extreme op over 16-bit floats goes by keys (key_runs.h) in groups of 32 runs: over runs
+// without NaN of every length the pass takes, then of random lengths, in calls of 64 runs as the
+// callers make them (a last group short), every run is answered, and its bytes are
+// EncodeAnswers's: extremes tied across a run, either zero the least or greatest (the first one's
+// sign), infinities, subnormals and the largest finite values.
+TEST(RunsAnswersTest, SixteenBitExtremesByKeysAnswerEveryRunWithoutNaN) {
+  if (RunnablePasses().size() < 3) GTEST_SKIP() << "no AVX-512 copy on this CPU";
+  const Passes& passes = *RunnablePasses().back();
+  const uint64_t seed = testing::FreshSeed();
+  SCOPED_TRACE(absl::StrCat("seed ", seed));
+  std::mt19937_64 random(seed);
+  std::vector<uint64_t> bounds = {0};
+  for (uint64_t length = kShortestRun; length <= kLongestRun; ++length) {
+    bounds.push_back(bounds.back() + length);
+  }
+  for (int i = 0; i < 300; ++i) {
+    bounds.push_back(bounds.back() + kShortestRun + random() % (kLongestRun - kShortestRun + 1));
+  }
+  const size_t runs = bounds.size() - 1;
+  constexpr size_t kCall = 64;
+  for (const DType dtype : {DType::kFloat16, DType::kBFloat16}) {
+    TypedArray data = testing::RandomArray(dtype, bounds.back(), random());
+    const double least_subnormal = std::ldexp(1.0, dtype == DType::kFloat16 ? -24 : -133);
+    const double largest = dtype == DType::kFloat16 ? 65504.0 : std::ldexp(255.0, 120);
+    for (size_t r = 0; r < runs; ++r) {
+      const uint64_t start = bounds[r], length = bounds[r + 1] - bounds[r];
+      const auto at = [&](uint64_t e) { return start + e % length; };
+      switch (r % 7) {
+        case 1:  // the first element tied across the run
+          for (uint64_t e = 3; e < length; e += 5) data.Set(start + e, data.values[start]);
+          break;
+        case 2:  // either zero the least: -0 first, then 0
+        case 3:  // or 0 first
+          for (uint64_t e = 0; e < length; ++e) data.Set(start + e, 1.0 + e % 3);
+          data.Set(at(length / 3), r % 7 == 2 ? -0.0 : 0.0);
+          data.Set(at(length - 1), r % 7 == 2 ? 0.0 : -0.0);
+          break;
+        case 4:  // and the greatest: every element negative but zeros
+          for (uint64_t e = 0; e < length; ++e) data.Set(start + e, -1.0 - e % 3);
+          data.Set(at(random()), 0.0);
+          data.Set(at(random()), -0.0);
+          break;
+        case 5:  // infinities and the largest finite values
+          data.Set(at(random()), INFINITY);
+          data.Set(at(random()), -INFINITY);
+          data.Set(at(random()), largest);
+          data.Set(at(random()), -largest);
+          break;
+        case 6:  // subnormals alone
+          for (uint64_t e = 0; e < length; ++e) {
+            const double sign = random() % 2 ? -1.0 : 1.0;
+            data.Set(start + e, sign * least_subnormal * static_cast<double>(1 + random() % 1000));
+          }
+          break;
+        default:
+          break;
+      }
+    }
+    for (const Op op : {Op::kMin, Op::kMax, Op::kArgMin, Op::kArgMax, Op::kNanMin, Op::kNanMax,
+                        Op::kNanArgMin, Op::kNanArgMax}) {
+      SCOPED_TRACE(absl::StrCat(DTypeName(dtype), " ", OpName(op)));
+      const size_t size = DTypeSize(ResultDType(op, dtype));
+      std::vector<std::byte> got(runs * size, std::byte{0xa5}), want(runs * size);
+      DirectAnswers direct;
+      direct.Add(op, got.data());
+      std::vector<Stats> stats(runs);
+      for (size_t r0 = 0; r0 < runs; r0 += kCall) {
+        const size_t count = std::min(kCall, runs - r0);
+        const std::byte* from = data.bytes.data() + bounds[r0] * DTypeSize(dtype);
+        EXPECT_EQ(
+            passes.answer_runs(dtype, direct, r0, from, bounds.data() + r0, bounds[r0], count),
+            count)
+            << "runs from " << r0;
+        passes.add_runs(dtype, NeedsOf(std::vector<Op>{op}), from, bounds.data() + r0, bounds[r0],
+                        count, stats.data() + r0);
+      }
+      ASSERT_TRUE(EncodeAnswers(op, dtype, 0, stats, want.data()).status.ok());
+      size_t differ = 0;
+      for (size_t r = 0; r < runs && differ < 10; ++r) {
+        if (std::memcmp(got.data() + r * size, want.data() + r * size, size) != 0) {
+          ++differ;
+          ADD_FAILURE() << "run " << r << " (" << bounds[r + 1] - bounds[r] << " elements, case "
+                        << r % 7 << ") differs from EncodeAnswers's";
         }
       }
     }

@@ -29,6 +29,15 @@ inline bool AnsweredByVectors(DType dtype, const std::vector<Op>& ops) {
   return ops.size() == 1 && NanFormOf(ops.front()) != Op::kSumSquares;
 }
 
+// Whether that copy answers them by their keys (key_runs.h): one extreme op (MIN, MAX, an arg or
+// NaN form) over 16-bit floats, 32 runs at a time up to the first group that holds a NaN.
+inline bool AnsweredByKeys(DType dtype, const std::vector<Op>& ops) {
+  if (dtype != DType::kFloat16 && dtype != DType::kBFloat16) return false;
+  if (ops.size() != 1) return false;
+  const Op op = NanFormOf(ops.front());
+  return op == Op::kMin || op == Op::kMax || op == Op::kArgMin || op == Op::kArgMax;
+}
+
 // Runs 0 to 47: eight runs of each length the AVX-512 copy unrolls (whole groups: SharedGroups;
 // the first call of 50 runs' runs 0-7, 8-15, ...), which Runs() leaves without NaN but in one run,
 // so the NaN-free first pass is compared too; two runs of 5 and 7; the same again from run 50
