@@ -164,89 +164,103 @@ TEST(RunsAnswersTest, EveryCopyWritesEncodeAnswersBytes) {
   }
 }
 
+// Runs of `dtype` over `bounds` without NaN: extremes tied across a run, either zero the least or
+// greatest (the first one's sign), infinities, the largest finite values, subnormals alone.
+TypedArray KeyRuns(DType dtype, const std::vector<uint64_t>& bounds, std::mt19937_64& random) {
+  TypedArray data = testing::RandomArray(dtype, bounds.back(), random());
+  const double least_subnormal = std::ldexp(1.0, dtype == DType::kFloat16 ? -24 : -133);
+  const double largest = dtype == DType::kFloat16 ? 65504.0 : std::ldexp(255.0, 120);
+  for (size_t r = 0; r + 1 < bounds.size(); ++r) {
+    const uint64_t start = bounds[r], length = bounds[r + 1] - bounds[r];
+    const auto at = [&](uint64_t e) { return start + e % length; };
+    switch (r % 7) {
+      case 1:  // the first element tied across the run
+        for (uint64_t e = 3; e < length; e += 5) data.Set(start + e, data.values[start]);
+        break;
+      case 2:  // either zero the least: -0 first, then 0
+      case 3:  // or 0 first
+        for (uint64_t e = 0; e < length; ++e) data.Set(start + e, 1.0 + e % 3);
+        data.Set(at(length / 3), r % 7 == 2 ? -0.0 : 0.0);
+        data.Set(at(length - 1), r % 7 == 2 ? 0.0 : -0.0);
+        break;
+      case 4:  // and the greatest: every element negative but zeros
+        for (uint64_t e = 0; e < length; ++e) data.Set(start + e, -1.0 - e % 3);
+        data.Set(at(random()), 0.0);
+        data.Set(at(random()), -0.0);
+        break;
+      case 5:  // infinities and the largest finite values
+        data.Set(at(random()), INFINITY);
+        data.Set(at(random()), -INFINITY);
+        data.Set(at(random()), largest);
+        data.Set(at(random()), -largest);
+        break;
+      case 6:  // subnormals alone (of fewer than 8 significant bits: bfloat16's too)
+        for (uint64_t e = 0; e < length; ++e) {
+          const double sign = random() % 2 ? -1.0 : 1.0;
+          data.Set(start + e, sign * least_subnormal * static_cast<double>(1 + random() % 127));
+        }
+        break;
+      default:
+        break;
+    }
+  }
+  return data;
+}
+
 // One extreme op over 16-bit floats goes by keys (key_runs.h) in groups of 32 runs: over runs
-// without NaN of every length the pass takes, then of random lengths, in calls of 64 runs as the
-// callers make them (a last group short), every run is answered, and its bytes are
-// EncodeAnswers's: extremes tied across a run, either zero the least or greatest (the first one's
-// sign), infinities, subnormals and the largest finite values.
+// without NaN (KeyRuns) of every length the pass takes, of random lengths, and of each length it
+// loads 32 runs of whole (4, 8 and 16) and 32, in calls of 64 runs as the callers make them (a
+// last group short), every run is answered, and its bytes are EncodeAnswers's.
 TEST(RunsAnswersTest, SixteenBitExtremesByKeysAnswerEveryRunWithoutNaN) {
   if (RunnablePasses().size() < 3) GTEST_SKIP() << "no AVX-512 copy on this CPU";
   const Passes& passes = *RunnablePasses().back();
   const uint64_t seed = testing::FreshSeed();
   SCOPED_TRACE(absl::StrCat("seed ", seed));
   std::mt19937_64 random(seed);
-  std::vector<uint64_t> bounds = {0};
+  std::vector<std::vector<uint64_t>> layouts(1, {0});
   for (uint64_t length = kShortestRun; length <= kLongestRun; ++length) {
-    bounds.push_back(bounds.back() + length);
+    layouts[0].push_back(layouts[0].back() + length);
   }
   for (int i = 0; i < 300; ++i) {
-    bounds.push_back(bounds.back() + kShortestRun + random() % (kLongestRun - kShortestRun + 1));
+    layouts[0].push_back(layouts[0].back() + kShortestRun +
+                         random() % (kLongestRun - kShortestRun + 1));
   }
-  const size_t runs = bounds.size() - 1;
+  for (const uint64_t length : {4, 8, 16, 32}) {  // 100 runs: three groups whole, then 4 runs
+    std::vector<uint64_t>& bounds = layouts.emplace_back(1, 0);
+    for (int i = 0; i < 100; ++i) bounds.push_back(bounds.back() + length);
+  }
   constexpr size_t kCall = 64;
-  for (const DType dtype : {DType::kFloat16, DType::kBFloat16}) {
-    TypedArray data = testing::RandomArray(dtype, bounds.back(), random());
-    const double least_subnormal = std::ldexp(1.0, dtype == DType::kFloat16 ? -24 : -133);
-    const double largest = dtype == DType::kFloat16 ? 65504.0 : std::ldexp(255.0, 120);
-    for (size_t r = 0; r < runs; ++r) {
-      const uint64_t start = bounds[r], length = bounds[r + 1] - bounds[r];
-      const auto at = [&](uint64_t e) { return start + e % length; };
-      switch (r % 7) {
-        case 1:  // the first element tied across the run
-          for (uint64_t e = 3; e < length; e += 5) data.Set(start + e, data.values[start]);
-          break;
-        case 2:  // either zero the least: -0 first, then 0
-        case 3:  // or 0 first
-          for (uint64_t e = 0; e < length; ++e) data.Set(start + e, 1.0 + e % 3);
-          data.Set(at(length / 3), r % 7 == 2 ? -0.0 : 0.0);
-          data.Set(at(length - 1), r % 7 == 2 ? 0.0 : -0.0);
-          break;
-        case 4:  // and the greatest: every element negative but zeros
-          for (uint64_t e = 0; e < length; ++e) data.Set(start + e, -1.0 - e % 3);
-          data.Set(at(random()), 0.0);
-          data.Set(at(random()), -0.0);
-          break;
-        case 5:  // infinities and the largest finite values
-          data.Set(at(random()), INFINITY);
-          data.Set(at(random()), -INFINITY);
-          data.Set(at(random()), largest);
-          data.Set(at(random()), -largest);
-          break;
-        case 6:  // subnormals alone
-          for (uint64_t e = 0; e < length; ++e) {
-            const double sign = random() % 2 ? -1.0 : 1.0;
-            data.Set(start + e, sign * least_subnormal * static_cast<double>(1 + random() % 1000));
+  for (const std::vector<uint64_t>& bounds : layouts) {
+    const size_t runs = bounds.size() - 1;
+    for (const DType dtype : {DType::kFloat16, DType::kBFloat16}) {
+      const TypedArray data = KeyRuns(dtype, bounds, random);
+      for (const Op op : {Op::kMin, Op::kMax, Op::kArgMin, Op::kArgMax, Op::kNanMin, Op::kNanMax,
+                          Op::kNanArgMin, Op::kNanArgMax}) {
+        SCOPED_TRACE(absl::StrCat(DTypeName(dtype), " ", OpName(op), ", runs of ",
+                                  bounds[1] - bounds[0], " first"));
+        const size_t size = DTypeSize(ResultDType(op, dtype));
+        std::vector<std::byte> got(runs * size, std::byte{0xa5}), want(runs * size);
+        DirectAnswers direct;
+        direct.Add(op, got.data());
+        std::vector<Stats> stats(runs);
+        for (size_t r0 = 0; r0 < runs; r0 += kCall) {
+          const size_t count = std::min(kCall, runs - r0);
+          const std::byte* from = data.bytes.data() + bounds[r0] * DTypeSize(dtype);
+          EXPECT_EQ(
+              passes.answer_runs(dtype, direct, r0, from, bounds.data() + r0, bounds[r0], count),
+              count)
+              << "runs from " << r0;
+          passes.add_runs(dtype, NeedsOf(std::vector<Op>{op}), from, bounds.data() + r0, bounds[r0],
+                          count, stats.data() + r0);
+        }
+        ASSERT_TRUE(EncodeAnswers(op, dtype, 0, stats, want.data()).status.ok());
+        size_t differ = 0;
+        for (size_t r = 0; r < runs && differ < 10; ++r) {
+          if (std::memcmp(got.data() + r * size, want.data() + r * size, size) != 0) {
+            ++differ;
+            ADD_FAILURE() << "run " << r << " (" << bounds[r + 1] - bounds[r] << " elements, case "
+                          << r % 7 << ") differs from EncodeAnswers's";
           }
-          break;
-        default:
-          break;
-      }
-    }
-    for (const Op op : {Op::kMin, Op::kMax, Op::kArgMin, Op::kArgMax, Op::kNanMin, Op::kNanMax,
-                        Op::kNanArgMin, Op::kNanArgMax}) {
-      SCOPED_TRACE(absl::StrCat(DTypeName(dtype), " ", OpName(op)));
-      const size_t size = DTypeSize(ResultDType(op, dtype));
-      std::vector<std::byte> got(runs * size, std::byte{0xa5}), want(runs * size);
-      DirectAnswers direct;
-      direct.Add(op, got.data());
-      std::vector<Stats> stats(runs);
-      for (size_t r0 = 0; r0 < runs; r0 += kCall) {
-        const size_t count = std::min(kCall, runs - r0);
-        const std::byte* from = data.bytes.data() + bounds[r0] * DTypeSize(dtype);
-        EXPECT_EQ(
-            passes.answer_runs(dtype, direct, r0, from, bounds.data() + r0, bounds[r0], count),
-            count)
-            << "runs from " << r0;
-        passes.add_runs(dtype, NeedsOf(std::vector<Op>{op}), from, bounds.data() + r0, bounds[r0],
-                        count, stats.data() + r0);
-      }
-      ASSERT_TRUE(EncodeAnswers(op, dtype, 0, stats, want.data()).status.ok());
-      size_t differ = 0;
-      for (size_t r = 0; r < runs && differ < 10; ++r) {
-        if (std::memcmp(got.data() + r * size, want.data() + r * size, size) != 0) {
-          ++differ;
-          ADD_FAILURE() << "run " << r << " (" << bounds[r + 1] - bounds[r] << " elements, case "
-                        << r % 7 << ") differs from EncodeAnswers's";
         }
       }
     }
