@@ -143,10 +143,12 @@ void ReduceGroupByPass(SegmentsJob& job, SinkRun& run, const size_t* group, size
 
 // Segments first .. first + count - 1 (at most kRunsAtOnce, each RunsPassTakes's, whole in
 // `data`) through the short runs pass: segment first + i holds data's elements bounds[i] - base
-// to bounds[i + 1] - base.
+// to bounds[i + 1] - base. `own`: those elements are the whole segments, so the pass may write
+// their answers; else (a segment cut by data's ends) its Stats go to the sink, which merges them
+// with its other pieces'.
 constexpr size_t kRunsAtOnce = 64;
 void ReduceRunsByPass(SegmentsJob& job, size_t first, size_t count, const uint64_t* bounds,
-                      uint64_t base) {
+                      uint64_t base, bool own) {
   const Passes& passes = ChosenPasses();
   if (!job.sink) {
     passes.add_runs(job.request.dtype, job.request.needs, job.data.data(), bounds, base, count,
@@ -155,9 +157,10 @@ void ReduceRunsByPass(SegmentsJob& job, size_t first, size_t count, const uint64
   }
   const DType dtype = job.request.dtype;
   const DirectAnswers& direct = job.direct;
-  const size_t answered = direct.empty() ? 0
-                                         : passes.answer_runs(dtype, direct, first, job.data.data(),
-                                                              bounds, base, count);
+  const size_t answered =
+      direct.empty() || !own
+          ? 0
+          : passes.answer_runs(dtype, direct, first, job.data.data(), bounds, base, count);
   if (answered == count) return;
   Stats block[kRunsAtOnce];
   passes.add_runs(dtype, job.request.needs, job.data.data(), bounds + answered, base,
@@ -214,11 +217,11 @@ bool ReducePieces(SegmentsJob& job, size_t task) {
     if (whole && RunsPassTakes(job.request, to - from)) {
       if (job.bounds[s] >= job.base && job.bounds[s + 1] <= job.base + end) {
         const size_t runs = RunsFrom(job, s, job.base + end);
-        ReduceRunsByPass(job, s, runs, job.bounds.data() + s, job.base);
+        ReduceRunsByPass(job, s, runs, job.bounds.data() + s, job.base, true);
         s += runs - 1;
       } else {  // cut by data's ends: by its clamped bounds
         const uint64_t clamped[] = {from, to};
-        ReduceRunsByPass(job, s, 1, clamped, 0);
+        ReduceRunsByPass(job, s, 1, clamped, 0, false);
       }
       continue;
     }
