@@ -12,6 +12,7 @@
 #include <cstring>
 #include <random>
 #include <string>
+#include <utility>
 #include <vector>
 
 #include "absl/strings/str_cat.h"
@@ -261,6 +262,49 @@ TEST(RunsAnswersTest, SixteenBitExtremesByKeysAnswerEveryRunWithoutNaN) {
             ADD_FAILURE() << "run " << r << " (" << bounds[r + 1] - bounds[r] << " elements, case "
                           << r % 7 << ") differs from EncodeAnswers's";
           }
+        }
+      }
+    }
+  }
+}
+
+// A group of 32 runs that holds a NaN goes by the float64 lanes, as does the rest of the call
+// (AnsweredOf): NaNs of either sign and any payload, in runs of each length the key path loads
+// whole (so that path meets them first) and of mixed lengths, answered as EncodeAnswers answers
+// them, the runs not answered untouched.
+TEST(RunsAnswersTest, SixteenBitExtremesByKeysLeaveGroupsWithNaNToTheLanes) {
+  if (RunnablePasses().size() < 3) GTEST_SKIP() << "no AVX-512 copy on this CPU";
+  const Passes& passes = *RunnablePasses().back();
+  const uint64_t seed = testing::FreshSeed();
+  SCOPED_TRACE(absl::StrCat("seed ", seed));
+  std::mt19937_64 random(seed);
+  std::vector<std::vector<uint64_t>> layouts;
+  for (const uint64_t length : {4, 8, 16, 0}) {  // 0: random lengths
+    std::vector<uint64_t>& bounds = layouts.emplace_back(1, 0);
+    for (int i = 0; i < 100; ++i) {
+      bounds.push_back(bounds.back() +
+                       (length > 0 ? length : kShortestRun + random() % (kLongestRun - 3)));
+    }
+  }
+  for (const DType dtype : {DType::kFloat16, DType::kBFloat16}) {
+    const std::vector<uint16_t> nans =
+        dtype == DType::kFloat16 ? std::vector<uint16_t>{0x7c01, 0xfc01, 0x7fff, 0xffff, 0xfe00}
+                                 : std::vector<uint16_t>{0x7f81, 0xff81, 0x7fff, 0xffff, 0xffc0};
+    for (const std::vector<uint64_t>& bounds : layouts) {
+      for (size_t k = 0; k < nans.size(); ++k) {
+        TypedArray data = KeyRuns(dtype, bounds, random);
+        // In the first call's first group of 32 and the second call's (calls of kRunsACall).
+        for (const auto& [run, bits] :
+             {std::pair{size_t{10}, nans[k]}, std::pair{size_t{60}, nans[(k + 1) % nans.size()]}}) {
+          const uint64_t at = bounds[run] + (k + run) % (bounds[run + 1] - bounds[run]);
+          data.values[at] = NAN;
+          std::memcpy(data.bytes.data() + 2 * at, &bits, 2);
+        }
+        for (const Op op : {Op::kMin, Op::kMax, Op::kArgMin, Op::kArgMax, Op::kNanMin, Op::kNanMax,
+                            Op::kNanArgMin, Op::kNanArgMax}) {
+          SCOPED_TRACE(absl::StrCat(DTypeName(dtype), " ", OpName(op), ", NaN bits ", nans[k],
+                                    ", runs of ", bounds[1] - bounds[0], " first"));
+          EXPECT_EQ(AnswersDiffer(passes, true, true, dtype, {op}, 0.0, data, bounds), "");
         }
       }
     }
