@@ -1,6 +1,7 @@
 // The short runs pass's answers (block_reduce.h's answer_runs): for a request's ops, eight runs'
 // answers computed from their totals as vectors (eight_runs.h: lane r is run r's) and written
-// into each op's result array, with no Stats between. The Stats a run gets from add_runs, its
+// into each op's result array, with no Stats between (one extreme op over 16-bit floats: by
+// their keys instead, 32 runs at a time, key_runs.h). The Stats a run gets from add_runs, its
 // FinalizeOp and its EncodeResult cost as much as the run's sums at 16 elements (one thread of
 // the dev VM, rows of 16: float32 SUM 1.25-1.5x, MIN 1.4x, VAR 1.4x; int32 MIN 1.6x; float16
 // SUM and MIN 1.3x; rows of 128 float32 MIN 1.7x). Each answer is the same arithmetic on the
