@@ -18,6 +18,7 @@
 #include "kernels/cpu/block_reduce.h"
 #include "kernels/cpu/column_chunks.h"
 #include "kernels/cpu/element_load.h"
+#include "kernels/cpu/half_strips.h"
 #include "kernels/cpu/sum_lanes.h"
 
 namespace gpureduce::kernels::cpu::GPUREDUCE_CPU_PASSES {
@@ -167,17 +168,9 @@ void SetShifts(const typename Element<kDType>::Storage* data, size_t stride, siz
   for (size_t c = 0; c < width; ++c) shift[c] = shift[c] != shift[c] ? 0.0 : shift[c];
 }
 
-template <DType kDType, Gathers kG>
-void AddColumnsOf(const std::byte* bytes, size_t stride, size_t rows, size_t width,
-                  uint64_t base_row, Stats* out) {
-  using E = Element<kDType>;
-  using Storage = typename E::Storage;
-  constexpr bool kInteger = IsInteger(kDType);
-  using Value = std::conditional_t<kInteger, int64_t, typename E::Value>;
-  using Sum = std::conditional_t<kInteger, int64_t, double>;
-  const auto* data = reinterpret_cast<const Storage*>(bytes);
-  Tile<Value, Sum> t;
-  Value widened[kColumnsPassWidth];
+// The tile as a block starts it.
+template <typename ValueT, typename SumT>
+void ClearTile(size_t width, Tile<ValueT, SumT>& t) {
   for (size_t c = 0; c < width; ++c) {
     t.sum[c] = 0;
     t.low[c] = 0;
@@ -188,6 +181,15 @@ void AddColumnsOf(const std::byte* bytes, size_t stride, size_t rows, size_t wid
     t.least[c] = t.most[c] = 0;
     t.least_at[c] = t.most_at[c] = -1;
   }
+}
+
+// The block's rows into the cleared tile: a row at a time, or in column_chunks.h's groups.
+template <DType kDType, Gathers kG, typename ValueT, typename SumT>
+void AddBlock(const typename Element<kDType>::Storage* data, size_t stride, size_t rows,
+              size_t width, Tile<ValueT, SumT>& t) {
+  using Storage = typename Element<kDType>::Storage;
+  constexpr bool kInteger = IsInteger(kDType);
+  ValueT widened[kColumnsPassWidth];
   if constexpr (kG.moments) SetShifts<kDType>(data, stride, rows, width, widened, t.shift);
   constexpr DType kLoad = kChunkDType<kDType>;
   using LoadStorage = typename Element<kLoad>::Storage;
@@ -199,7 +201,7 @@ void AddColumnsOf(const std::byte* bytes, size_t stride, size_t rows, size_t wid
   // 16-bit floats' row groups, widened (64 KiB).
   float widened_rows[kDType == kLoad ? 1 : kChunkRows * kColumnsPassWidth];
   // The NaN-free pass's extremes start at the first row (AddNanFreeFirst).
-  const Value* first_row = rows > 0 ? Values<kDType, Value>(data, width, widened) : nullptr;
+  const ValueT* first_row = rows > 0 ? Values<kDType, ValueT>(data, width, widened) : nullptr;
   AddNanFreeFirst<kDType, kG>(first_row, rows, width, t, [&](auto nan_free) {
     constexpr bool kNanFree = decltype(nan_free)::value;
     if (!in_groups) {
@@ -219,7 +221,7 @@ void AddColumnsOf(const std::byte* bytes, size_t stride, size_t rows, size_t wid
     size_t with_nan = 0;
     for (size_t c = 0; c < width; ++c) with_nan += t.nans[c] != 0 ? 1 : 0;
     for (size_t r = 0; r < rows && with_nan > 0; ++r) {
-      const Value* x = Values<kDType, Value>(data + r * stride, width, widened);
+      const ValueT* x = Values<kDType, ValueT>(data + r * stride, width, widened);
       for (size_t c = 0; c < width; ++c) {
         if (t.first_nan[c] < 0 && x[c] != x[c]) {
           t.first_nan[c] = static_cast<int32_t>(r);
@@ -228,6 +230,29 @@ void AddColumnsOf(const std::byte* bytes, size_t stride, size_t rows, size_t wid
       }
     }
   }
+}
+
+template <DType kDType, Gathers kG>
+void AddColumnsOf(const std::byte* bytes, size_t stride, size_t rows, size_t width,
+                  uint64_t base_row, Stats* out) {
+  using E = Element<kDType>;
+  using Storage = typename E::Storage;
+  constexpr bool kInteger = IsInteger(kDType);
+  using Value = std::conditional_t<kInteger, int64_t, typename E::Value>;
+  using Sum = std::conditional_t<kInteger, int64_t, double>;
+  const auto* data = reinterpret_cast<const Storage*>(bytes);
+  Tile<Value, Sum> t;
+  ClearTile(width, t);
+  bool added = false;
+#if defined(__AVX512BW__)
+  // 16-bit floats' sums, moments or one extreme, in strips (half_strips.h) unless a NaN shows.
+  if constexpr (kStripsServe<kDType, kG>) {
+    added = rows >= kStripsLeastRows && rows <= kStripsMostRows &&
+            AddHalfStrips<kDType, kG>(data, stride, rows, width, t);
+    if (!added) ClearTile(width, t);
+  }
+#endif
+  if (!added) AddBlock<kDType, kG>(data, stride, rows, width, t);
   for (size_t c = 0; c < width; ++c) {
     Stats block;
     block.integer = kInteger;

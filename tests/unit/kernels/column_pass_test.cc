@@ -236,6 +236,68 @@ TEST_P(ColumnPassTest, LongTasksGoInSeveralPassCalls) {
   }
 }
 
+// 16-bit floats' blocks with no NaN, which the AVX-512 copy adds in strips (half_strips.h) and
+// the others a row at a time: the same bits in every copy, and the reference's answers. Columns
+// of either zero first (an extreme of zeros is the first), one-signed infinities, the largest
+// finite values and subnormals, ties; widths that end in part of a strip's group (7, 33, 203),
+// blocks of several bands of rows (130 rows of 1,024 columns, 600 of 520), and blocks with a NaN
+// or infinities of both signs in a column, which the strips leave to the loops.
+TEST(ColumnPassStripsTest, SixteenBitColumnsKeepTheBitsOfEveryCopy) {
+  const uint64_t seed = testing::FreshSeed();
+  SCOPED_TRACE(absl::StrCat("seed ", seed));
+  std::mt19937_64 random(seed);
+  enum Spoil { kNone, kNan, kBothInfinities };
+  constexpr std::tuple<size_t, size_t, Spoil> kBlocks[] = {
+      {8, 1, kNone},     {9, 7, kNone},      {40, 33, kNone},
+      {300, 203, kNone}, {130, 1024, kNone}, {600, 520, kNone},
+      {2048, 64, kNone}, {300, 203, kNan},   {300, 203, kBothInfinities}};
+  const std::vector<std::vector<Op>> kOpSets = {
+      {Op::kSum},    {Op::kNanMean}, {Op::kVar},    {Op::kNanStd},    {Op::kMin},
+      {Op::kNanMax}, {Op::kArgMin},  {Op::kArgMax}, {Op::kNanArgMin}, {Op::kSum, Op::kMin}};
+  for (const DType dtype : {DType::kFloat16, DType::kBFloat16}) {
+    const bool half = dtype == DType::kFloat16;
+    const double largest = half ? 65504.0 : 0x1.fep127, tiny = half ? 0x1p-24 : 0x1p-133;
+    for (const auto& [rows, cols, spoil] : kBlocks) {
+      SCOPED_TRACE(absl::StrCat(DTypeName(dtype), " (", rows, ", ", cols, ") spoil ", spoil));
+      TypedArray table = testing::RandomArray(dtype, rows * cols, random());
+      const auto set = [&](size_t r, size_t c, double value) {
+        if (c < cols) table.Set(r * cols + c, value);
+      };
+      for (size_t r = 0; r < rows; ++r) {
+        set(r, 0, r % 2 == 0 ? -0.0 : 0.0);                                // zeros, -0 first
+        set(r, 1, r == 3 ? 0.0 : r == 5 ? -0.0 : 1.0 + r % 100);           // least +0, then -0
+        set(r, 2, r == 2 ? -0.0 : r == 4 ? 0.0 : -1.0 - r % 100);          // greatest -0, then +0
+        set(r, 3, r == rows / 2 ? INFINITY : r % 2 ? largest : -largest);  // +inf once
+        set(r, 4, r == 1 || r == 6 ? -INFINITY : tiny * (r % 5));          // -inf tied
+        set(r, 5, r % 3 == 0 ? -tiny : largest / 2);                       // subnormals
+        if (r % 3 == 2) set(r, 6, -1000.0);                                // ties of the least
+      }
+      if (spoil == kNan) set(rows - 3, cols - 1, NAN);
+      if (spoil == kBothInfinities) {
+        set(1, cols - 1, INFINITY);
+        set(rows - 2, cols - 1, -INFINITY);
+      }
+      for (const std::vector<Op>& ops : kOpSets) {
+        SCOPED_TRACE(absl::StrCat(OpName(ops.front()), " and ", ops.size() - 1, " more"));
+        std::vector<Stats> first;
+        for (const Passes* passes : RunnablePasses()) {
+          std::vector<Stats> columns(cols, EmptyStats(dtype));
+          passes->add_columns(dtype, NeedsOf(ops), table.bytes.data(), cols, rows, cols, 0,
+                              columns.data());
+          EXPECT_EQ(CheckColumns(table, cols, columns, ops), "");
+          if (first.empty()) {
+            first = columns;
+            continue;
+          }
+          for (size_t c = 0; c < cols; ++c) {
+            EXPECT_TRUE(testing::SameStatsBits(first[c], columns[c])) << "column " << c;
+          }
+        }
+      }
+    }
+  }
+}
+
 INSTANTIATE_TEST_SUITE_P(EveryDType, ColumnPassTest, ::testing::ValuesIn(kAllDTypes),
                          [](const auto& info) { return std::string(DTypeName(info.param)); });
 
