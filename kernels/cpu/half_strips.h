@@ -39,6 +39,12 @@ inline constexpr bool kStripsServe = (kDType == DType::kFloat16 || kDType == DTy
 inline constexpr size_t kStripsLeastRows = 8;          // fewer rows than this: the loops
 inline constexpr size_t kStripsMostRows = 32767;       // the keys' row numbers are int16
 inline constexpr size_t kStripsBandBytes = 256 << 10;  // a band of rows, all strips, in L2
+// A float16 is a multiple of 2^-24 under 2^16 in magnitude: its difference from the shift (another
+// float16) is exact in float64, and so are the differences' sum s1 and the column's sum over up to
+// this many rows (under 2^53 units of 2^-24), so the sum is s1 + rows * shift exactly (rows *
+// shift: 12 bits by 11), the bits the loops' additions give. An infinity gives the loops' sum too;
+// one as the shift (the first row) gives NaN, and the loops.
+inline constexpr size_t kExactHalfRows = 4096;
 
 // Prefetches a strip of kBytes at address `at`: each of its lines (its last byte's too: a strip
 // need not start a line). An address, not a pointer: past the block's rows it may lie past the
@@ -70,8 +76,9 @@ __attribute__((always_inline)) inline __m512d Widened(__m128i bits) {
 // columns past the block's width. The shifts are read from the tile each row (a load beside the
 // arithmetic), so that a strip of the moments is 64 columns wide, a line and a half of each row:
 // 32 wide, the sums and moments in registers, 1,024 float16 columns VAR read 59 GB/s on 16
-// threads of the H200 host, where a probe's 64 wide read 97-117.
-template <DType kDType, bool kMoments, size_t kGroups, typename SumT>
+// threads of the H200 host, where a probe's 64 wide read 97-117. kSums: the sums added too (not
+// where AddHalfStrips derives them from the moments).
+template <DType kDType, bool kMoments, bool kSums, size_t kGroups, typename SumT>
 void AddSumsStrip(const uint16_t* data, size_t stride, size_t r0, size_t r1, size_t c0,
                   __mmask8 last, Tile<float, SumT>& t) {
   constexpr size_t kBytes = 16 * kGroups;
@@ -80,7 +87,7 @@ void AddSumsStrip(const uint16_t* data, size_t stride, size_t r0, size_t r1, siz
   for (size_t k = 0; k < kGroups; ++k) {
     const __mmask8 m = k + 1 < kGroups ? __mmask8(0xff) : last;
     const size_t c = c0 + 8 * k;
-    sum[k] = _mm512_maskz_loadu_pd(m, t.sum + c);
+    if constexpr (kSums) sum[k] = _mm512_maskz_loadu_pd(m, t.sum + c);
     if constexpr (kMoments) {
       s1[k] = _mm512_maskz_loadu_pd(m, t.s1 + c);
       s2[k] = _mm512_maskz_loadu_pd(m, t.s2 + c);
@@ -96,7 +103,7 @@ void AddSumsStrip(const uint16_t* data, size_t stride, size_t r0, size_t r1, siz
       const auto* at = reinterpret_cast<const __m128i*>(row + 8 * k);
       const __m128i bits = k + 1 < kGroups ? _mm_loadu_si128(at) : _mm_maskz_loadu_epi16(last, at);
       const __m512d v = Widened<kDType>(bits);
-      sum[k] = _mm512_add_pd(sum[k], v);
+      if constexpr (kSums) sum[k] = _mm512_add_pd(sum[k], v);
       if constexpr (kMoments) {
         const __m512d d = _mm512_sub_pd(v, _mm512_loadu_pd(shift + 8 * k));
         s1[k] = _mm512_add_pd(s1[k], d);
@@ -108,7 +115,7 @@ void AddSumsStrip(const uint16_t* data, size_t stride, size_t r0, size_t r1, siz
   for (size_t k = 0; k < kGroups; ++k) {
     const __mmask8 m = k + 1 < kGroups ? __mmask8(0xff) : last;
     const size_t c = c0 + 8 * k;
-    _mm512_mask_storeu_pd(t.sum + c, m, sum[k]);
+    if constexpr (kSums) _mm512_mask_storeu_pd(t.sum + c, m, sum[k]);
     if constexpr (kMoments) {
       _mm512_mask_storeu_pd(t.s1 + c, m, s1[k]);
       _mm512_mask_storeu_pd(t.s2 + c, m, s2[k]);
@@ -212,12 +219,27 @@ bool AddHalfStrips(const uint16_t* data, size_t stride, size_t rows, size_t widt
       for (size_t c = 0; c < width; ++c) t.shift[c] = E::Load(data[c]);
       for (size_t c = width; c < (width + 7) / 8 * 8; ++c) t.shift[c] = 0;
     }
+    // float16's sums follow from the moments over up to kExactHalfRows rows, one addition an
+    // element fewer (16 threads of the H200 host, 1,024 float16 columns VAR: ...).
+    constexpr bool kHalfMoments = kDType == DType::kFloat16 && kG.moments;
+    const bool derived = kHalfMoments && rows <= kExactHalfRows;
     ForEachBand(rows, width, [&](size_t r0, size_t r1) {
       ForEachStrip<kG.moments ? 8 : 16, 8>(width, [&](size_t c0, auto groups, uint64_t last) {
-        AddSumsStrip<kDType, kG.moments, decltype(groups)::value>(data, stride, r0, r1, c0,
-                                                                  __mmask8(last), t);
+        constexpr size_t kGroups = decltype(groups)::value;
+        if constexpr (kHalfMoments) {
+          if (derived) {
+            return AddSumsStrip<kDType, true, false, kGroups>(data, stride, r0, r1, c0,
+                                                              __mmask8(last), t);
+          }
+        }
+        AddSumsStrip<kDType, kG.moments, true, kGroups>(data, stride, r0, r1, c0, __mmask8(last),
+                                                        t);
       });
     });
+    if (derived) {
+      for (size_t c = 0; c < width; ++c)
+        t.sum[c] = t.s1[c] + static_cast<double>(rows) * t.shift[c];
+    }
     bool nan = false;
     for (size_t c = 0; c < width; ++c) nan |= t.sum[c] != t.sum[c];
     return !nan;

@@ -240,7 +240,8 @@ TEST_P(ColumnPassTest, LongTasksGoInSeveralPassCalls) {
 // the others a row at a time: the same bits in every copy, and the reference's answers. Columns
 // of either zero first (an extreme of zeros is the first), one-signed infinities, the largest
 // finite values and subnormals, ties; widths that end in part of a strip's group (7, 33, 203),
-// blocks of several bands of rows (130 rows of 1,024 columns, 600 of 520), and blocks with a NaN
+// blocks of several bands of rows (130 rows of 1,024 columns, 600 of 520), float16's moments over
+// more rows than its sums follow from them exactly (5,000), and blocks with a NaN
 // or infinities of both signs in a column, which the strips leave to the loops.
 TEST(ColumnPassStripsTest, SixteenBitColumnsKeepTheBitsOfEveryCopy) {
   const uint64_t seed = testing::FreshSeed();
