@@ -73,11 +73,11 @@ __attribute__((always_inline)) inline __m512d Widened(__m128i bits) {
 
 // Columns [c0, c0 + 8 * kGroups) of rows [r0, r1) added into the tile's sums (and moments about
 // its shifts): a column's additions in row order, as AddRowByRow's. `last` masks the last group's
-// columns past the block's width. The shifts are read from the tile each row (a load beside the
-// arithmetic), so that a strip of the moments is 64 columns wide, a line and a half of each row:
-// 32 wide, the sums and moments in registers, 1,024 float16 columns VAR read 59 GB/s on 16
-// threads of the H200 host, where a probe's 64 wide read 97-117. kSums: the sums added too (not
-// where AddHalfStrips derives them from the moments).
+// columns past the block's width. The moments' strips are 64 columns wide, their shifts read
+// from the tile (a load beside the arithmetic): in a probe 64 wide without the sums read 100
+// GB/s where 32 wide with them, everything in registers, read 71-75 (1,024 float16 columns, 16
+// threads of the H200 host); in the pass, with the sums, both read 53-60, bound by the
+// conversions. kSums: the sums added too (not where AddHalfStrips derives them from the moments).
 template <DType kDType, bool kMoments, bool kSums, size_t kGroups, typename SumT>
 void AddSumsStrip(const uint16_t* data, size_t stride, size_t r0, size_t r1, size_t c0,
                   __mmask8 last, Tile<float, SumT>& t) {
@@ -220,7 +220,8 @@ bool AddHalfStrips(const uint16_t* data, size_t stride, size_t rows, size_t widt
       for (size_t c = width; c < (width + 7) / 8 * 8; ++c) t.shift[c] = 0;
     }
     // float16's sums follow from the moments over up to kExactHalfRows rows, one addition an
-    // element fewer (16 threads of the H200 host, 1,024 float16 columns VAR: ...).
+    // element fewer (16 threads of the H200 host, 1,024 and 4,096 float16 columns VAR in the pass:
+    // 53-56 -> 58-62 and 64-69 -> 70-75 GB/s, in two calls).
     constexpr bool kHalfMoments = kDType == DType::kFloat16 && kG.moments;
     const bool derived = kHalfMoments && rows <= kExactHalfRows;
     ForEachBand(rows, width, [&](size_t r0, size_t r1) {
