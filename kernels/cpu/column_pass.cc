@@ -303,8 +303,8 @@ void AddColumnsOf(const std::byte* bytes, size_t stride, size_t rows, size_t wid
   }
 }
 
-// One op's own copy (SUM, MIN, MAX, VAR), else one for every op but SUM_SQUARES
-// with or without the moments, else (SUM_SQUARES, rare) one with everything.
+// One op's own copy (SUM, MIN, MAX, VAR, SUM_SQUARES), else one for every op but SUM_SQUARES
+// with or without the moments, else (SUM_SQUARES with others, rare) one with everything.
 template <DType kDType>
 void AddColumnsFor(const StatsNeeds& needs, const std::byte* data, size_t stride, size_t rows,
                    size_t width, uint64_t base_row, Stats* out) {
@@ -312,7 +312,13 @@ void AddColumnsFor(const StatsNeeds& needs, const std::byte* data, size_t stride
   const bool extremes = needs.min || needs.max;
   constexpr Gathers kEverything{.min = true, .max = true, .moments = true, .squares = true};
   constexpr Gathers kExtremes{.min = true, .max = true};
-  if (needs.sum_squares) return std::apply(AddColumnsOf<kDType, kEverything>, args);
+  if (needs.sum_squares) {
+    // SUM_SQUARES alone (or with the sums) gathers the squares and sums only.
+    if (!extremes && !needs.moments) {
+      return std::apply(AddColumnsOf<kDType, Gathers{.squares = true}>, args);
+    }
+    return std::apply(AddColumnsOf<kDType, kEverything>, args);
+  }
   if (!needs.sum && !needs.moments && needs.min != needs.max) {
     if (needs.min)
       return std::apply(AddColumnsOf<kDType, Gathers{.sum = false, .min = true}>, args);

@@ -32,9 +32,9 @@ namespace gpureduce::kernels::cpu::GPUREDUCE_CPU_PASSES {
 // The copies of the pass the strips serve: sums with or without the moments, or one extreme.
 template <DType kDType, Gathers kG>
 inline constexpr bool kStripsServe = (kDType == DType::kFloat16 || kDType == DType::kBFloat16) &&
-                                     !kG.squares &&
-                                     ((kG.sum && !kG.min && !kG.max) ||
-                                      (!kG.sum && !kG.moments && kG.min != kG.max));
+                                     ((kG.sum && !kG.min && !kG.max &&
+                                       !(kG.moments && kG.squares)) ||
+                                      (!kG.sum && !kG.moments && !kG.squares && kG.min != kG.max));
 
 inline constexpr size_t kStripsLeastRows = 8;          // fewer rows than this: the loops
 inline constexpr size_t kStripsMostRows = 32767;       // the keys' row numbers are int16
@@ -77,17 +77,19 @@ __attribute__((always_inline)) inline __m512d Widened(__m128i bits) {
 // from the tile (a load beside the arithmetic): in a probe 64 wide without the sums read 100
 // GB/s where 32 wide with them, everything in registers, read 71-75 (1,024 float16 columns, 16
 // threads of the H200 host); in the pass, with the sums, both read 53-60, bound by the
-// conversions. kSums: the sums added too (not where AddHalfStrips derives them from the moments).
-template <DType kDType, bool kMoments, bool kSums, size_t kGroups, typename SumT>
+// conversions. kSums: the sums added too (not where AddHalfStrips derives them from the moments);
+// kSquares: the squares too (SUM_SQUARES), 64 columns wide likewise.
+template <DType kDType, bool kMoments, bool kSums, bool kSquares, size_t kGroups, typename SumT>
 void AddSumsStrip(const uint16_t* data, size_t stride, size_t r0, size_t r1, size_t c0,
                   __mmask8 last, Tile<float, SumT>& t) {
   constexpr size_t kBytes = 16 * kGroups;
-  __m512d sum[kGroups], s1[kGroups], s2[kGroups];
+  __m512d sum[kGroups], s1[kGroups], s2[kGroups], squares[kGroups];
 #pragma GCC unroll 16
   for (size_t k = 0; k < kGroups; ++k) {
     const __mmask8 m = k + 1 < kGroups ? __mmask8(0xff) : last;
     const size_t c = c0 + 8 * k;
     if constexpr (kSums) sum[k] = _mm512_maskz_loadu_pd(m, t.sum + c);
+    if constexpr (kSquares) squares[k] = _mm512_maskz_loadu_pd(m, t.squares + c);
     if constexpr (kMoments) {
       s1[k] = _mm512_maskz_loadu_pd(m, t.s1 + c);
       s2[k] = _mm512_maskz_loadu_pd(m, t.s2 + c);
@@ -104,6 +106,7 @@ void AddSumsStrip(const uint16_t* data, size_t stride, size_t r0, size_t r1, siz
       const __m128i bits = k + 1 < kGroups ? _mm_loadu_si128(at) : _mm_maskz_loadu_epi16(last, at);
       const __m512d v = Widened<kDType>(bits);
       if constexpr (kSums) sum[k] = _mm512_add_pd(sum[k], v);
+      if constexpr (kSquares) squares[k] = _mm512_add_pd(squares[k], _mm512_mul_pd(v, v));
       if constexpr (kMoments) {
         const __m512d d = _mm512_sub_pd(v, _mm512_loadu_pd(shift + 8 * k));
         s1[k] = _mm512_add_pd(s1[k], d);
@@ -116,6 +119,7 @@ void AddSumsStrip(const uint16_t* data, size_t stride, size_t r0, size_t r1, siz
     const __mmask8 m = k + 1 < kGroups ? __mmask8(0xff) : last;
     const size_t c = c0 + 8 * k;
     if constexpr (kSums) _mm512_mask_storeu_pd(t.sum + c, m, sum[k]);
+    if constexpr (kSquares) _mm512_mask_storeu_pd(t.squares + c, m, squares[k]);
     if constexpr (kMoments) {
       _mm512_mask_storeu_pd(t.s1 + c, m, s1[k]);
       _mm512_mask_storeu_pd(t.s2 + c, m, s2[k]);
@@ -225,16 +229,17 @@ bool AddHalfStrips(const uint16_t* data, size_t stride, size_t rows, size_t widt
     constexpr bool kHalfMoments = kDType == DType::kFloat16 && kG.moments;
     const bool derived = kHalfMoments && rows <= kExactHalfRows;
     ForEachBand(rows, width, [&](size_t r0, size_t r1) {
-      ForEachStrip<kG.moments ? 8 : 16, 8>(width, [&](size_t c0, auto groups, uint64_t last) {
+      constexpr size_t kWidest = kG.moments || kG.squares ? 8 : 16;  // groups in registers
+      ForEachStrip<kWidest, 8>(width, [&](size_t c0, auto groups, uint64_t last) {
         constexpr size_t kGroups = decltype(groups)::value;
         if constexpr (kHalfMoments) {
           if (derived) {
-            return AddSumsStrip<kDType, true, false, kGroups>(data, stride, r0, r1, c0,
-                                                              __mmask8(last), t);
+            return AddSumsStrip<kDType, true, false, false, kGroups>(data, stride, r0, r1, c0,
+                                                                     __mmask8(last), t);
           }
         }
-        AddSumsStrip<kDType, kG.moments, true, kGroups>(data, stride, r0, r1, c0, __mmask8(last),
-                                                        t);
+        AddSumsStrip<kDType, kG.moments, true, kG.squares, kGroups>(data, stride, r0, r1, c0,
+                                                                    __mmask8(last), t);
       });
     });
     if (derived) {

@@ -116,12 +116,13 @@ TEST_P(ColumnPassTest, EveryCopyMatchesTheReferenceWithTheSameBits) {
     const size_t element = DTypeSize(dtype);
     // Every op the pass serves, then the sums alone, whose sums and NaN counts must keep the bits
     // of the first; then ops with copies of their own (an
-    // extreme alone gathers no sums and not the other extreme), and both extremes.
+    // extreme alone gathers no sums and not the other extreme; SUM_SQUARES no extremes or
+    // moments), and both extremes.
     std::vector<Stats> every_op;
     for (const std::vector<Op>& ops :
          {OpsWithoutProducts(), std::vector<Op>{Op::kSum, Op::kNanMean}, std::vector<Op>{Op::kMin},
           std::vector<Op>{Op::kNanArgMax}, std::vector<Op>{Op::kNanVar},
-          std::vector<Op>{Op::kArgMin, Op::kMax},
+          std::vector<Op>{Op::kSumSquares}, std::vector<Op>{Op::kArgMin, Op::kMax},
           std::vector<Op>{Op::kSum, Op::kMin, Op::kMax, Op::kMean, Op::kStd}}) {
       SCOPED_TRACE(absl::StrCat(OpName(ops.front()), " and ", ops.size() - 1, " more"));
       const StatsNeeds needs = NeedsOf(ops);
@@ -253,8 +254,9 @@ TEST(ColumnPassStripsTest, SixteenBitColumnsKeepTheBitsOfEveryCopy) {
       {300, 203, kNone}, {130, 1024, kNone}, {600, 520, kNone},
       {2048, 64, kNone}, {300, 203, kNan},   {300, 203, kBothInfinities}};
   const std::vector<std::vector<Op>> kOpSets = {
-      {Op::kSum},    {Op::kNanMean}, {Op::kVar},    {Op::kNanStd},    {Op::kMin},
-      {Op::kNanMax}, {Op::kArgMin},  {Op::kArgMax}, {Op::kNanArgMin}, {Op::kSum, Op::kMin}};
+      {Op::kSum},       {Op::kNanMean},    {Op::kVar},          {Op::kNanStd},
+      {Op::kMin},       {Op::kNanMax},     {Op::kArgMin},       {Op::kArgMax},
+      {Op::kNanArgMin}, {Op::kSumSquares}, {Op::kSum, Op::kMin}};
   for (const DType dtype : {DType::kFloat16, DType::kBFloat16}) {
     const bool half = dtype == DType::kFloat16;
     const double largest = half ? 65504.0 : 0x1.fep127, tiny = half ? 0x1p-24 : 0x1p-133;
