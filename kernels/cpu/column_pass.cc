@@ -247,7 +247,7 @@ void AddColumnsOf(const std::byte* bytes, size_t stride, size_t rows, size_t wid
 #if defined(__AVX512BW__)
   // 16-bit floats' sums, moments or one extreme, in strips (half_strips.h) unless a NaN shows.
   if constexpr (kStripsServe<kDType, kG>) {
-    added = rows >= kStripsLeastRows && rows <= kStripsMostRows &&
+    added = rows >= kStripsLeastRows && rows <= kStripsMostRows && width > 0 &&
             AddHalfStrips<kDType, kG>(data, stride, rows, width, t);
     if (!added) ClearTile(width, t);
   }

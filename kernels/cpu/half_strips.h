@@ -42,7 +42,7 @@ inline constexpr size_t kStripsBandBytes = 256 << 10;  // a band of rows, all st
 // A float16 is a multiple of 2^-24 under 2^16 in magnitude: its difference from the shift (another
 // float16) is exact in float64, and so are the differences' sum s1 and the column's sum over up to
 // this many rows (under 2^53 units of 2^-24), so the sum is s1 + rows * shift exactly (rows *
-// shift: 12 bits by 11), the bits the loops' additions give. An infinity gives the loops' sum too;
+// shift: 13 bits by 11), the bits the loops' additions give. An infinity gives the loops' sum too;
 // one as the shift (the first row) gives NaN, and the loops.
 inline constexpr size_t kExactHalfRows = 4096;
 

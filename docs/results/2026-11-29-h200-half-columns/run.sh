@@ -22,3 +22,9 @@ timeout 400 python3 scripts/cpu_bench_compare.py --baseline dist/old-bench/gpure
   --candidate "$D/bin/gpureduce-cpu-bench" --threads 16 --rounds 5 --dtypes float32,float16,bfloat16 \
   --ops sum,min,var --layouts "$L" > "$OUT/compare.txt" 2>&1
 echo "compare rc $? at ${SECONDS}s" >> "$OUT/host.txt"
+# SUM_SQUARES and PROD (the change's bench alone: fb1f8c6's has neither case), every dtype.
+for l in "" "--rows=16" "--rows=128" "--segment=16" "--columns=64" "--columns=1024" "--columns=16384"; do
+  echo "== ${l:-whole}"; timeout 60 "$D/bin/gpureduce-cpu-bench" --threads 16 --runs 5 --bytes 128MiB \
+    --dtypes float32,float16,bfloat16,float64,int32,int64 --ops sum,sumsq,prod $l
+done > "$OUT/sumsq-prod.txt" 2>&1
+echo "sumsq-prod rc $? at ${SECONDS}s" >> "$OUT/host.txt"

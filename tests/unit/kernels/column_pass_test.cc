@@ -242,17 +242,25 @@ TEST_P(ColumnPassTest, LongTasksGoInSeveralPassCalls) {
 // of either zero first (an extreme of zeros is the first), one-signed infinities, the largest
 // finite values and subnormals, ties; widths that end in part of a strip's group (7, 33, 203),
 // blocks of several bands of rows (130 rows of 1,024 columns, 600 of 520), float16's moments over
-// more rows than its sums follow from them exactly (5,000), and blocks with a NaN
+// as many rows as its sums follow from them exactly and more (4,096, 5,000), a column whose first
+// row, the moments' shift, is infinite, and blocks with a NaN
 // or infinities of both signs in a column, which the strips leave to the loops.
 TEST(ColumnPassStripsTest, SixteenBitColumnsKeepTheBitsOfEveryCopy) {
   const uint64_t seed = testing::FreshSeed();
   SCOPED_TRACE(absl::StrCat("seed ", seed));
   std::mt19937_64 random(seed);
   enum Spoil { kNone, kNan, kBothInfinities };
-  constexpr std::tuple<size_t, size_t, Spoil> kBlocks[] = {
-      {8, 1, kNone},     {9, 7, kNone},      {40, 33, kNone},
-      {300, 203, kNone}, {130, 1024, kNone}, {600, 520, kNone},
-      {2048, 64, kNone}, {300, 203, kNan},   {300, 203, kBothInfinities}};
+  constexpr std::tuple<size_t, size_t, Spoil> kBlocks[] = {{8, 1, kNone},
+                                                           {9, 7, kNone},
+                                                           {40, 33, kNone},
+                                                           {300, 203, kNone},
+                                                           {130, 1024, kNone},
+                                                           {600, 520, kNone},
+                                                           {2048, 64, kNone},
+                                                           {4096, 9, kNone},
+                                                           {5000, 9, kNone},
+                                                           {300, 203, kNan},
+                                                           {300, 203, kBothInfinities}};
   const std::vector<std::vector<Op>> kOpSets = {
       {Op::kSum},       {Op::kNanMean},    {Op::kVar},          {Op::kNanStd},
       {Op::kMin},       {Op::kNanMax},     {Op::kArgMin},       {Op::kArgMax},
@@ -274,6 +282,7 @@ TEST(ColumnPassStripsTest, SixteenBitColumnsKeepTheBitsOfEveryCopy) {
         set(r, 4, r == 1 || r == 6 ? -INFINITY : tiny * (r % 5));          // -inf tied
         set(r, 5, r % 3 == 0 ? -tiny : largest / 2);                       // subnormals
         if (r % 3 == 2) set(r, 6, -1000.0);                                // ties of the least
+        set(r, 7, r == 0 ? INFINITY : 2.0 * (r % 50));  // +inf first: the moments' shift
       }
       if (spoil == kNan) set(rows - 3, cols - 1, NAN);
       if (spoil == kBothInfinities) {
