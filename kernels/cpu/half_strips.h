@@ -6,14 +6,14 @@
 // next band. The row-at-a-time loops widen each row into float32 first and add it into
 // accumulators in memory, three stores for 16 elements; these store nothing in the loop. A probe
 // on 16 threads of the H200 host (docs/results/2026-11-29-h200-half-columns): 1,024 float16
-// columns SUM 51-55 -> 109-120 GB/s, MIN 78-79 -> 121-146.
-// SUM (and MEAN) and the moments (VAR, STD) add each column's rows in row order as those loops do
-// (the same bits); MIN or MAX alone (their arg and NaN forms too) compare keys, 32 columns an
-// instruction: an element's bits as an int16 that orders as its value, its magnitude negated
-// where the sign is set, so that both zeros key 0 and the strict compare keeps the first, as the
-// loops' does. A block that holds a NaN (a column whose sum is NaN, or a key past an infinity's)
-// is left to those loops (AddHalfStrips answers false). Included by column_pass.cc only, in the
-// passes' namespace.
+// columns SUM 51-56 -> 109-126 GB/s, MIN 78-81 -> 121-146.
+// SUM (and MEAN), SUM_SQUARES and the moments (VAR, STD) add each column's rows in row order as
+// those loops do (the same bits); MIN or MAX alone (their arg and NaN forms too) compare keys, 32
+// columns an instruction: an element's bits as an int16 that orders as its value, its magnitude
+// negated where the sign is set, so that both zeros key 0 and the strict compare keeps the first,
+// as the loops' does. A block that holds a NaN (a column whose sum is NaN, or a key past an
+// infinity's) is left to those loops (AddHalfStrips answers false). Included by column_pass.cc
+// only, in the passes' namespace.
 
 #if defined(__AVX512BW__)
 #include <immintrin.h>
@@ -29,7 +29,8 @@
 
 namespace gpureduce::kernels::cpu::GPUREDUCE_CPU_PASSES {
 
-// The copies of the pass the strips serve: sums with or without the moments, or one extreme.
+// The copies of the pass the strips serve: sums alone, with the moments or with the squares, or
+// one extreme.
 template <DType kDType, Gathers kG>
 inline constexpr bool kStripsServe = (kDType == DType::kFloat16 || kDType == DType::kBFloat16) &&
                                      ((kG.sum && !kG.min && !kG.max &&
@@ -213,7 +214,8 @@ __attribute__((always_inline)) inline void ForEachBand(size_t rows, size_t width
 
 // The tile's sums and moments (shifts: the first row's values), or one extreme and its first row,
 // of a block of kStripsLeastRows to kStripsMostRows rows; false (the tile left to be cleared) if
-// a column holds a NaN or, for sums, infinities of both signs.
+// a column holds a NaN or, for sums, infinities of both signs (or, for float16's moments, an
+// infinite first row).
 template <DType kDType, Gathers kG, typename SumT>
 bool AddHalfStrips(const uint16_t* data, size_t stride, size_t rows, size_t width,
                    Tile<float, SumT>& t) {
