@@ -210,6 +210,10 @@ __attribute__((always_inline)) inline bool AnyLane(const MaskT& mask) {
   return any != 0;
 }
 
+// The bits of a 16-bit float dtype's infinity: a magnitude above them is a NaN.
+template <DType kDType>
+inline constexpr int16_t kInfinityBits = kDType == DType::kFloat16 ? 0x7c00 : 0x7f80;
+
 // The offset of the first NaN among `size` float elements, or -1. 16-bit floats on their bits (a
 // NaN's magnitude lies above its infinity's), in chunks tested whole first (a loop without an exit
 // vectorizes), then the chunk that holds one element by element; the others element by element
@@ -217,7 +221,7 @@ __attribute__((always_inline)) inline bool AnyLane(const MaskT& mask) {
 template <DType kDType>
 int64_t FirstNanOf(const typename Element<kDType>::Storage* data, size_t size) {
   if constexpr (kDType == DType::kFloat16 || kDType == DType::kBFloat16) {
-    constexpr uint16_t kInfinity = kDType == DType::kFloat16 ? 0x7c00 : 0x7f80;
+    constexpr uint16_t kInfinity = kInfinityBits<kDType>;
     constexpr size_t kChunk = 64;
     size_t i = 0;
     for (; i + kChunk <= size; i += kChunk) {

@@ -265,7 +265,7 @@ bool AddHalfStrips(const uint16_t* data, size_t stride, size_t rows, size_t widt
       });
     });
     // An infinity's magnitude: a key past it, either way, is a NaN's.
-    constexpr int kInfinity = kDType == DType::kFloat16 ? 0x7c00 : 0x7f80;
+    constexpr int kInfinity = kInfinityBits<kDType>;
     for (size_t c = 0; c < width; ++c) {
       const int high = std::max(keys.best[c], keys.other[c]);
       const int low = std::min(keys.best[c], keys.other[c]);

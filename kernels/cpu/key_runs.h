@@ -199,7 +199,7 @@ inline int64_t FirstKeyAt(const uint16_t* x, size_t length, int16_t key, bool ze
 template <DType kDType, bool kLeast, bool kIndex, typename Eight>
 size_t AnswerKeyRuns(const uint16_t* x, const uint64_t* bounds, uint64_t base, size_t runs,
                      std::byte* out, Eight&& eight) {
-  constexpr int16_t kInfinity = kDType == DType::kFloat16 ? 0x7c00 : 0x7f80;
+  constexpr int16_t kInfinity = kInfinityBits<kDType>;
   const __m512i above_numbers = _mm512_set1_epi16(kInfinity);
   const __m512i below_numbers = _mm512_set1_epi16(static_cast<int16_t>(-kInfinity - 1));
   const __m512i order = RunOrder<kKeyGroup>();

@@ -36,10 +36,6 @@ static_assert(kKeyRun % kKeyLanes == 0);
 typedef int16_t Keys __attribute__((vector_size(kKeyBytes)));
 typedef decltype(Keys{} < 1) KeyMask;
 
-// The bits of the dtype's infinity: a magnitude above them is a NaN.
-template <DType kDType>
-inline constexpr int16_t kInfinityBits = kDType == DType::kFloat16 ? 0x7c00 : 0x7f80;
-
 inline int16_t ValueKey(uint16_t bits) {
   const auto magnitude = static_cast<int16_t>(bits & 0x7fff);
   return (bits & 0x8000) != 0 ? static_cast<int16_t>(-magnitude) : magnitude;
