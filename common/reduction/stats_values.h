@@ -4,6 +4,7 @@
 // (answer_encoding.h) so that both give the same bits.
 
 #include <algorithm>
+#include <bit>
 #include <cmath>
 #include <cstdint>
 
@@ -25,6 +26,12 @@ inline double FloatSum(const Stats& stats) {
 }
 
 inline double FloatProd(const Stats& stats) {
+  // Where 2^exponent is a normal double, one multiply: the same single rounding as ldexp's, which
+  // took a tenth of the rows of 16 float32 PROD (one thread of the dev VM).
+  if (stats.prod_exponent >= -1022 && stats.prod_exponent <= 1023) {
+    const auto biased = static_cast<uint64_t>(stats.prod_exponent + 1023);
+    return stats.prod * std::bit_cast<double>(biased << 52);
+  }
   // ldexp takes an int; past +-2^20 the answer is 0 or infinite either way.
   const int64_t exponent = std::clamp<int64_t>(stats.prod_exponent, -(1 << 20), 1 << 20);
   return std::ldexp(stats.prod, static_cast<int>(exponent));

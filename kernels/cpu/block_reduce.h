@@ -55,13 +55,15 @@ struct Passes {
   // among the non-NaN elements, indices counted from `base_index`; nan_count (floats).
   void (*add_extremes)(DType dtype, bool min, bool max, const std::byte* data, size_t size,
                        uint64_t base_index, Stats& stats);
-  // prod/prod_exponent of the non-NaN elements, or int_prod, int_prod_overflow, int_prod_zero.
-  void (*add_product)(DType dtype, const std::byte* data, size_t size, Stats& stats);
-  // float16 (else bfloat16) elements to float32, exactly (PROD's pass reads float32).
+  // prod/prod_exponent of the non-NaN elements, and with `count_nans` (for a request of no sums
+  // or extremes) nan_count; or int_prod, int_prod_overflow, int_prod_zero.
+  void (*add_product)(DType dtype, const std::byte* data, size_t size, bool count_nans,
+                      Stats& stats);
+  // float16 (else bfloat16) elements to float32, exactly (the columns pass's rows).
   void (*widen)(bool half, const uint16_t* in, size_t size, float* out);
   // A block of `rows` rows of a row-major table, `width` (at most kColumnsPassWidth) columns from
   // `data`, rows `stride` elements apart: each column's Stats of the block (the accumulations
-  // `needs` asks for but PROD; row r's index base_row + r) merged after out[c]. Every dtype, no
+  // `needs` asks for; row r's index base_row + r) merged after out[c]. Every dtype, no integer
   // PROD (ColumnsPassTakes; its callers add their own rules: rows_reduce.cc sends int64 rows
   // only where they want extremes, segmented_reduce.cc no integer segments).
   void (*add_columns)(DType dtype, const StatsNeeds& needs, const std::byte* data, size_t stride,
@@ -70,8 +72,8 @@ struct Passes {
   // (each of kShortestRun to kLongestRun elements), each to its own Stats in out[r] (the
   // accumulations `needs` asks for, indices from the run's start; float sums in float64 lanes,
   // float64's compensated as ReduceBlock's (sum_lo), the narrower floats' not (sum_lo 0); int32
-  // sums exact, int64's as 32-bit halves, its extremes in int64 lanes). No PROD, and no int64
-  // SUM_SQUARES (RunsPassTakes).
+  // sums exact, int64's as 32-bit halves, its extremes in int64 lanes). PROD of floats alone, and
+  // no int64 SUM_SQUARES (RunsPassTakes).
   void (*add_runs)(DType dtype, const StatsNeeds& needs, const std::byte* data,
                    const uint64_t* bounds, uint64_t base, size_t runs, Stats* out);
   // The same runs' answers of `direct`'s ops (the runs' outputs first, first + 1, ...: op k's at
@@ -86,8 +88,11 @@ struct Passes {
                         const std::byte* data, const uint64_t* bounds, uint64_t base, size_t runs);
 };
 
-// Whether the columns pass reduces `request` (else columns go through ReduceBlock, transposed).
-constexpr bool ColumnsPassTakes(const StatsRequest& request) { return !request.needs.prod; }
+// Whether the columns pass reduces `request` (else columns go through ReduceBlock, transposed):
+// all but integers' PROD.
+constexpr bool ColumnsPassTakes(const StatsRequest& request) {
+  return !request.needs.prod || !IsInteger(request.dtype);
+}
 
 // int64 runs with moments or extremes go through the pass up to this length; longer ones keep
 // ReduceBlock's one pass or the columns pass (one thread of the dev VM, VAR against ReduceBlock:
@@ -97,11 +102,14 @@ constexpr bool ColumnsPassTakes(const StatsRequest& request) { return !request.n
 // segments of 256 0.94x, of 512 0.6x). SUM alone goes up to kLongestRun (1.2-3.9x).
 inline constexpr uint64_t kLongestInt64LooksRun = 128;
 
-// The longest run of `request` the short runs pass reduces (0: none): no PROD, and no int64
-// SUM_SQUARES (its float64 squares are left to ReduceBlock).
+// The longest run of `request` the short runs pass reduces (0: none): floats' PROD alone only
+// (run_products.h), and no int64 SUM_SQUARES (its float64 squares are left to ReduceBlock).
 constexpr uint64_t RunsPassLongest(const StatsRequest& request) {
   const StatsNeeds& n = request.needs;
-  if (n.prod) return 0;
+  if (n.prod) {
+    const bool alone = !n.sum && !n.sum_squares && !n.moments && !n.min && !n.max;
+    return alone && !IsInteger(request.dtype) ? kLongestRun : 0;
+  }
   if (request.dtype != DType::kInt64) return kLongestRun;
   if (n.sum_squares) return 0;
   return n.moments || n.min || n.max ? kLongestInt64LooksRun : kLongestRun;
@@ -132,7 +140,7 @@ void AddSums(DType dtype, const StatsNeeds& needs, bool fuse_extremes, const std
              size_t size, uint64_t base_index, Stats& stats);
 void AddExtremes(DType dtype, bool min, bool max, const std::byte* data, size_t size,
                  uint64_t base_index, Stats& stats);
-void AddProduct(DType dtype, const std::byte* data, size_t size, Stats& stats);
+void AddProduct(DType dtype, const std::byte* data, size_t size, bool count_nans, Stats& stats);
 void AddColumns(DType dtype, const StatsNeeds& needs, const std::byte* data, size_t stride,
                 size_t rows, size_t width, uint64_t base_row, Stats* out);
 void AddRuns(DType dtype, const StatsNeeds& needs, const std::byte* data, const uint64_t* bounds,

@@ -17,6 +17,7 @@
 
 #include "kernels/cpu/block_reduce.h"
 #include "kernels/cpu/element_load.h"
+#include "kernels/cpu/product_lanes.h"
 
 namespace gpureduce::kernels::cpu::GPUREDUCE_CPU_PASSES {
 
@@ -51,6 +52,9 @@ struct Tile {
   ValueT most[kColumnsPassWidth];
   int32_t least_at[kColumnsPassWidth];
   int32_t most_at[kColumnsPassWidth];
+  // Floats' products, a mantissa and an exponent apart (product_lanes.h).
+  double prod[kColumnsPassWidth];
+  int64_t prod_exponent[kColumnsPassWidth];
 };
 
 // What a copy of the columns pass gathers (a template argument): a request of MIN alone adds no
@@ -61,7 +65,15 @@ struct Gathers {
   bool max = false;
   bool moments = false;
   bool squares = false;
+  bool prod = false;  // floats only
 };
+
+// The block's products renormalized after its row r (every copy, layout and loop on the same
+// rows, so a column's product takes the same steps whichever reads it).
+template <DType kDType>
+__attribute__((always_inline)) inline bool NormalizeAfterRow(size_t r) {
+  return (r + 1) % kProductFactors<kDType> == 0;
+}
 
 // An int64 element added exactly as its unsigned low and signed high 32-bit halves, as the sums
 // pass adds them (int_sums.h): exact in 64 bits for 2^31 rows, where overflow-checked adds do not
@@ -111,6 +123,8 @@ __attribute__((always_inline)) inline void AddChunk(const typename Element<kLoad
   uint32_t nans[kN];
   ValueT least[kN], most[kN];
   int32_t least_at[kN], most_at[kN];
+  double prod[kN];
+  int64_t prod_exponent[kN];
   for (size_t c = 0; c < kN; ++c) {
     if constexpr (kG.sum) sum[c] = t.sum[c0 + c];
     if constexpr (kG.sum && kLoad == DType::kInt64) low[c] = t.low[c0 + c];
@@ -128,6 +142,10 @@ __attribute__((always_inline)) inline void AddChunk(const typename Element<kLoad
     if constexpr (kG.max) {
       most[c] = t.most[c0 + c];
       most_at[c] = t.most_at[c0 + c];
+    }
+    if constexpr (kG.prod) {
+      prod[c] = t.prod[c0 + c];
+      prod_exponent[c] = t.prod_exponent[c0 + c];
     }
   }
   for (size_t r = 0; r < count; ++r) {
@@ -161,6 +179,12 @@ __attribute__((always_inline)) inline void AddChunk(const typename Element<kLoad
         most[c] = Select(more, v, most[c]);
         most_at[c] = Select(more, row, most_at[c]);
       }
+      if constexpr (kG.prod) {
+        MultiplyFactor<kLoad>(static_cast<double>(v), prod[c], prod_exponent[c]);
+      }
+    }
+    if (kG.prod && NormalizeAfterRow<kLoad>(r0 + r)) {
+      for (size_t c = 0; c < kN; ++c) Normalize(prod[c], prod_exponent[c]);
     }
   }
   for (size_t c = 0; c < kN; ++c) {
@@ -179,6 +203,10 @@ __attribute__((always_inline)) inline void AddChunk(const typename Element<kLoad
     if constexpr (kG.max) {
       t.most[c0 + c] = most[c];
       t.most_at[c0 + c] = most_at[c];
+    }
+    if constexpr (kG.prod) {
+      t.prod[c0 + c] = prod[c];
+      t.prod_exponent[c0 + c] = prod_exponent[c];
     }
   }
 }

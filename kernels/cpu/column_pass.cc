@@ -4,8 +4,8 @@
 // calls axis=0): rows closer than a page one at a time, rows a page or more apart, and 16-bit
 // floats' blocks under 128 columns, in groups (column_chunks.h); each copy gathers only what the
 // request reads (Gathers). A column's block then becomes a Stats merged after the
-// column's (MergeStats: compensated sums, first occurrences, Chan's moments). Every dtype; the
-// caller sends PROD elsewhere (ColumnsPassTakes).
+// column's (MergeStats: compensated sums, first occurrences, Chan's moments, products). Every
+// dtype; the caller sends integers' PROD elsewhere (ColumnsPassTakes).
 
 #include <algorithm>
 #include <bit>
@@ -19,6 +19,7 @@
 #include "kernels/cpu/column_chunks.h"
 #include "kernels/cpu/element_load.h"
 #include "kernels/cpu/half_strips.h"
+#include "kernels/cpu/product_lanes.h"
 #include "kernels/cpu/sum_lanes.h"
 
 namespace gpureduce::kernels::cpu::GPUREDUCE_CPU_PASSES {
@@ -104,6 +105,12 @@ void AddRowByRow(const typename Element<kDType>::Storage* data, size_t stride, s
         t.most[c] = Select(most, v, t.most[c]);
         t.most_at[c] = Select(most, row, t.most_at[c]);
       }
+      if constexpr (kG.prod) {
+        MultiplyFactor<kDType>(static_cast<double>(v), t.prod[c], t.prod_exponent[c]);
+      }
+    }
+    if (kG.prod && NormalizeAfterRow<kDType>(r)) {
+      for (size_t c = 0; c < width; ++c) Normalize(t.prod[c], t.prod_exponent[c]);
     }
   }
 }
@@ -144,6 +151,8 @@ __attribute__((always_inline)) inline void AddNanFreeFirst(const ValueT* first_r
       t.sum[c] = t.squares[c] = t.s1[c] = t.s2[c] = 0;
       t.least[c] = t.most[c] = 0;
       t.least_at[c] = t.most_at[c] = -1;
+      t.prod[c] = 1.0;
+      t.prod_exponent[c] = 0;
     }
     add(std::false_type{});
   }
@@ -180,6 +189,8 @@ void ClearTile(size_t width, Tile<ValueT, SumT>& t) {
     t.first_nan[c] = -1;
     t.least[c] = t.most[c] = 0;
     t.least_at[c] = t.most_at[c] = -1;
+    t.prod[c] = 1.0;
+    t.prod_exponent[c] = 0;
   }
 }
 
@@ -271,6 +282,11 @@ void AddColumnsOf(const std::byte* bytes, size_t stride, size_t rows, size_t wid
       block.sum = t.sum[c];
     }
     block.sum_squares = t.squares[c];
+    if constexpr (kG.prod) {
+      int exponent = 0;
+      block.prod = std::frexp(t.prod[c], &exponent);
+      block.prod_exponent = t.prod_exponent[c] + exponent;
+    }
     if constexpr (kG.min || kG.max) {  // one not gathered keeps index -1: none
       const auto at = [&](int32_t r) { return r < 0 ? int64_t{-1} : int64_t(base_row + r); };
       block.min_index = at(t.least_at[c]);
@@ -303,8 +319,9 @@ void AddColumnsOf(const std::byte* bytes, size_t stride, size_t rows, size_t wid
   }
 }
 
-// One op's own copy (SUM, MIN, MAX, VAR, SUM_SQUARES), else one for every op but SUM_SQUARES
-// with or without the moments, else (SUM_SQUARES with others, rare) one with everything.
+// One op's own copy (SUM, MIN, MAX, VAR, SUM_SQUARES, PROD), else one for every op but
+// SUM_SQUARES and PROD with or without the moments, else (SUM_SQUARES or PROD with others, rare)
+// one with everything.
 template <DType kDType>
 void AddColumnsFor(const StatsNeeds& needs, const std::byte* data, size_t stride, size_t rows,
                    size_t width, uint64_t base_row, Stats* out) {
@@ -312,6 +329,16 @@ void AddColumnsFor(const StatsNeeds& needs, const std::byte* data, size_t stride
   const bool extremes = needs.min || needs.max;
   constexpr Gathers kEverything{.min = true, .max = true, .moments = true, .squares = true};
   constexpr Gathers kExtremes{.min = true, .max = true};
+  if constexpr (!IsInteger(kDType)) {
+    if (needs.prod) {
+      if (!needs.sum && !needs.sum_squares && !needs.moments && !extremes) {
+        return std::apply(AddColumnsOf<kDType, Gathers{.sum = false, .prod = true}>, args);
+      }
+      constexpr Gathers kAll{
+          .min = true, .max = true, .moments = true, .squares = true, .prod = true};
+      return std::apply(AddColumnsOf<kDType, kAll>, args);
+    }
+  }
   if (needs.sum_squares) {
     // SUM_SQUARES alone (or with the sums) gathers the squares and sums only.
     if (!extremes && !needs.moments) {

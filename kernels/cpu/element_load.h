@@ -171,22 +171,6 @@ __attribute__((always_inline)) inline void LoadFloatHalves(const uint16_t* data,
   }
 }
 
-// Calls fn.template operator()<kDType>() with the dtype the product pass reduces `dtype` as:
-// itself, or float32 for float16 and bfloat16, which ReduceBlock widens before PROD's passes.
-template <typename FnT>
-decltype(auto) DispatchPassDType(DType dtype, FnT&& fn) {
-  switch (dtype) {
-    case DType::kFloat64:
-      return fn.template operator()<DType::kFloat64>();
-    case DType::kInt32:
-      return fn.template operator()<DType::kInt32>();
-    case DType::kInt64:
-      return fn.template operator()<DType::kInt64>();
-    default:
-      return fn.template operator()<DType::kFloat32>();
-  }
-}
-
 // Whether any lane of a vector compare's mask (16, 32 or 64 bytes) is set: one test instruction
 // where the instruction set has one for that width.
 template <typename MaskT>
@@ -240,8 +224,8 @@ int64_t FirstNanOf(const typename Element<kDType>::Storage* data, size_t size) {
   return -1;
 }
 
-// As DispatchPassDType, but float16 and bfloat16 as themselves: the passes that load them
-// (sums, extremes) convert in their loops.
+// Calls fn.template operator()<kDType>() with `dtype` as its template argument (the passes load
+// 16-bit floats themselves and convert them in their loops).
 template <typename FnT>
 decltype(auto) DispatchLoadDType(DType dtype, FnT&& fn) {
   switch (dtype) {
@@ -249,8 +233,14 @@ decltype(auto) DispatchLoadDType(DType dtype, FnT&& fn) {
       return fn.template operator()<DType::kFloat16>();
     case DType::kBFloat16:
       return fn.template operator()<DType::kBFloat16>();
+    case DType::kFloat64:
+      return fn.template operator()<DType::kFloat64>();
+    case DType::kInt32:
+      return fn.template operator()<DType::kInt32>();
+    case DType::kInt64:
+      return fn.template operator()<DType::kInt64>();
     default:
-      return DispatchPassDType(dtype, fn);
+      return fn.template operator()<DType::kFloat32>();
   }
 }
 

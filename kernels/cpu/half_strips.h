@@ -33,6 +33,7 @@ namespace gpureduce::kernels::cpu::GPUREDUCE_CPU_PASSES {
 // one extreme.
 template <DType kDType, Gathers kG>
 inline constexpr bool kStripsServe = (kDType == DType::kFloat16 || kDType == DType::kBFloat16) &&
+                                     !kG.prod &&
                                      ((kG.sum && !kG.min && !kG.max &&
                                        !(kG.moments && kG.squares)) ||
                                       (!kG.sum && !kG.moments && !kG.squares && kG.min != kG.max));

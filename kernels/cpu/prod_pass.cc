@@ -1,77 +1,87 @@
-// The product pass (block_reduce.h). Floats: each lane keeps its product as a mantissa in
-// [0.5, 1) and a binary exponent apart, renormalized often enough that no partial product
-// overflows or underflows (so [0] + [1e30] * 200 is 0 and [2] * 2000 + [0] is 0, as the exact
-// product is). Integers: NumPy's wrapped product, and whether the exact one left int64.
+// The product pass (block_reduce.h). Floats: kChains independent chains of kLanes lanes, each
+// lane's product a mantissa and an exponent apart (product_lanes.h), 16-bit elements converted as
+// they load, and the NaN counted where no other pass counts them. Integers: NumPy's wrapped
+// product, and whether the exact one left int64.
 
-#include <bit>
-#include <cfloat>
 #include <cmath>
 #include <cstddef>
 #include <cstdint>
 
 #include "kernels/cpu/block_reduce.h"
 #include "kernels/cpu/element_load.h"
+#include "kernels/cpu/product_lanes.h"
+#include "kernels/cpu/sum_lanes.h"
 
 namespace gpureduce::kernels::cpu::GPUREDUCE_CPU_PASSES {
 namespace {
 
-// Moves the binary exponent of a normal `m` into *exponent, leaving m in [0.5, 1) (frexp without
-// the call or its branches). Zero, infinity and NaN stay as they are.
-inline void Normalize(double& m, int64_t& exponent) {
-  const uint64_t bits = std::bit_cast<uint64_t>(m);
-  const int64_t biased = static_cast<int64_t>((bits >> 52) & 0x7ff);
-  const bool special = biased == 0 || biased == 0x7ff;
-  exponent += special ? 0 : biased - 1022;
-  const uint64_t normalized = (bits & 0x800fffffffffffffull) | (uint64_t{1022} << 52);
-  m = std::bit_cast<double>(special ? bits : normalized);
-}
+// Groups of kLanes multiplied into chains of their own: one chain waited on its multiplies'
+// latency (and counting the NaN took a sums pass of its own).
+constexpr size_t kChains = 4;
+constexpr size_t kStep = kChains * kLanes;
 
-// Float elements of float64 magnitude (float16, bfloat16, float32): |x| in [2^-149, 2^128], so a
-// lane in [0.5, 1) takes kFactors of them and stays a normal double (2^-895 .. 2^768).
-// float64 elements: each one is split into its own mantissa and exponent first (a subnormal
-// scaled by 2^64 to be normal), so a lane multiplies mantissas in [0.5, 1) only and may take
-// kFactors of them before it must renormalize (>= 2^-kFactors).
+// Lane l of the block's product takes elements l, l + kStep, ... (the last few elements, past
+// the last whole step, one each into lanes 0, 1, ...); the lanes then multiply in order.
 template <DType kDType>
-void FloatProduct(const typename Element<kDType>::Storage* data, size_t size, Stats& stats) {
-  using E = Element<kDType>;
-  constexpr bool kSplit = kDType == DType::kFloat64;
-  constexpr size_t kFactors = kSplit ? 64 : 6;
-  double prod[kLanes];
-  int64_t exponent[kLanes] = {};
-  for (double& p : prod) p = 1.0;
-  const auto multiply = [&](size_t lane, double x) __attribute__((always_inline)) {
-    x = x == x ? x : 1.0;  // NaN skipped: the NAN forms' product (PROD answers NaN from the count)
-    if constexpr (kSplit) {
-      const bool tiny = std::fabs(x) < DBL_MIN;
-      x = tiny ? x * 0x1p64 : x;
-      exponent[lane] -= tiny ? 64 : 0;
-      Normalize(x, exponent[lane]);
+void FloatProduct(const typename Element<kDType>::Storage* data, size_t size, bool count_nans,
+                  Stats& stats) {
+  constexpr size_t kFactors = kProductFactors<kDType>;
+  Lanes prod[kChains][kVectors];
+  Mask exponent[kChains][kVectors] = {};
+  Mask nans[kChains][kVectors] = {};
+  for (auto& chain : prod) {
+    for (Lanes& p : chain) p = Lanes{} + 1.0;
+  }
+  const auto multiply = [&](size_t i, size_t chain) __attribute__((always_inline)) {
+    MultiplyGroup<kDType>(data + i, prod[chain], exponent[chain], nans[chain]);
+  };
+  const auto normalize = [&] __attribute__((always_inline)) {
+    for (size_t chain = 0; chain < kChains; ++chain) {
+      for (size_t v = 0; v < kVectors; ++v) Normalize(prod[chain][v], exponent[chain][v]);
     }
-    prod[lane] *= x;
   };
   size_t i = 0;
-  for (; i + kLanes * kFactors <= size; i += kLanes * kFactors) {
+  for (; i + kStep * kFactors <= size; i += kStep * kFactors) {
     for (size_t k = 0; k < kFactors; ++k) {
-      for (size_t lane = 0; lane < kLanes; ++lane) {
-        multiply(lane, E::Load(data[i + k * kLanes + lane]));
-      }
+      for (size_t chain = 0; chain < kChains; ++chain)
+        multiply(i + k * kStep + chain * kLanes, chain);
     }
-    for (size_t lane = 0; lane < kLanes; ++lane) Normalize(prod[lane], exponent[lane]);
+    normalize();
   }
-  for (; i < size; ++i) {
-    multiply(0, E::Load(data[i]));
-    Normalize(prod[0], exponent[0]);
+  for (; i + kStep <= size; i += kStep) {
+    for (size_t chain = 0; chain < kChains; ++chain) multiply(i + chain * kLanes, chain);
+    normalize();
   }
 
+  double lane_prod[kStep];
+  int64_t lane_exponent[kStep];
+  int64_t nan_count = 0;
+  for (size_t chain = 0; chain < kChains; ++chain) {
+    for (size_t v = 0; v < kVectors; ++v) {
+      for (size_t k = 0; k < kWidth; ++k) {
+        const size_t lane = chain * kLanes + v * kWidth + k;
+        lane_prod[lane] = prod[chain][v][k];
+        lane_exponent[lane] = exponent[chain][v][k];
+        nan_count += nans[chain][v][k];
+      }
+    }
+  }
+  for (size_t lane = 0; i < size; ++i, ++lane) {
+    const double x = Element<kDType>::Load(data[i]);
+    nan_count += x != x ? 1 : 0;
+    MultiplyFactor<kDType>(x, lane_prod[lane], lane_exponent[lane]);
+    Normalize(lane_prod[lane], lane_exponent[lane]);
+  }
   double total = 1.0;
   int64_t total_exponent = 0;
-  for (size_t lane = 0; lane < kLanes; ++lane) {
-    int lane_exponent = 0;
-    total = std::frexp(total * prod[lane], &lane_exponent);
-    total_exponent += lane_exponent + exponent[lane];
+  for (size_t lane = 0; lane < kStep; ++lane) {
+    int exponent_of_product = 0;
+    total = std::frexp(total * lane_prod[lane], &exponent_of_product);
+    total_exponent += exponent_of_product + lane_exponent[lane];
   }
   stats.prod = total;
   stats.prod_exponent = total_exponent;
+  if (count_nans) stats.nan_count += static_cast<uint64_t>(nan_count);
 }
 
 // Wrapping multiplication is associative, so lanes multiply to the sequential wrapped product;
@@ -103,13 +113,13 @@ void IntProduct(const typename Element<kDType>::Storage* data, size_t size, Stat
 
 }  // namespace
 
-void AddProduct(DType dtype, const std::byte* data, size_t size, Stats& stats) {
-  DispatchPassDType(dtype, [&]<DType kDType>() {
+void AddProduct(DType dtype, const std::byte* data, size_t size, bool count_nans, Stats& stats) {
+  DispatchLoadDType(dtype, [&]<DType kDType>() {
     const auto* elements = reinterpret_cast<const typename Element<kDType>::Storage*>(data);
     if constexpr (IsInteger(kDType)) {
       IntProduct<kDType>(elements, size, stats);
     } else {
-      FloatProduct<kDType>(elements, size, stats);
+      FloatProduct<kDType>(elements, size, count_nans, stats);
     }
   });
 }

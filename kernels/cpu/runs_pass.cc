@@ -15,6 +15,7 @@
 #include "kernels/cpu/eight_runs.h"
 #include "kernels/cpu/element_load.h"
 #include "kernels/cpu/run_lanes.h"
+#include "kernels/cpu/run_products.h"
 #include "kernels/cpu/sum_lanes.h"
 
 namespace gpureduce::kernels::cpu::GPUREDUCE_CPU_PASSES {
@@ -287,6 +288,9 @@ void RunsWithMoments(const StatsNeeds& needs, const std::byte* data, const uint6
 template <DType kDType>
 void RunsFor(const StatsNeeds& needs, const std::byte* data, const uint64_t* bounds, uint64_t base,
              size_t runs, Stats* out) {
+  if constexpr (!IsInteger(kDType)) {  // PROD comes alone (RunsPassTakes)
+    if (needs.prod) return RunProducts<kDType>(data, bounds, base, runs, out);
+  }
   if constexpr (kDType != DType::kInt64) {  // int64 takes no squares (RunsPassTakes)
     if (needs.sum_squares) {                // rare beside extremes or moments: one copy for all
       return RunsOf<kDType, true, true, true, true>(data, bounds, base, runs, out);

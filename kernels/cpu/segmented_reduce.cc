@@ -5,13 +5,14 @@
 // segment that began in an earlier task leaves its piece aside (at most one a task), merged in
 // task order at the end. A piece is a ReduceBlock call and a Stats of its own, whose fixed cost
 // rules segments of a few dozen elements; so short float segments that lie whole in a task go
-// elsewhere. Those the short runs pass takes (RunsPassTakes: 4 to 512 elements, no PROD; int64
-// past 128 sums alone) go through it, a row of consecutive ones at once (one thread of the dev VM,
-// segments of 16 float32: MIN 1.9 -> 2.9 GB/s, the five-op request 1.0 -> 1.6; of 128: 1.9 ->
-// 3.9). Shorter ones go through the columns pass where it is faster (PassLongestSegment), up to
-// kColumnsWidth at once, each a column of a transposed block padded with NaN to the group's longest
-// (the pass skips NaN; the padding is then taken out of each segment's count, NaN count and first
-// NaN), or, sums alone, are added where they lie (sums_in_place.h).
+// elsewhere. Those the short runs pass takes (RunsPassTakes: 4 to 512 elements, PROD of floats
+// alone; int64 past 128 sums alone) go through it, a row of consecutive ones at once (one thread
+// of the dev VM, segments of 16 float32: MIN 1.9 -> 2.9 GB/s, the five-op request 1.0 -> 1.6; of
+// 128: 1.9 -> 3.9). Shorter ones go through the columns pass where it is faster
+// (PassLongestSegment), up to kColumnsWidth at once, each a column of a transposed block padded
+// with NaN to the group's longest (the pass skips NaN; the padding is then taken out of each
+// segment's count, NaN count and first NaN), or, sums alone, are added where they lie
+// (sums_in_place.h).
 
 #include <algorithm>
 #include <atomic>

@@ -1,9 +1,9 @@
 // The columns pass (kernels/cpu/column_pass.cc) through every copy this CPU runs: each column of a
-// block against the independent reference over that column alone, for every op the pass serves
-// (all but the products) and every dtype, with NaN, infinities and ties placed in columns (int64's
-// at INT64_MIN and INT64_MAX, so that its sums wrap); then ReduceColumns over tables narrow
-// (transposed) and wide (the pass), cut in two calls, the second merging after the first, and
-// over tasks of several pass calls. Every copy gives the same bits.
+// block against the independent reference over that column alone, for every op the pass serves (all
+// but the products: products_test.cc) and every dtype, with NaN, infinities and ties placed in
+// columns (int64's at INT64_MIN and INT64_MAX, so that its sums wrap); then ReduceColumns over
+// tables narrow (transposed) and wide (the pass), cut in two calls, the second merging after the
+// first, and over tasks of several pass calls. Every copy gives the same bits.
 
 #include <cmath>
 #include <cstdint>

@@ -1,10 +1,10 @@
 // The short runs pass (kernels/cpu/runs_pass.cc) through every copy this CPU runs: runs of every
 // length it takes (and the shorter ones it can), each against the independent reference over that
-// run alone for every op it serves (all but the products) and dtype (floats, integers), with NaN
-// (in the last few elements the lanes pad too, and whole runs of it), infinities, ties and -0
-// beside 0, int32's extremes at runs' ends, placed in runs; the extremes, their first indices and
-// the NaN counts equal to the columns pass's; every variant of the ops' needs; every copy gives the
-// same bits.
+// run alone for every op it serves (all but the products: products_test.cc) and dtype (floats,
+// integers), with NaN (in the last few elements the lanes pad too, and whole runs of it),
+// infinities, ties and -0 beside 0, int32's extremes at runs' ends, placed in runs; the extremes,
+// their first indices and the NaN counts equal to the columns pass's; every variant of the ops'
+// needs; every copy gives the same bits.
 
 #include <bit>
 #include <cmath>
