@@ -63,17 +63,17 @@ struct Passes {
   void (*widen)(bool half, const uint16_t* in, size_t size, float* out);
   // A block of `rows` rows of a row-major table, `width` (at most kColumnsPassWidth) columns from
   // `data`, rows `stride` elements apart: each column's Stats of the block (the accumulations
-  // `needs` asks for; row r's index base_row + r) merged after out[c]. Every dtype, no integer
-  // PROD (ColumnsPassTakes; its callers add their own rules: rows_reduce.cc sends int64 rows
-  // only where they want extremes, segmented_reduce.cc no integer segments).
+  // `needs` asks for; row r's index base_row + r) merged after out[c]. Every dtype and op (its
+  // callers add their own rules: rows_reduce.cc sends int64 rows only where they want extremes,
+  // segmented_reduce.cc no integer segments).
   void (*add_columns)(DType dtype, const StatsNeeds& needs, const std::byte* data, size_t stride,
                       size_t rows, size_t width, uint64_t base_row, Stats* out);
   // `runs` runs of `data`'s elements, run r from element bounds[r] - base to bounds[r + 1] - base
   // (each of kShortestRun to kLongestRun elements), each to its own Stats in out[r] (the
   // accumulations `needs` asks for, indices from the run's start; float sums in float64 lanes,
   // float64's compensated as ReduceBlock's (sum_lo), the narrower floats' not (sum_lo 0); int32
-  // sums exact, int64's as 32-bit halves, its extremes in int64 lanes). PROD of floats alone, and
-  // no int64 SUM_SQUARES (RunsPassTakes).
+  // sums exact, int64's as 32-bit halves, its extremes in int64 lanes). PROD alone, and no int64
+  // SUM_SQUARES (RunsPassTakes).
   void (*add_runs)(DType dtype, const StatsNeeds& needs, const std::byte* data,
                    const uint64_t* bounds, uint64_t base, size_t runs, Stats* out);
   // The same runs' answers of `direct`'s ops (the runs' outputs first, first + 1, ...: op k's at
@@ -88,12 +88,6 @@ struct Passes {
                         const std::byte* data, const uint64_t* bounds, uint64_t base, size_t runs);
 };
 
-// Whether the columns pass reduces `request` (else columns go through ReduceBlock, transposed):
-// all but integers' PROD.
-constexpr bool ColumnsPassTakes(const StatsRequest& request) {
-  return !request.needs.prod || !IsInteger(request.dtype);
-}
-
 // int64 runs with moments or extremes go through the pass up to this length; longer ones keep
 // ReduceBlock's one pass or the columns pass (one thread of the dev VM, VAR against ReduceBlock:
 // rows of 16 to 128 2.2-3.7x, segments of 32 and 64 2.2x and 1.6x, of 128 0.8x, rows of 256 and
@@ -102,14 +96,11 @@ constexpr bool ColumnsPassTakes(const StatsRequest& request) {
 // segments of 256 0.94x, of 512 0.6x). SUM alone goes up to kLongestRun (1.2-3.9x).
 inline constexpr uint64_t kLongestInt64LooksRun = 128;
 
-// The longest run of `request` the short runs pass reduces (0: none): floats' PROD alone only
+// The longest run of `request` the short runs pass reduces (0: none): PROD alone only
 // (run_products.h), and no int64 SUM_SQUARES (its float64 squares are left to ReduceBlock).
 constexpr uint64_t RunsPassLongest(const StatsRequest& request) {
   const StatsNeeds& n = request.needs;
-  if (n.prod) {
-    const bool alone = !n.sum && !n.sum_squares && !n.moments && !n.min && !n.max;
-    return alone && !IsInteger(request.dtype) ? kLongestRun : 0;
-  }
+  if (n.prod) return !n.sum && !n.sum_squares && !n.moments && !n.min && !n.max ? kLongestRun : 0;
   if (request.dtype != DType::kInt64) return kLongestRun;
   if (n.sum_squares) return 0;
   return n.moments || n.min || n.max ? kLongestInt64LooksRun : kLongestRun;

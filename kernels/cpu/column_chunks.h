@@ -10,6 +10,7 @@
 
 #include <algorithm>
 #include <bit>
+#include <cmath>
 #include <cstddef>
 #include <cstdint>
 #include <cstring>
@@ -52,9 +53,11 @@ struct Tile {
   ValueT most[kColumnsPassWidth];
   int32_t least_at[kColumnsPassWidth];
   int32_t most_at[kColumnsPassWidth];
-  // Floats' products, a mantissa and an exponent apart (product_lanes.h).
+  // Floats' products, integers' magnitudes, a mantissa and an exponent apart, and integers'
+  // wrapped products (product_lanes.h).
   double prod[kColumnsPassWidth];
   int64_t prod_exponent[kColumnsPassWidth];
+  uint64_t int_prod[kColumnsPassWidth];
 };
 
 // What a copy of the columns pass gathers (a template argument): a request of MIN alone adds no
@@ -65,8 +68,24 @@ struct Gathers {
   bool max = false;
   bool moments = false;
   bool squares = false;
-  bool prod = false;  // floats only
+  bool prod = false;
 };
+
+// An element of a column into its products: an integer's into the wrapped one and the
+// magnitude's, a float's into the float one.
+template <DType kDType, typename ValueT>
+__attribute__((always_inline)) inline void MultiplyOne(ValueT v, uint64_t& int_prod, double& prod,
+                                                       int64_t& exponent) {
+  if constexpr (kDType == DType::kInt32) {
+    // (As int32: its conversion to double vectorizes at 256 bits, int64's does not.)
+    int_prod *= static_cast<uint64_t>(static_cast<int64_t>(v));
+    prod *= std::fabs(static_cast<double>(static_cast<int32_t>(v)));
+  } else if constexpr (IsInteger(kDType)) {
+    MultiplyIntFactor(v, int_prod, prod);
+  } else {
+    MultiplyFactor<kDType>(static_cast<double>(v), prod, exponent);
+  }
+}
 
 // The block's products renormalized after its row r (every copy, layout and loop on the same
 // rows, so a column's product takes the same steps whichever reads it).
@@ -125,6 +144,7 @@ __attribute__((always_inline)) inline void AddChunk(const typename Element<kLoad
   int32_t least_at[kN], most_at[kN];
   double prod[kN];
   int64_t prod_exponent[kN];
+  uint64_t int_prod[kN];
   for (size_t c = 0; c < kN; ++c) {
     if constexpr (kG.sum) sum[c] = t.sum[c0 + c];
     if constexpr (kG.sum && kLoad == DType::kInt64) low[c] = t.low[c0 + c];
@@ -146,6 +166,7 @@ __attribute__((always_inline)) inline void AddChunk(const typename Element<kLoad
     if constexpr (kG.prod) {
       prod[c] = t.prod[c0 + c];
       prod_exponent[c] = t.prod_exponent[c0 + c];
+      int_prod[c] = t.int_prod[c0 + c];
     }
   }
   for (size_t r = 0; r < count; ++r) {
@@ -179,9 +200,7 @@ __attribute__((always_inline)) inline void AddChunk(const typename Element<kLoad
         most[c] = Select(more, v, most[c]);
         most_at[c] = Select(more, row, most_at[c]);
       }
-      if constexpr (kG.prod) {
-        MultiplyFactor<kLoad>(static_cast<double>(v), prod[c], prod_exponent[c]);
-      }
+      if constexpr (kG.prod) MultiplyOne<kLoad>(v, int_prod[c], prod[c], prod_exponent[c]);
     }
     if (kG.prod && NormalizeAfterRow<kLoad>(r0 + r)) {
       for (size_t c = 0; c < kN; ++c) Normalize(prod[c], prod_exponent[c]);
@@ -207,6 +226,7 @@ __attribute__((always_inline)) inline void AddChunk(const typename Element<kLoad
     if constexpr (kG.prod) {
       t.prod[c0 + c] = prod[c];
       t.prod_exponent[c0 + c] = prod_exponent[c];
+      t.int_prod[c0 + c] = int_prod[c];
     }
   }
 }

@@ -5,13 +5,14 @@
 // floats' blocks under 128 columns, in groups (column_chunks.h); each copy gathers only what the
 // request reads (Gathers). A column's block then becomes a Stats merged after the
 // column's (MergeStats: compensated sums, first occurrences, Chan's moments, products). Every
-// dtype; the caller sends integers' PROD elsewhere (ColumnsPassTakes).
+// dtype and op.
 
 #include <algorithm>
 #include <bit>
 #include <cmath>
 #include <cstddef>
 #include <cstdint>
+#include <optional>
 #include <tuple>
 #include <type_traits>
 
@@ -105,9 +106,7 @@ void AddRowByRow(const typename Element<kDType>::Storage* data, size_t stride, s
         t.most[c] = Select(most, v, t.most[c]);
         t.most_at[c] = Select(most, row, t.most_at[c]);
       }
-      if constexpr (kG.prod) {
-        MultiplyFactor<kDType>(static_cast<double>(v), t.prod[c], t.prod_exponent[c]);
-      }
+      if constexpr (kG.prod) MultiplyOne<kDType>(v, t.int_prod[c], t.prod[c], t.prod_exponent[c]);
     }
     if (kG.prod && NormalizeAfterRow<kDType>(r)) {
       for (size_t c = 0; c < width; ++c) Normalize(t.prod[c], t.prod_exponent[c]);
@@ -191,6 +190,7 @@ void ClearTile(size_t width, Tile<ValueT, SumT>& t) {
     t.least_at[c] = t.most_at[c] = -1;
     t.prod[c] = 1.0;
     t.prod_exponent[c] = 0;
+    t.int_prod[c] = 1;
   }
 }
 
@@ -282,7 +282,12 @@ void AddColumnsOf(const std::byte* bytes, size_t stride, size_t rows, size_t wid
       block.sum = t.sum[c];
     }
     block.sum_squares = t.squares[c];
-    if constexpr (kG.prod) {
+    if constexpr (kG.prod && kInteger) {
+      block.int_prod = t.int_prod[c];
+      block.int_prod_zero = t.prod[c] == 0;
+      const std::optional<bool> leaves = LeavesInt64(t.prod[c], t.prod_exponent[c]);
+      block.int_prod_overflow = leaves ? *leaves : ExactProductLeavesInt64(data + c, stride, rows);
+    } else if constexpr (kG.prod) {
       int exponent = 0;
       block.prod = std::frexp(t.prod[c], &exponent);
       block.prod_exponent = t.prod_exponent[c] + exponent;
@@ -329,15 +334,13 @@ void AddColumnsFor(const StatsNeeds& needs, const std::byte* data, size_t stride
   const bool extremes = needs.min || needs.max;
   constexpr Gathers kEverything{.min = true, .max = true, .moments = true, .squares = true};
   constexpr Gathers kExtremes{.min = true, .max = true};
-  if constexpr (!IsInteger(kDType)) {
-    if (needs.prod) {
-      if (!needs.sum && !needs.sum_squares && !needs.moments && !extremes) {
-        return std::apply(AddColumnsOf<kDType, Gathers{.sum = false, .prod = true}>, args);
-      }
-      constexpr Gathers kAll{
-          .min = true, .max = true, .moments = true, .squares = true, .prod = true};
-      return std::apply(AddColumnsOf<kDType, kAll>, args);
+  if (needs.prod) {
+    if (!needs.sum && !needs.sum_squares && !needs.moments && !extremes) {
+      return std::apply(AddColumnsOf<kDType, Gathers{.sum = false, .prod = true}>, args);
     }
+    constexpr Gathers kAll{
+        .min = true, .max = true, .moments = true, .squares = true, .prod = true};
+    return std::apply(AddColumnsOf<kDType, kAll>, args);
   }
   if (needs.sum_squares) {
     // SUM_SQUARES alone (or with the sums) gathers the squares and sums only.

@@ -207,7 +207,7 @@ void ReduceColumnsAsync(ThreadPool& pool, const StatsRequest& request,
     std::move(job->done)(ReduceTiming{});
     return;
   }
-  job->by_pass = ColumnsPassTakes(request) && job->cols >= kPassLeastColumns;
+  job->by_pass = job->cols >= kPassLeastColumns;
   if (!job->by_pass) {
     job->tile_columns = kTileColumns;
   } else {

@@ -1,11 +1,12 @@
-// The product pass (block_reduce.h). Floats: kChains independent chains of kLanes lanes, each
+// The product pass (block_reduce.h): kChains independent chains of kLanes lanes. Floats: each
 // lane's product a mantissa and an exponent apart (product_lanes.h), 16-bit elements converted as
 // they load, and the NaN counted where no other pass counts them. Integers: NumPy's wrapped
-// product, and whether the exact one left int64.
+// product, and whether the exact one left int64 (from the magnitudes' product).
 
 #include <cmath>
 #include <cstddef>
 #include <cstdint>
+#include <optional>
 
 #include "kernels/cpu/block_reduce.h"
 #include "kernels/cpu/element_load.h"
@@ -84,31 +85,70 @@ void FloatProduct(const typename Element<kDType>::Storage* data, size_t size, bo
   if (count_nans) stats.nan_count += static_cast<uint64_t>(nan_count);
 }
 
-// Wrapping multiplication is associative, so lanes multiply to the sequential wrapped product;
-// the exact product leaves int64 exactly when a partial one does, unless a factor is 0 (every
-// other factor has magnitude >= 1, so partial products only grow).
+// Wrapping multiplication is associative, so the lanes multiply to the sequential wrapped
+// product; their magnitudes (product_lanes.h) tell whether the exact one left int64, and where
+// they cannot, the elements are multiplied again one at a time with the check.
 template <DType kDType>
 void IntProduct(const typename Element<kDType>::Storage* data, size_t size, Stats& stats) {
-  constexpr size_t kIntLanes = 4;  // multiplies with an overflow check do not vectorize
-  int64_t prod[kIntLanes] = {1, 1, 1, 1};
-  bool overflow = false, zero = false;
+  constexpr size_t kFactors = kProductFactors<kDType>;
+  Mask wrapped[kChains][kVectors];
+  Lanes magnitude[kChains][kVectors];
+  Mask exponent[kChains][kVectors] = {};
+  for (size_t chain = 0; chain < kChains; ++chain) {
+    for (size_t v = 0; v < kVectors; ++v) {
+      wrapped[chain][v] = Mask{} + 1;
+      magnitude[chain][v] = Lanes{} + 1.0;
+    }
+  }
+  const auto normalize = [&] __attribute__((always_inline)) {
+    for (size_t chain = 0; chain < kChains; ++chain) {
+      for (size_t v = 0; v < kVectors; ++v) Normalize(magnitude[chain][v], exponent[chain][v]);
+    }
+  };
   size_t i = 0;
-  for (; i + kIntLanes <= size; i += kIntLanes) {
-    for (size_t lane = 0; lane < kIntLanes; ++lane) {
-      const int64_t x = data[i + lane];
-      zero |= x == 0;
-      overflow |= __builtin_mul_overflow(prod[lane], x, &prod[lane]);
+  for (; i + kStep * kFactors <= size; i += kStep * kFactors) {
+    for (size_t k = 0; k < kFactors; ++k) {
+      for (size_t chain = 0; chain < kChains; ++chain) {
+        MultiplyIntGroup<kDType>(data + i + k * kStep + chain * kLanes, wrapped[chain],
+                                 magnitude[chain]);
+      }
+    }
+    normalize();
+  }
+  for (; i + kStep <= size; i += kStep) {
+    for (size_t chain = 0; chain < kChains; ++chain) {
+      MultiplyIntGroup<kDType>(data + i + chain * kLanes, wrapped[chain], magnitude[chain]);
+    }
+    normalize();
+  }
+  uint64_t total = 1;
+  double lane_magnitude[kStep];
+  int64_t lane_exponent[kStep];
+  for (size_t chain = 0; chain < kChains; ++chain) {
+    for (size_t v = 0; v < kVectors; ++v) {
+      for (size_t k = 0; k < kWidth; ++k) {
+        const size_t lane = chain * kLanes + v * kWidth + k;
+        total *= static_cast<uint64_t>(wrapped[chain][v][k]);
+        lane_magnitude[lane] = magnitude[chain][v][k];
+        lane_exponent[lane] = exponent[chain][v][k];
+      }
     }
   }
   for (size_t lane = 0; i < size; ++i, ++lane) {
-    zero |= data[i] == 0;
-    overflow |= __builtin_mul_overflow(prod[lane], int64_t{data[i]}, &prod[lane]);
+    MultiplyIntFactor(data[i], total, lane_magnitude[lane]);
+    Normalize(lane_magnitude[lane], lane_exponent[lane]);
   }
-  int64_t total = 1;
-  for (int64_t lane_prod : prod) overflow |= __builtin_mul_overflow(total, lane_prod, &total);
-  stats.int_prod = static_cast<uint64_t>(total);
-  stats.int_prod_overflow = overflow;
-  stats.int_prod_zero = zero;
+  double total_magnitude = 1.0;
+  int64_t total_exponent = 0;
+  for (size_t lane = 0; lane < kStep; ++lane) {
+    int exponent_of_product = 0;
+    total_magnitude = std::frexp(total_magnitude * lane_magnitude[lane], &exponent_of_product);
+    total_exponent += exponent_of_product + lane_exponent[lane];
+  }
+  stats.int_prod = total;
+  stats.int_prod_zero = total_magnitude == 0;
+  const std::optional<bool> leaves = LeavesInt64(total_magnitude, total_exponent);
+  stats.int_prod_overflow = leaves ? *leaves : ExactProductLeavesInt64(data, 1, size);
 }
 
 }  // namespace

@@ -9,8 +9,11 @@
 // in their namespace.
 
 #include <bit>
+#include <cmath>
 #include <cstddef>
 #include <cstdint>
+#include <cstring>
+#include <optional>
 
 #include "kernels/cpu/block_reduce.h"
 #include "kernels/cpu/element_load.h"
@@ -110,6 +113,70 @@ __attribute__((always_inline)) inline void MultiplyGroup(const typename Element<
     if constexpr (kDType == DType::kFloat64) SplitFactor(lane, exponent[v]);
     prod[v] *= lane;
   }
+}
+
+// Integers: NumPy's product wrapped modulo 2^64, beside the exact product's magnitude kept as the
+// floats' are (each factor's |x| rounded to a double: >= 1 unless 0, so it never underflows, and
+// six of at most 2^63 keep a product in [0.5, 1) normal). The magnitude tells whether the exact
+// product left int64 (LeavesInt64), where overflow-checked multiplies do not vectorize.
+__attribute__((always_inline)) inline void MultiplyIntFactor(int64_t x, uint64_t& wrapped,
+                                                             double& magnitude) {
+  wrapped *= static_cast<uint64_t>(x);
+  magnitude *= std::fabs(static_cast<double>(x));
+}
+
+// A group of kLanes integers from `x` (int32 or int64) multiplied into kVectors vectors of lanes.
+template <DType kDType>
+__attribute__((always_inline)) inline void MultiplyIntGroup(
+    const typename Element<kDType>::Storage* x, Mask* wrapped, Lanes* magnitude) {
+  const Mask kMagnitudeBits = Mask{} + 0x7fffffffffffffffll;
+  for (size_t v = 0; v < kVectors; ++v) {
+    Mask lane;
+    Lanes value;
+    if constexpr (kDType == DType::kInt32) {  // converted from int32: one instruction at 256 bits
+      Int32Lanes narrow;
+      std::memcpy(&narrow, x + v * kWidth, sizeof(narrow));
+      lane = ToInt64(narrow);
+      value = ToDouble(narrow);
+    } else {
+      std::memcpy(&lane, x + v * kWidth, sizeof(lane));
+      value = ToDouble(lane);
+    }
+    wrapped[v] *= lane;  // wraps: GCC's vectors multiply modulo 2^64
+    magnitude[v] *= reinterpret_cast<Lanes>(reinterpret_cast<Mask>(value) & kMagnitudeBits);
+  }
+}
+
+// Whether the exact product of integers, whose magnitudes multiply to about magnitude *
+// 2^exponent (within a relative n * 2^-53 for n factors), leaves int64's range, where the estimate
+// tells: false below 2^62, true from 2^65, nullopt between (ExactProductLeavesInt64 then decides).
+// A zero factor (magnitude 0) leaves it never.
+inline std::optional<bool> LeavesInt64(double magnitude, int64_t exponent) {
+  if (magnitude == 0) return false;
+  int own = 0;
+  std::frexp(magnitude, &own);  // magnitude * 2^exponent in [2^(e - 1), 2^e)
+  const int64_t e = exponent + own;
+  if (e <= 62) return false;
+  if (e >= 66) return true;
+  return std::nullopt;
+}
+
+// The exact check, a factor at a time on magnitudes (no factor is 0 here, so they only grow) and
+// the sign apart: -2^63 fits, +2^63 does not (checked multiplies of the signed partial products
+// would flag int64's least times -1 even where a later -1 brings it back). `count` integers
+// `stride` elements apart.
+template <typename StorageT>
+bool ExactProductLeavesInt64(const StorageT* x, size_t stride, size_t count) {
+  constexpr uint64_t kLeast = uint64_t{1} << 63;  // |INT64_MIN|
+  uint64_t magnitude = 1;
+  bool negative = false;
+  for (size_t k = 0; k < count; ++k) {
+    const auto factor = static_cast<int64_t>(x[k * stride]);
+    negative ^= factor < 0;
+    const uint64_t size = factor < 0 ? uint64_t{0} - static_cast<uint64_t>(factor) : factor;
+    if (__builtin_mul_overflow(magnitude, size, &magnitude) || magnitude > kLeast) return true;
+  }
+  return magnitude == kLeast && !negative;
 }
 
 }  // namespace gpureduce::kernels::cpu::GPUREDUCE_CPU_PASSES

@@ -2,7 +2,7 @@
 // layout of NumPy's axis=-1 (issue 23).
 //
 // A task takes a run of rows. Rows of kShortestRun to kLongestRun elements go through the short
-// runs pass where it takes the request (RunsPassTakes: PROD of floats alone; int64's with moments
+// runs pass where it takes the request (RunsPassTakes: PROD alone; int64's with moments
 // or extremes up to 128 elements, and no SUM_SQUARES), each reduced where it lies in vector lanes
 // (runs_pass.cc: rows of 16 float32 MIN 1.9 -> 4.3 GB/s, float16 SUM 1.2 -> 3.2 against the
 // columns pass and the sums in place, one thread of the dev VM). Other short rows go through the
@@ -176,8 +176,8 @@ void ReduceRowsAsync(ThreadPool& pool, const StatsRequest& request, std::span<co
   // 1.2-1.5x, five ops 1.4-1.7x (rows of 2 and 4: MIN 0.9-1.0x, five ops 1.4-1.6x); SUM and VAR
   // lost, 0.53-0.90x.
   const bool int64_extremes = request.needs.min || request.needs.max;
-  job->by_pass = !job->by_runs && ColumnsPassTakes(request) &&
-                 (request.dtype != DType::kInt64 || int64_extremes) && length <= kPassLongestRow;
+  job->by_pass = !job->by_runs && (request.dtype != DType::kInt64 || int64_extremes) &&
+                 length <= kPassLongestRow;
   // Tasks of about a task's elements (whole blocks of the pass's rows where it runs).
   uint64_t per_task = std::max<uint64_t>(1, TaskElements(request.dtype) / length);
   if (job->by_pass) per_task = (per_task + kColumnsWidth - 1) / kColumnsWidth * kColumnsWidth;

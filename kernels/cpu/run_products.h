@@ -1,16 +1,17 @@
 #pragma once
 
-// The short runs pass's products (runs_pass.cc; PROD alone, floats): each run's element e in
-// float64 lane e % kLanes, whole groups of kLanes as vectors, each lane's product a mantissa and
-// an exponent apart (product_lanes.h), the lanes then multiplied in one order. Where PROD went
-// through ReduceBlock a run at a time (its set-up and its 32 lanes' frexp calls per run), and
-// through the columns pass transposed (one thread of the dev VM, 64 MiB, rows of 16: float32
-// 0.27 -> 3.8 GB/s, float16 0.13 -> 1.0, float64 0.51 -> 4.5; rows of 128: float32 1.3 -> 10.1).
-// Included by runs_pass.cc only, in its namespace.
+// The short runs pass's products (runs_pass.cc; PROD alone): each run's element e in float64
+// lane e % kLanes, whole groups of kLanes as vectors, each lane's product a mantissa and an
+// exponent apart, integers' wrapped beside their magnitudes (product_lanes.h), the lanes then
+// multiplied in one order. Where PROD went through ReduceBlock a run at a time (its set-up and
+// its 32 lanes' frexp calls per run), and through the columns pass transposed (one thread of the
+// dev VM, 64 MiB, rows of 16: float32 0.27 -> 3.8 GB/s, float16 0.13 -> 1.0, float64 0.51 -> 4.5;
+// rows of 128: float32 1.3 -> 10.1). Included by runs_pass.cc only, in its namespace.
 
 #include <cstddef>
 #include <cstdint>
 #include <cstring>
+#include <optional>
 
 #include "kernels/cpu/block_reduce.h"
 #include "kernels/cpu/element_load.h"
@@ -63,6 +64,50 @@ __attribute__((always_inline)) inline void RunProduct(const typename Element<kDT
   out.prod_exponent = total_exponent;
 }
 
+// One run of integers' Stats: count and products (wrapped, and whether the exact one left int64).
+template <DType kDType>
+__attribute__((always_inline)) inline void RunIntProduct(const typename Element<kDType>::Storage* x,
+                                                         size_t length, Stats& out) {
+  constexpr size_t kFactors = kProductFactors<kDType>;
+  Mask wrapped[kVectors];
+  Lanes magnitude[kVectors];
+  Mask exponent[kVectors] = {};
+  for (size_t v = 0; v < kVectors; ++v) {
+    wrapped[v] = Mask{} + 1;
+    magnitude[v] = Lanes{} + 1.0;
+  }
+  const size_t whole = length / kLanes * kLanes;
+  size_t i = 0;
+  for (size_t factors = 0; i < whole; i += kLanes) {
+    MultiplyIntGroup<kDType>(x + i, wrapped, magnitude);
+    if (++factors == kFactors) {
+      for (size_t v = 0; v < kVectors; ++v) Normalize(magnitude[v], exponent[v]);
+      factors = 0;
+    }
+  }
+  for (size_t v = 0; v < kVectors; ++v) Normalize(magnitude[v], exponent[v]);
+  double m[kLanes];
+  int64_t e[kLanes];
+  uint64_t w[kLanes];
+  std::memcpy(m, magnitude, sizeof(m));
+  std::memcpy(e, exponent, sizeof(e));
+  std::memcpy(w, wrapped, sizeof(w));
+  uint64_t total = ((w[0] * w[4]) * (w[2] * w[6])) * ((w[1] * w[5]) * (w[3] * w[7]));
+  for (size_t lane = 0; i < length; ++i, ++lane) {  // the last, partial group
+    MultiplyIntFactor(x[i], total, m[lane]);
+    Normalize(m[lane], e[lane]);
+  }
+  double total_magnitude = ((m[0] * m[4]) * (m[2] * m[6])) * ((m[1] * m[5]) * (m[3] * m[7]));
+  int64_t total_exponent = ((e[0] + e[4]) + (e[2] + e[6])) + ((e[1] + e[5]) + (e[3] + e[7]));
+  out = Stats{};
+  out.count = length;
+  out.integer = true;
+  out.int_prod = total;
+  out.int_prod_zero = total_magnitude == 0;
+  const std::optional<bool> leaves = LeavesInt64(total_magnitude, total_exponent);
+  out.int_prod_overflow = leaves ? *leaves : ExactProductLeavesInt64(x, 1, length);
+}
+
 template <DType kDType>
 void RunProducts(const std::byte* data, const uint64_t* bounds, uint64_t base, size_t runs,
                  Stats* out) {
@@ -71,7 +116,11 @@ void RunProducts(const std::byte* data, const uint64_t* bounds, uint64_t base, s
     const auto* run = x + (bounds[r] - base);
     const uint64_t length = bounds[r + 1] - bounds[r];
     PrefetchAhead(run, length);
-    RunProduct<kDType>(run, length, out[r]);
+    if constexpr (IsInteger(kDType)) {
+      RunIntProduct<kDType>(run, length, out[r]);
+    } else {
+      RunProduct<kDType>(run, length, out[r]);
+    }
   }
 }
 

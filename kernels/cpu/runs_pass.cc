@@ -288,9 +288,8 @@ void RunsWithMoments(const StatsNeeds& needs, const std::byte* data, const uint6
 template <DType kDType>
 void RunsFor(const StatsNeeds& needs, const std::byte* data, const uint64_t* bounds, uint64_t base,
              size_t runs, Stats* out) {
-  if constexpr (!IsInteger(kDType)) {  // PROD comes alone (RunsPassTakes)
-    if (needs.prod) return RunProducts<kDType>(data, bounds, base, runs, out);
-  }
+  if (needs.prod)
+    return RunProducts<kDType>(data, bounds, base, runs, out);  // alone (RunsPassTakes)
   if constexpr (kDType != DType::kInt64) {  // int64 takes no squares (RunsPassTakes)
     if (needs.sum_squares) {                // rare beside extremes or moments: one copy for all
       return RunsOf<kDType, true, true, true, true>(data, bounds, base, runs, out);

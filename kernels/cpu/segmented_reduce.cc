@@ -5,7 +5,7 @@
 // segment that began in an earlier task leaves its piece aside (at most one a task), merged in
 // task order at the end. A piece is a ReduceBlock call and a Stats of its own, whose fixed cost
 // rules segments of a few dozen elements; so short float segments that lie whole in a task go
-// elsewhere. Those the short runs pass takes (RunsPassTakes: 4 to 512 elements, PROD of floats
+// elsewhere. Those the short runs pass takes (RunsPassTakes: 4 to 512 elements, PROD
 // alone; int64 past 128 sums alone) go through it, a row of consecutive ones at once (one thread
 // of the dev VM, segments of 16 float32: MIN 1.9 -> 2.9 GB/s, the five-op request 1.0 -> 1.6; of
 // 128: 1.9 -> 3.9). Shorter ones go through the columns pass where it is faster
@@ -75,7 +75,7 @@ struct SegmentsJob {
 // to 1.5x up to 64 elements) and for sums alone up to 32 (1.2x to 1.4x at 16); ReduceBlock's
 // extremes pass alone, and its moments, are faster at every length, as are sums past 32.
 uint64_t PassLongestSegment(const StatsRequest& request) {
-  if (!ColumnsPassTakes(request) || IsInteger(request.dtype)) return 0;
+  if (IsInteger(request.dtype)) return 0;
   const StatsNeeds& needs = request.needs;
   const bool extremes = needs.min || needs.max;
   const bool sums = needs.sum || needs.sum_squares || needs.moments;

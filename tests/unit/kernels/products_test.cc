@@ -1,11 +1,12 @@
-// The float products of the cpu kernel's passes (kernels/cpu/product_lanes.h): the short runs
-// pass's (run_products.h), the columns pass's (rows closer than a page, a row at a time, and rows
-// a page apart, in groups) and the product pass's over whole blocks, through every copy this CPU
-// runs, against the independent reference for PROD and NANPROD. Factors lie near 1 in magnitude
-// (so that a product stays inside the dtype and its bits mean something), of either sign, with
-// zeros, NaN, infinities, subnormals and pairs of extremes whose partial products would leave
-// float64 (float64's) placed among them. Every copy gives the same bits, and so do the columns
-// pass's two loops.
+// The products of the cpu kernel's passes (kernels/cpu/product_lanes.h): the short runs pass's
+// (run_products.h), the columns pass's (rows closer than a page, a row at a time, and rows a page
+// apart, in groups) and the product pass's over whole blocks, through every copy this CPU runs,
+// against the independent reference for PROD and NANPROD, every dtype. Float factors lie near 1
+// in magnitude (so that a product stays inside the dtype and its bits mean something), of either
+// sign, with zeros, NaN, infinities, subnormals and runs of extremes whose partial products would
+// leave float64 placed among them; integer factors are small, with zeros, the least integer and
+// products at and about 2^63 (wrapped, and overflowing or not). Every copy gives the same bits,
+// and so do the columns pass's two loops.
 
 #include <algorithm>
 #include <cmath>
@@ -52,11 +53,17 @@ Format FormatOf(DType dtype) {
 }
 
 // n factors +-(1 + k / 2^p) * 2^e, e in {-1, 0}: the product of a few thousand stays far inside
-// every dtype.
+// every float dtype. Integers: +-1 half the time, else +-2 or +-3, so products of some dozens
+// leave int64 and shorter ones do not.
 std::vector<double> NearOne(DType dtype, size_t n, std::mt19937_64& random) {
   const int bits = FormatOf(dtype).mantissa_bits;
   std::vector<double> values(n);
   for (double& v : values) {
+    if (IsInteger(dtype)) {
+      constexpr double kFactors[] = {1, -1, 1, -1, 2, -2, 3, -3};
+      v = kFactors[random() % 8];
+      continue;
+    }
     const double mantissa = 1.0 + std::ldexp(static_cast<double>(random() >> (64 - bits)), -bits);
     v = std::ldexp(random() % 2 == 0 ? mantissa : -mantissa, -static_cast<int>(random() % 2));
   }
@@ -99,11 +106,66 @@ void PlaceSpecials(DType dtype, size_t k, const std::vector<size_t>& cells,
   }
 }
 
+// Integers' specials over stretch k's `cells`, the others' factors made 1 where the product's
+// sign and size must be exact: a zero among the factors; products of -2^63 (int64's least: no
+// overflow), +2^63 (one past its most), -2^62, 2^80 and more; or int64's (int32's) least among
+// the factors. Those near 2^63 take the exact check (LeavesInt64 cannot tell).
+void PlaceIntSpecials(DType dtype, size_t k, const std::vector<size_t>& cells,
+                      std::vector<double>& values) {
+  if (cells.size() < 3) return;
+  const bool narrow = dtype == DType::kInt32;
+  const auto place = [&](std::vector<double> factors) {
+    for (size_t i : cells) values[i] = 1;
+    for (size_t i = 0; i < factors.size(); ++i)
+      values[cells[i * (cells.size() - 1) / 2]] = factors[i];
+  };
+  const double two30 = 0x1p30, two62 = 0x1p62;
+  switch (k % 7) {
+    case 1:
+      values[cells[cells.size() / 2]] = 0;
+      break;
+    case 2:
+      place(narrow ? std::vector<double>{-8, two30, two30} : std::vector<double>{-2, two62});
+      break;
+    case 3:
+      place(narrow ? std::vector<double>{8, two30, two30} : std::vector<double>{2, two62});
+      break;
+    case 4:
+      place(narrow ? std::vector<double>{4, two30, -two30} : std::vector<double>{two62, -1});
+      break;
+    case 5:
+      place(narrow ? std::vector<double>{two30, two30, two30}
+                   : std::vector<double>{0x1p40, 0x1p40});
+      break;
+    case 6:
+      values[cells.front()] = narrow ? -0x1p31 : -0x1p63;
+      break;
+    default:
+      break;
+  }
+}
+
+// The values as an array of `dtype` (integers exact in a double).
+TypedArray Array(DType dtype, const std::vector<double>& values) {
+  if (!IsInteger(dtype)) return testing::FromValues(dtype, values);
+  return testing::FromInts(dtype, std::vector<int64_t>(values.begin(), values.end()));
+}
+
+// The specials of the dtype's kind.
+void PlaceAnySpecials(DType dtype, size_t k, const std::vector<size_t>& cells,
+                      std::vector<double>& values) {
+  if (IsInteger(dtype)) {
+    PlaceIntSpecials(dtype, k, cells, values);
+  } else {
+    PlaceSpecials(dtype, k, cells, values);
+  }
+}
+
 // Each product op of `got` against the reference over `own`; the failures, one a line.
 std::string CheckProducts(DType dtype, const std::vector<double>& own, const Stats& got,
                           const std::string& where) {
   std::string failures;
-  const TypedArray array = testing::FromValues(dtype, own);
+  const TypedArray array = Array(dtype, own);
   for (Op op : kProducts) {
     const std::string error =
         testing::CheckResult(testing::ReferenceOf(op, array, 1), FinalizeOp(op, dtype, 1, got));
@@ -137,9 +199,9 @@ TEST_P(ProductsTest, RunsMatchTheReferenceWithTheSameBitsInEveryCopy) {
   for (size_t r = 0; r < runs; ++r) {
     std::vector<size_t> cells;
     for (uint64_t i = bounds[r]; i < bounds[r + 1]; ++i) cells.push_back(i);
-    PlaceSpecials(dtype, r, cells, values);
+    PlaceAnySpecials(dtype, r, cells, values);
   }
-  const TypedArray data = testing::FromValues(dtype, values);
+  const TypedArray data = Array(dtype, values);
   ASSERT_TRUE(RunsPassTakes({dtype, kNeeds}, 4));
   std::vector<Stats> first;
   for (const Passes* passes : RunnablePasses()) {
@@ -149,7 +211,9 @@ TEST_P(ProductsTest, RunsMatchTheReferenceWithTheSameBitsInEveryCopy) {
     for (size_t r = 0; r < runs && failures.size() < 2000; ++r) {
       const std::vector<double> own(values.begin() + bounds[r], values.begin() + bounds[r + 1]);
       failures += CheckProducts(dtype, own, got[r], absl::StrCat("run ", r, " (", own.size(), ")"));
-      EXPECT_EQ(got[r].first_nan, r % 7 == 2 ? 0 : -1) << "run " << r;
+      if (!IsInteger(dtype)) {
+        EXPECT_EQ(got[r].first_nan, r % 7 == 2 ? 0 : -1) << "run " << r;
+      }
     }
     EXPECT_EQ(failures, "");
     if (first.empty()) first = got;
@@ -171,14 +235,14 @@ TEST_P(ProductsTest, ColumnsMatchTheReferenceWithTheSameBitsInEveryCopyAndLoop) 
       for (size_t c = 0; c < cols; ++c) {
         std::vector<size_t> cells;
         for (size_t r = 0; r < rows; ++r) cells.push_back(r * paged + c);
-        PlaceSpecials(dtype, c, cells, values);
+        PlaceAnySpecials(dtype, c, cells, values);
       }
-      const TypedArray wide = testing::FromValues(dtype, values);
+      const TypedArray wide = Array(dtype, values);
       std::vector<double> compact_values(rows * cols);
       for (size_t r = 0; r < rows; ++r) {
         std::copy_n(values.begin() + r * paged, cols, compact_values.begin() + r * cols);
       }
-      const TypedArray compact = testing::FromValues(dtype, compact_values);
+      const TypedArray compact = Array(dtype, compact_values);
       std::vector<Stats> first;
       for (const Passes* passes : RunnablePasses()) {
         for (const auto& [table, stride] : {std::pair{&compact, cols}, std::pair{&wide, paged}}) {
@@ -216,8 +280,8 @@ TEST_P(ProductsTest, BlocksMatchTheReferenceWithTheSameBitsInEveryCopy) {
     std::vector<double> values = NearOne(dtype, size, random_);
     std::vector<size_t> cells(size);
     std::iota(cells.begin(), cells.end(), size_t{0});
-    PlaceSpecials(dtype, k, cells, values);
-    const TypedArray data = testing::FromValues(dtype, values);
+    PlaceAnySpecials(dtype, k, cells, values);
+    const TypedArray data = Array(dtype, values);
     Stats first;
     bool have_first = false;
     for (const Passes* passes : RunnablePasses()) {
@@ -232,9 +296,7 @@ TEST_P(ProductsTest, BlocksMatchTheReferenceWithTheSameBitsInEveryCopy) {
   }
 }
 
-INSTANTIATE_TEST_SUITE_P(EveryFloat, ProductsTest,
-                         ::testing::Values(DType::kFloat32, DType::kFloat16, DType::kBFloat16,
-                                           DType::kFloat64),
+INSTANTIATE_TEST_SUITE_P(EveryDType, ProductsTest, ::testing::ValuesIn(kAllDTypes),
                          [](const auto& info) { return std::string(DTypeName(info.param)); });
 
 }  // namespace
