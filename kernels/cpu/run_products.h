@@ -21,41 +21,68 @@
 
 namespace gpureduce::kernels::cpu::GPUREDUCE_CPU_PASSES {
 
-// One run's Stats: count, NaN count, first NaN and product.
-template <DType kDType>
-__attribute__((always_inline)) inline void RunProduct(const typename Element<kDType>::Storage* x,
-                                                      size_t length, Stats& out) {
-  constexpr size_t kFactors = kProductFactors<kDType>;
+// One float run's product in kLanes lanes (element e in lane e % kLanes; the last, partial group
+// padded with ones), every lane renormalized, and each lane's NaN count.
+struct RunProductLanes {
   Lanes prod[kVectors];
-  Mask exponent[kVectors] = {};
-  Mask nans[kVectors] = {};
-  for (Lanes& p : prod) p = Lanes{} + 1.0;
+  Mask exponent[kVectors];
+  Mask nans[kVectors];
+};
+
+// The element 1 of a float dtype, as stored.
+template <DType kDType>
+inline constexpr
+    typename Element<kDType>::Storage kOne = kDType == DType::kFloat16
+                                                 ? typename Element<kDType>::Storage(0x3c00)
+                                             : kDType == DType::kBFloat16
+                                                 ? typename Element<kDType>::Storage(0x3f80)
+                                                 : typename Element<kDType>::Storage(1);
+
+template <DType kDType>
+__attribute__((always_inline)) inline RunProductLanes LanesOfRun(
+    const typename Element<kDType>::Storage* x, size_t length) {
+  using Storage = typename Element<kDType>::Storage;
+  constexpr size_t kFactors = kProductFactors<kDType>;
+  RunProductLanes l;
+  for (size_t v = 0; v < kVectors; ++v) {
+    l.prod[v] = Lanes{} + 1.0;
+    l.exponent[v] = l.nans[v] = Mask{};
+  }
   const size_t whole = length / kLanes * kLanes;
-  size_t i = 0;
-  for (size_t factors = 0; i < whole; i += kLanes) {
-    MultiplyGroup<kDType>(x + i, prod, exponent, nans);
+  size_t factors = 0;
+  for (size_t i = 0; i < whole; i += kLanes) {
+    MultiplyGroup<kDType>(x + i, l.prod, l.exponent, l.nans);
     if (++factors == kFactors) {
-      for (size_t v = 0; v < kVectors; ++v) Normalize(prod[v], exponent[v]);
+      for (size_t v = 0; v < kVectors; ++v) Normalize(l.prod[v], l.exponent[v]);
       factors = 0;
     }
   }
-  for (size_t v = 0; v < kVectors; ++v) Normalize(prod[v], exponent[v]);
+  if (whole < length) {  // at most kFactors factors in a lane with it
+    Storage last[kLanes];
+    for (Storage& one : last) one = kOne<kDType>;
+    std::memcpy(last, x + whole, (length - whole) * sizeof(Storage));
+    MultiplyGroup<kDType>(last, l.prod, l.exponent, l.nans);
+  }
+  for (size_t v = 0; v < kVectors; ++v) Normalize(l.prod[v], l.exponent[v]);
+  return l;
+}
+
+// One run's Stats: count, NaN count, first NaN and product, the lanes multiplied in
+// CombineEight's order (combine_eight.h: eight runs' answers at once, runs_answers.cc).
+template <DType kDType>
+__attribute__((always_inline)) inline void RunProduct(const typename Element<kDType>::Storage* x,
+                                                      size_t length, Stats& out) {
+  const RunProductLanes l = LanesOfRun<kDType>(x, length);
   double p[kLanes];
   int64_t e[kLanes], n[kLanes];
-  std::memcpy(p, prod, sizeof(p));
-  std::memcpy(e, exponent, sizeof(e));
-  std::memcpy(n, nans, sizeof(n));
-  int64_t nan_count = ((n[0] + n[4]) + (n[2] + n[6])) + ((n[1] + n[5]) + (n[3] + n[7]));
-  for (size_t lane = 0; i < length; ++i, ++lane) {  // the last, partial group
-    const double value = Element<kDType>::Load(x[i]);
-    nan_count += value != value ? 1 : 0;
-    MultiplyFactor<kDType>(value, p[lane], e[lane]);
-    Normalize(p[lane], e[lane]);
-  }
+  std::memcpy(p, l.prod, sizeof(p));
+  std::memcpy(e, l.exponent, sizeof(e));
+  std::memcpy(n, l.nans, sizeof(n));
   // Eight lanes in [0.5, 1) multiply to at least 2^-8: no renormalizing between them.
   double total = ((p[0] * p[4]) * (p[2] * p[6])) * ((p[1] * p[5]) * (p[3] * p[7]));
   int64_t total_exponent = ((e[0] + e[4]) + (e[2] + e[6])) + ((e[1] + e[5]) + (e[3] + e[7]));
   Normalize(total, total_exponent);
+  const int64_t nan_count = ((n[0] + n[4]) + (n[2] + n[6])) + ((n[1] + n[5]) + (n[3] + n[7]));
   out = Stats{};
   out.count = length;
   out.nan_count = static_cast<uint64_t>(nan_count);

@@ -30,10 +30,11 @@ namespace {
 
 constexpr size_t kRunsACall = 50;  // as runs_pass_test: calls of 50 runs, eight at a time and six
 
-// One op at a time, then requests of several: the five-op request, NaN forms with an arg op
-// and the moments, SUM_SQUARES beside them, and every op at once.
+// One op at a time (the products too: alone, the pass takes them), then requests of several:
+// the five-op request, NaN forms with an arg op and the moments, SUM_SQUARES beside them, and
+// every op at once.
 std::vector<std::vector<Op>> OpSets() {
-  std::vector<std::vector<Op>> sets;
+  std::vector<std::vector<Op>> sets = {{Op::kProd}, {Op::kNanProd}};
   for (Op op : OpsWithoutProducts()) sets.push_back({op});
   sets.push_back({Op::kSum, Op::kMin, Op::kMax, Op::kMean, Op::kStd});
   sets.push_back({Op::kNanSum, Op::kNanMin, Op::kArgMax, Op::kVar, Op::kNanMean});

@@ -1,0 +1,89 @@
+#pragma once
+
+// PROD and NANPROD alone of float runs answered eight runs at a time (the short runs pass's
+// answer_runs, runs_answers.cc), with no Stats between: each run's lanes as RunProduct takes them
+// (run_products.h), eight runs' lanes multiplied at once in its order (combine_eight.h), then
+// FloatProd's value (a multiply by 2^e, ldexp past a normal 2^e) stored as EncodeAnswers stores
+// it, so the bytes are EncodeAnswers's over RunProduct's Stats. Needs AVX-512. Included by
+// runs_answers.cc only, in its namespace.
+
+#if defined(__AVX512F__)
+#include <immintrin.h>
+
+#include <cstddef>
+#include <cstdint>
+#include <cstring>
+#include <limits>
+
+#include "common/reduction/op_result.h"
+#include "common/reduction/stats_values.h"
+#include "kernels/cpu/combine_eight.h"
+#include "kernels/cpu/eight_runs.h"
+#include "kernels/cpu/narrow_eight.h"
+#include "kernels/cpu/product_lanes.h"
+#include "kernels/cpu/run_products.h"
+#include "kernels/reduce.h"
+
+namespace gpureduce::kernels::cpu::GPUREDUCE_CPU_PASSES {
+
+// How many of `runs` runs (from bounds[0] - base in `data`) were answered: every whole eight.
+template <DType kDType>
+size_t AnswerProducts(const DirectAnswers& direct, uint64_t first, const std::byte* data,
+                      const uint64_t* bounds, uint64_t base, size_t runs) {
+  static_assert(kVectors == 1 && kLanes == kEightRuns, "a register holds a run's lanes");
+  using Storage = typename Element<kDType>::Storage;
+  const auto* x = reinterpret_cast<const Storage*>(data);
+  const Op op = direct.ops[0].op;
+  const size_t size = DTypeSize(ResultDType(op, kDType));
+  std::byte* out = direct.ops[0].out + first * size;
+  const auto multiply = [](__m512d a, __m512d b) { return _mm512_mul_pd(a, b); };
+  const auto add = [](__m512d a, __m512d b) {
+    return _mm512_castsi512_pd(_mm512_add_epi64(_mm512_castpd_si512(a), _mm512_castpd_si512(b)));
+  };
+  size_t r = 0;
+  for (; r + kEightRuns <= runs; r += kEightRuns, out += kEightRuns * size) {
+    __m512d prod[kEightRuns], exponent[kEightRuns], nans[kEightRuns];
+    for (size_t k = 0; k < kEightRuns; ++k) {
+      const RunProductLanes l =
+          LanesOfRun<kDType>(x + (bounds[r + k] - base), bounds[r + k + 1] - bounds[r + k]);
+      prod[k] = reinterpret_cast<__m512d>(l.prod[0]);
+      exponent[k] = reinterpret_cast<__m512d>(l.exponent[0]);
+      nans[k] = reinterpret_cast<__m512d>(l.nans[0]);
+    }
+    Lanes total = reinterpret_cast<Lanes>(CombineEight(prod, multiply));
+    Mask total_exponent = reinterpret_cast<Mask>(CombineEight(exponent, add));
+    const Mask nan_count = reinterpret_cast<Mask>(CombineEight(nans, add));
+    Normalize(total, total_exponent);
+    // FloatProd: times 2^e where that is a normal double, else its ldexp, lane by lane.
+    const Mask normal = (total_exponent >= -1022) & (total_exponent <= 1023);
+    const Mask power = ((total_exponent + 1023) << 52) & normal;
+    Lanes value = total * reinterpret_cast<Lanes>(power);
+    if (AnyLane(~normal)) {
+      for (size_t k = 0; k < kEightRuns; ++k) {
+        if (normal[k]) continue;
+        Stats stats;
+        stats.prod = total[k];
+        stats.prod_exponent = total_exponent[k];
+        value[k] = FloatProd(stats);
+      }
+    }
+    if (!OpSkipsNan(op)) {
+      const Lanes nan = Lanes{} + std::numeric_limits<double>::quiet_NaN();
+      value = nan_count != 0 ? nan : value;
+    }
+    if constexpr (kDType == DType::kFloat16 || kDType == DType::kBFloat16) {
+      NarrowEight<kDType>(value, out);
+    } else if constexpr (kDType == DType::kFloat32) {  // static_cast's rounding, lane by lane
+      typedef float Floats __attribute__((vector_size(kEightRuns * sizeof(float))));
+      const Floats narrow = __builtin_convertvector(value, Floats);
+      std::memcpy(out, &narrow, sizeof(narrow));
+    } else {
+      std::memcpy(out, &value, sizeof(value));
+    }
+  }
+  return r;
+}
+
+}  // namespace gpureduce::kernels::cpu::GPUREDUCE_CPU_PASSES
+
+#endif  // __AVX512F__
