@@ -21,6 +21,7 @@
 #include "kernels/cpu/eight_runs.h"
 #include "kernels/cpu/narrow_eight.h"
 #include "kernels/cpu/product_lanes.h"
+#include "kernels/cpu/run_lanes.h"
 #include "kernels/cpu/run_products.h"
 #include "kernels/reduce.h"
 
@@ -44,8 +45,10 @@ size_t AnswerProducts(const DirectAnswers& direct, uint64_t first, const std::by
   for (; r + kEightRuns <= runs; r += kEightRuns, out += kEightRuns * size) {
     __m512d prod[kEightRuns], exponent[kEightRuns], nans[kEightRuns];
     for (size_t k = 0; k < kEightRuns; ++k) {
-      const RunProductLanes l =
-          LanesOfRun<kDType>(x + (bounds[r + k] - base), bounds[r + k + 1] - bounds[r + k]);
+      const Storage* run = x + (bounds[r + k] - base);
+      const uint64_t length = bounds[r + k + 1] - bounds[r + k];
+      PrefetchAhead(run, length);  // as RunProducts
+      const RunProductLanes l = LanesOfRun<kDType>(run, length);
       prod[k] = reinterpret_cast<__m512d>(l.prod[0]);
       exponent[k] = reinterpret_cast<__m512d>(l.exponent[0]);
       nans[k] = reinterpret_cast<__m512d>(l.nans[0]);
