@@ -254,6 +254,12 @@ TEST_P(ProductsTest, ColumnsMatchTheReferenceWithTheSameBitsInEveryCopyAndLoop) 
             std::vector<double> own;
             for (size_t r = 0; r < rows; ++r) own.push_back(compact_values[r * cols + c]);
             failures += CheckProducts(dtype, own, got[c], absl::StrCat("column ", c));
+            const auto nan = std::find_if(own.begin(), own.end(), [](double x) { return x != x; });
+            const int64_t first_nan = nan == own.end() ? -1 : nan - own.begin();
+            if (got[c].first_nan != first_nan) {
+              absl::StrAppend(&failures, "column ", c, ": first NaN ", got[c].first_nan,
+                              ", expected ", first_nan, "\n");
+            }
           }
           EXPECT_EQ(failures, "") << "rows " << stride << " apart";
           if (first.empty()) first = got;
