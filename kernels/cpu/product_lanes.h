@@ -125,6 +125,8 @@ __attribute__((always_inline)) inline void MultiplyIntFactor(int64_t x, uint64_t
   magnitude *= std::fabs(static_cast<double>(x));
 }
 
+typedef uint64_t UnsignedLanes __attribute__((vector_size(sizeof(Mask))));
+
 // A group of kLanes integers from `x` (int32 or int64) multiplied into kVectors vectors of lanes.
 template <DType kDType>
 __attribute__((always_inline)) inline void MultiplyIntGroup(
@@ -142,7 +144,9 @@ __attribute__((always_inline)) inline void MultiplyIntGroup(
       std::memcpy(&lane, x + v * kWidth, sizeof(lane));
       value = ToDouble(lane);
     }
-    wrapped[v] *= lane;  // wraps: GCC's vectors multiply modulo 2^64
+    // Unsigned, so the multiply wraps modulo 2^64 (a signed one's overflow is undefined).
+    wrapped[v] = reinterpret_cast<Mask>(reinterpret_cast<UnsignedLanes>(wrapped[v]) *
+                                        reinterpret_cast<UnsignedLanes>(lane));
     magnitude[v] *= reinterpret_cast<Lanes>(reinterpret_cast<Mask>(value) & kMagnitudeBits);
   }
 }
