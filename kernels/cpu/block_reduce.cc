@@ -3,7 +3,6 @@
 
 #include "kernels/cpu/block_reduce.h"
 
-#include <algorithm>
 #include <vector>
 
 #include "kernels/cpu/element_load.h"

@@ -10,7 +10,6 @@
 
 #include <algorithm>
 #include <bit>
-#include <cmath>
 #include <cstddef>
 #include <cstdint>
 #include <cstring>
@@ -76,12 +75,8 @@ struct Gathers {
 template <DType kDType, typename ValueT>
 __attribute__((always_inline)) inline void MultiplyOne(ValueT v, uint64_t& int_prod, double& prod,
                                                        int64_t& exponent) {
-  if constexpr (kDType == DType::kInt32) {
-    // (As int32: its conversion to double vectorizes at 256 bits, int64's does not.)
-    int_prod *= static_cast<uint64_t>(static_cast<int64_t>(v));
-    prod *= std::fabs(static_cast<double>(static_cast<int32_t>(v)));
-  } else if constexpr (IsInteger(kDType)) {
-    MultiplyIntFactor(v, int_prod, prod);
+  if constexpr (IsInteger(kDType)) {
+    MultiplyIntFactor<kDType>(v, int_prod, prod);
   } else {
     MultiplyFactor<kDType>(static_cast<double>(v), prod, exponent);
   }

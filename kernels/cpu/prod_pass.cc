@@ -3,7 +3,6 @@
 // they load, and the NaN counted where no other pass counts them. Integers: NumPy's wrapped
 // product, and whether the exact one left int64 (from the magnitudes' product).
 
-#include <cmath>
 #include <cstddef>
 #include <cstdint>
 #include <optional>
@@ -73,15 +72,8 @@ void FloatProduct(const typename Element<kDType>::Storage* data, size_t size, bo
     MultiplyFactor<kDType>(x, lane_prod[lane], lane_exponent[lane]);
     Normalize(lane_prod[lane], lane_exponent[lane]);
   }
-  double total = 1.0;
-  int64_t total_exponent = 0;
-  for (size_t lane = 0; lane < kStep; ++lane) {
-    int exponent_of_product = 0;
-    total = std::frexp(total * lane_prod[lane], &exponent_of_product);
-    total_exponent += exponent_of_product + lane_exponent[lane];
-  }
-  stats.prod = total;
-  stats.prod_exponent = total_exponent;
+  stats.prod_exponent = 0;
+  stats.prod = MultiplyInOrder(lane_prod, lane_exponent, kStep, stats.prod_exponent);
   if (count_nans) stats.nan_count += static_cast<uint64_t>(nan_count);
 }
 
@@ -135,16 +127,12 @@ void IntProduct(const typename Element<kDType>::Storage* data, size_t size, Stat
     }
   }
   for (size_t lane = 0; i < size; ++i, ++lane) {
-    MultiplyIntFactor(data[i], total, lane_magnitude[lane]);
+    MultiplyIntFactor<kDType>(data[i], total, lane_magnitude[lane]);
     Normalize(lane_magnitude[lane], lane_exponent[lane]);
   }
-  double total_magnitude = 1.0;
   int64_t total_exponent = 0;
-  for (size_t lane = 0; lane < kStep; ++lane) {
-    int exponent_of_product = 0;
-    total_magnitude = std::frexp(total_magnitude * lane_magnitude[lane], &exponent_of_product);
-    total_exponent += exponent_of_product + lane_exponent[lane];
-  }
+  const double total_magnitude =
+      MultiplyInOrder(lane_magnitude, lane_exponent, kStep, total_exponent);
   stats.int_prod = total;
   stats.int_prod_zero = total_magnitude == 0;
   const std::optional<bool> leaves = LeavesInt64(total_magnitude, total_exponent);

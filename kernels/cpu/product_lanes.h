@@ -119,10 +119,16 @@ __attribute__((always_inline)) inline void MultiplyGroup(const typename Element<
 // floats' are (each factor's |x| rounded to a double: >= 1 unless 0, so it never underflows, and
 // six of at most 2^63 keep a product in [0.5, 1) normal). The magnitude tells whether the exact
 // product left int64 (LeavesInt64), where overflow-checked multiplies do not vectorize.
+// (int32's converted to double from int32: that vectorizes at 256 bits, int64's does not.)
+template <DType kDType>
 __attribute__((always_inline)) inline void MultiplyIntFactor(int64_t x, uint64_t& wrapped,
                                                              double& magnitude) {
   wrapped *= static_cast<uint64_t>(x);
-  magnitude *= std::fabs(static_cast<double>(x));
+  if constexpr (kDType == DType::kInt32) {
+    magnitude *= std::fabs(static_cast<double>(static_cast<int32_t>(x)));
+  } else {
+    magnitude *= std::fabs(static_cast<double>(x));
+  }
 }
 
 typedef uint64_t UnsignedLanes __attribute__((vector_size(sizeof(Mask))));
@@ -149,6 +155,19 @@ __attribute__((always_inline)) inline void MultiplyIntGroup(
                                         reinterpret_cast<UnsignedLanes>(lane));
     magnitude[v] *= reinterpret_cast<Lanes>(reinterpret_cast<Mask>(value) & kMagnitudeBits);
   }
+}
+
+// `count` lanes' products (each in [0.5, 1) or 0, inf, NaN; exponents apart) multiplied in lane
+// order, renormalized after each: the product's mantissa, its exponent added into `exponent`.
+inline double MultiplyInOrder(const double* prod, const int64_t* exponents, size_t count,
+                              int64_t& exponent) {
+  double total = 1.0;
+  for (size_t lane = 0; lane < count; ++lane) {
+    int own = 0;
+    total = std::frexp(total * prod[lane], &own);
+    exponent += own + exponents[lane];
+  }
+  return total;
 }
 
 // Whether the exact product of integers, whose magnitudes multiply to about magnitude *

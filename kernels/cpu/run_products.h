@@ -21,6 +21,14 @@
 
 namespace gpureduce::kernels::cpu::GPUREDUCE_CPU_PASSES {
 
+// Eight lanes' products (each in [0.5, 1) or 0, inf, NaN) multiplied in CombineEight's order
+// (combine_eight.h), ((l0 l4)(l2 l6))((l1 l5)(l3 l7)), their exponents added into `exponent`: at
+// least 2^-8, so no renormalizing between them.
+inline double ProductOfEight(const double* p, const int64_t* e, int64_t& exponent) {
+  exponent += ((e[0] + e[4]) + (e[2] + e[6])) + ((e[1] + e[5]) + (e[3] + e[7]));
+  return ((p[0] * p[4]) * (p[2] * p[6])) * ((p[1] * p[5]) * (p[3] * p[7]));
+}
+
 // One float run's product in kLanes lanes (element e in lane e % kLanes; the last, partial group
 // padded with ones), every lane renormalized, and each lane's NaN count.
 struct RunProductLanes {
@@ -78,9 +86,8 @@ __attribute__((always_inline)) inline void RunProduct(const typename Element<kDT
   std::memcpy(p, l.prod, sizeof(p));
   std::memcpy(e, l.exponent, sizeof(e));
   std::memcpy(n, l.nans, sizeof(n));
-  // Eight lanes in [0.5, 1) multiply to at least 2^-8: no renormalizing between them.
-  double total = ((p[0] * p[4]) * (p[2] * p[6])) * ((p[1] * p[5]) * (p[3] * p[7]));
-  int64_t total_exponent = ((e[0] + e[4]) + (e[2] + e[6])) + ((e[1] + e[5]) + (e[3] + e[7]));
+  int64_t total_exponent = 0;
+  double total = ProductOfEight(p, e, total_exponent);
   Normalize(total, total_exponent);
   const int64_t nan_count = ((n[0] + n[4]) + (n[2] + n[6])) + ((n[1] + n[5]) + (n[3] + n[7]));
   out = Stats{};
@@ -121,11 +128,11 @@ __attribute__((always_inline)) inline void RunIntProduct(const typename Element<
   std::memcpy(w, wrapped, sizeof(w));
   uint64_t total = ((w[0] * w[4]) * (w[2] * w[6])) * ((w[1] * w[5]) * (w[3] * w[7]));
   for (size_t lane = 0; i < length; ++i, ++lane) {  // the last, partial group
-    MultiplyIntFactor(x[i], total, m[lane]);
+    MultiplyIntFactor<kDType>(x[i], total, m[lane]);
     Normalize(m[lane], e[lane]);
   }
-  double total_magnitude = ((m[0] * m[4]) * (m[2] * m[6])) * ((m[1] * m[5]) * (m[3] * m[7]));
-  int64_t total_exponent = ((e[0] + e[4]) + (e[2] + e[6])) + ((e[1] + e[5]) + (e[3] + e[7]));
+  int64_t total_exponent = 0;
+  const double total_magnitude = ProductOfEight(m, e, total_exponent);
   out = Stats{};
   out.count = length;
   out.integer = true;
