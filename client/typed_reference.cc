@@ -82,14 +82,13 @@ void TypedReference::AddElement(double x, int64_t k) {
     int_sum_ += k;
     int_prod_ *= static_cast<uint64_t>(k);
     if (k == 0) saw_zero_ = true;
-    // The exact product's magnitude only grows while no zero has come (|k| >= 1): once out of
-    // int64's range it stays out, unless a zero comes.
+    // The exact product's magnitude only grows while no zero has come (|k| >= 1): once past
+    // 2^63 it stays out of int64's range, unless a zero comes. +2^63 itself may come back (a
+    // later -1 makes it -2^63), so it is kept (2^63 times an int64 stays inside int128).
     if (!int_prod_overflow_) {
       int_prod_exact_ *= k;
-      if (int_prod_exact_ > std::numeric_limits<int64_t>::max() ||
-          int_prod_exact_ < std::numeric_limits<int64_t>::min()) {
-        int_prod_overflow_ = true;
-      }
+      const Int128 least = std::numeric_limits<int64_t>::min();
+      if (int_prod_exact_ < least || int_prod_exact_ > -least) int_prod_overflow_ = true;
     }
   }
   // The float product, its exponent apart: no partial overflows or underflows.
@@ -142,7 +141,9 @@ TypedReference::Answer TypedReference::answer(v1::Op proto_op) const {
     case Op::kProd:
       if (answer.integer) {
         answer.int_value = static_cast<int64_t>(int_prod_);
-        answer.overflow = int_prod_overflow_ && !saw_zero_;
+        answer.overflow =
+            (int_prod_overflow_ || int_prod_exact_ > std::numeric_limits<int64_t>::max()) &&
+            !saw_zero_;
         answer.value = static_cast<double>(answer.int_value);
       } else if (nan || (zeros_ > 0 && infinities_ > 0)) {
         answer.value = kNan;

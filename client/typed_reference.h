@@ -46,7 +46,7 @@ class TypedReference {
   long double sum_ = 0, abs_sum_ = 0, sum_squares_ = 0;
   __extension__ __int128 int_sum_ = 0;
   uint64_t int_prod_ = 1;                      // modulo 2^64
-  __extension__ __int128 int_prod_exact_ = 1;  // until it leaves int64's range
+  __extension__ __int128 int_prod_exact_ = 1;  // until its magnitude passes 2^63
   bool int_prod_overflow_ = false, saw_zero_ = false;
   long double prod_mantissa_ = 1;
   int64_t prod_exponent_ = 0;

@@ -75,7 +75,7 @@ inline bool IntegerAnswer(const Stats& stats, int64_t& value, bool& overflow) {
     overflow = stats.int_sum_wraps != 0;
   } else if constexpr (kBase == Op::kProd) {
     value = static_cast<int64_t>(stats.int_prod);
-    overflow = stats.int_prod_overflow && !stats.int_prod_zero;
+    overflow = stats.int_prod_leaves_int64();
   } else {
     constexpr bool kLess = kBase == Op::kMin;
     if ((kLess ? stats.min_index : stats.max_index) < 0) return false;

@@ -95,7 +95,7 @@ absl::StatusOr<OpResult> FinalizeOp(Op op, DType input, double ddof, const Stats
     case Op::kProd:
       if (integer_result) {
         result.int_value = static_cast<int64_t>(stats.int_prod);
-        result.overflow = stats.int_prod_overflow && !stats.int_prod_zero;
+        result.overflow = stats.int_prod_leaves_int64();
       }
       value = nan ? kNan : FloatProd(stats);
       break;

@@ -2,6 +2,8 @@
 
 #include <cmath>
 
+#include "common/reduction/int_product.h"
+
 namespace gpureduce {
 
 StatsNeeds NeedsOf(std::span<const Op> ops) {
@@ -80,12 +82,12 @@ void MergeProducts(const Stats& right, Stats& out) {
   out.prod = std::frexp(out.prod * right.prod, &exponent);
   out.prod_exponent += right.prod_exponent + exponent;
   // Wrapping multiplication is associative, so the pieces' wrapped products multiply to the
-  // sequential one; the exact product leaves int64 exactly when a partial one does, unless a
-  // factor is 0 (every other factor has magnitude >= 1, so partial products only grow).
-  int64_t exact = 0;
-  const bool overflow = __builtin_mul_overflow(static_cast<int64_t>(out.int_prod),
-                                               static_cast<int64_t>(right.int_prod), &exact);
-  out.int_prod_overflow = out.int_prod_overflow || right.int_prod_overflow || overflow;
+  // sequential one. The exact product's range by int_product.h's states (a side out for good
+  // keeps it out, unless a factor is 0, which the zero flag answers).
+  const IntProductRange range = RangeOfProduct(out.int_prod, out.int_prod_two_to_63, right.int_prod,
+                                               right.int_prod_two_to_63);
+  out.int_prod_overflow = out.int_prod_overflow || right.int_prod_overflow || range.leaves;
+  out.int_prod_two_to_63 = !out.int_prod_overflow && range.two_to_63;
   out.int_prod = out.int_prod * right.int_prod;
   out.int_prod_zero = out.int_prod_zero || right.int_prod_zero;
 }

@@ -52,10 +52,12 @@ struct Stats {
   double prod = 1.0;
   int64_t prod_exponent = 0;
   // Integers: the product modulo 2^64 (NumPy's wrapped answer), whether the exact one left
-  // int64's range, and whether a factor was 0 (then the exact product is 0 and fits).
+  // int64's range for good (int_product.h) or is +2^63 (out by its sign alone: a later -1 brings
+  // it back), and whether a factor was 0 (then the exact product is 0 and fits).
   uint64_t int_prod = 1;
   bool int_prod_overflow = false;
   bool int_prod_zero = false;
+  bool int_prod_two_to_63 = false;
 
   // The smallest and largest non-NaN element and the first index of each (-1: none seen yet);
   // floats in min/max (every float dtype's value is a double), integers in int_min/int_max.
@@ -71,6 +73,10 @@ struct Stats {
   double m2 = 0.0;
 
   uint64_t valid() const { return count - nan_count; }  // the non-NaN elements
+  // Whether the integers' exact product does not fit in int64 (the answer's `overflow`).
+  bool int_prod_leaves_int64() const {
+    return (int_prod_overflow || int_prod_two_to_63) && !int_prod_zero;
+  }
 };
 
 // The stats of `left` followed by `right`.

@@ -12,7 +12,6 @@
 #include <cmath>
 #include <cstddef>
 #include <cstdint>
-#include <optional>
 #include <tuple>
 #include <type_traits>
 
@@ -283,10 +282,7 @@ void AddColumnsOf(const std::byte* bytes, size_t stride, size_t rows, size_t wid
     }
     block.sum_squares = t.squares[c];
     if constexpr (kG.prod && kInteger) {
-      block.int_prod = t.int_prod[c];
-      block.int_prod_zero = t.prod[c] == 0;
-      const std::optional<bool> leaves = LeavesInt64(t.prod[c], t.prod_exponent[c]);
-      block.int_prod_overflow = leaves ? *leaves : ExactProductLeavesInt64(data + c, stride, rows);
+      SetIntProduct(t.int_prod[c], t.prod[c], t.prod_exponent[c], data + c, stride, rows, block);
     } else if constexpr (kG.prod) {
       int exponent = 0;
       block.prod = std::frexp(t.prod[c], &exponent);

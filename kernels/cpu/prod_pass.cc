@@ -5,7 +5,6 @@
 
 #include <cstddef>
 #include <cstdint>
-#include <optional>
 
 #include "kernels/cpu/block_reduce.h"
 #include "kernels/cpu/element_load.h"
@@ -133,10 +132,7 @@ void IntProduct(const typename Element<kDType>::Storage* data, size_t size, Stat
   int64_t total_exponent = 0;
   const double total_magnitude =
       MultiplyInOrder(lane_magnitude, lane_exponent, kStep, total_exponent);
-  stats.int_prod = total;
-  stats.int_prod_zero = total_magnitude == 0;
-  const std::optional<bool> leaves = LeavesInt64(total_magnitude, total_exponent);
-  stats.int_prod_overflow = leaves ? *leaves : ExactProductLeavesInt64(data, 1, size);
+  SetIntProduct(total, total_magnitude, total_exponent, data, 1, size, stats);
 }
 
 }  // namespace

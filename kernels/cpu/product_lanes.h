@@ -15,6 +15,7 @@
 #include <cstring>
 #include <optional>
 
+#include "common/reduction/int_product.h"
 #include "kernels/cpu/block_reduce.h"
 #include "kernels/cpu/element_load.h"
 #include "kernels/cpu/sum_lanes.h"
@@ -172,7 +173,7 @@ inline double MultiplyInOrder(const double* prod, const int64_t* exponents, size
 
 // Whether the exact product of integers, whose magnitudes multiply to about magnitude *
 // 2^exponent (within a relative n * 2^-53 for n factors), leaves int64's range, where the estimate
-// tells: false below 2^62, true from 2^65, nullopt between (ExactProductLeavesInt64 then decides).
+// tells: false below 2^62, true from 2^66, nullopt between (ExactProductRangeOf then decides).
 // A zero factor (magnitude 0) leaves it never.
 inline std::optional<bool> LeavesInt64(double magnitude, int64_t exponent) {
   if (magnitude == 0) return false;
@@ -185,21 +186,45 @@ inline std::optional<bool> LeavesInt64(double magnitude, int64_t exponent) {
 }
 
 // The exact check, a factor at a time on magnitudes (no factor is 0 here, so they only grow) and
-// the sign apart: -2^63 fits, +2^63 does not (checked multiplies of the signed partial products
-// would flag int64's least times -1 even where a later -1 brings it back). `count` integers
-// `stride` elements apart.
+// the sign apart: -2^63 fits, +2^63 is int_product.h's state of its own (checked multiplies of
+// the signed partial products would flag int64's least times -1 even where a later -1 brings it
+// back). `count` integers `stride` elements apart.
 template <typename StorageT>
-bool ExactProductLeavesInt64(const StorageT* x, size_t stride, size_t count) {
+IntProductRange ExactProductRangeOf(const StorageT* x, size_t stride, size_t count) {
   constexpr uint64_t kLeast = uint64_t{1} << 63;  // |INT64_MIN|
   uint64_t magnitude = 1;
   bool negative = false;
+  IntProductRange range;
   for (size_t k = 0; k < count; ++k) {
     const auto factor = static_cast<int64_t>(x[k * stride]);
     negative ^= factor < 0;
     const uint64_t size = factor < 0 ? uint64_t{0} - static_cast<uint64_t>(factor) : factor;
-    if (__builtin_mul_overflow(magnitude, size, &magnitude) || magnitude > kLeast) return true;
+    if (__builtin_mul_overflow(magnitude, size, &magnitude) || magnitude > kLeast) {
+      range.leaves = true;
+      return range;
+    }
   }
-  return magnitude == kLeast && !negative;
+  range.two_to_63 = magnitude == kLeast && !negative;
+  return range;
+}
+
+// An integer product's Stats (the wrapped bits, the zero flag, the exact product's range) from
+// its lanes' total magnitude * 2^exponent and, where that cannot tell, its `count` factors
+// `stride` elements apart at x.
+template <typename StorageT>
+void SetIntProduct(uint64_t wrapped, double magnitude, int64_t exponent, const StorageT* x,
+                   size_t stride, size_t count, Stats& out) {
+  out.int_prod = wrapped;
+  out.int_prod_zero = magnitude == 0;
+  const std::optional<bool> leaves = LeavesInt64(magnitude, exponent);
+  IntProductRange range;
+  if (leaves) {
+    range.leaves = *leaves;
+  } else {
+    range = ExactProductRangeOf(x, stride, count);
+  }
+  out.int_prod_overflow = range.leaves;
+  out.int_prod_two_to_63 = range.two_to_63;
 }
 
 }  // namespace gpureduce::kernels::cpu::GPUREDUCE_CPU_PASSES

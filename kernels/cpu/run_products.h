@@ -11,7 +11,6 @@
 #include <cstddef>
 #include <cstdint>
 #include <cstring>
-#include <optional>
 
 #include "kernels/cpu/block_reduce.h"
 #include "kernels/cpu/element_load.h"
@@ -136,10 +135,7 @@ __attribute__((always_inline)) inline void RunIntProduct(const typename Element<
   out = Stats{};
   out.count = length;
   out.integer = true;
-  out.int_prod = total;
-  out.int_prod_zero = total_magnitude == 0;
-  const std::optional<bool> leaves = LeavesInt64(total_magnitude, total_exponent);
-  out.int_prod_overflow = leaves ? *leaves : ExactProductLeavesInt64(x, 1, length);
+  SetIntProduct(total, total_magnitude, total_exponent, x, 1, length, out);
 }
 
 template <DType kDType>

@@ -161,19 +161,24 @@ inline Reference ComputeReference(const Sample& s) {
   Reference r;
   r.n = s.size();
   if (IsInteger(s.dtype)) {
-    int64_t exact = 1;
+    // The exact product, kept while its magnitude is at most 2^63 (it only grows but at a 0):
+    // +2^63 may come back to -2^63, so only past it is the overflow for good.
+    Int128 exact = 1;
+    const Int128 least = std::numeric_limits<int64_t>::min();
     for (size_t i = 0; i < s.ints.size(); ++i) {
       const int64_t x = s.ints[i];
       r.int_sum += x;
       r.sum_squares += static_cast<long double>(x) * x;
       r.int_prod *= static_cast<uint64_t>(x);
       if (x == 0) r.int_prod_zero = true;
-      if (!r.int_prod_overflow && __builtin_mul_overflow(exact, x, &exact)) {
-        r.int_prod_overflow = true;
+      if (!r.int_prod_overflow) {
+        exact *= x;
+        r.int_prod_overflow = exact < least || exact > -least;
       }
       if (r.min_index < 0 || x < r.int_min) r.int_min = x, r.min_index = int64_t(i);
       if (r.max_index < 0 || x > r.int_max) r.int_max = x, r.max_index = int64_t(i);
     }
+    r.int_prod_overflow = r.int_prod_overflow || exact == -least;  // +2^63 at the end
     r.valid = r.n;
     r.sum = static_cast<long double>(r.int_sum);
     r.abs_sum = 0;

@@ -257,6 +257,34 @@ TEST_F(StatsKernelTest, IntegerSumsAreExactAndWrapLikeNumPy) {
   EXPECT_EQ(failures_, 0);
 }
 
+// Products through +2^63, the factors far apart (other threads, warps and blocks): int64's least
+// times -1 is out of range, a later -1 brings it back to -2^63, which fits.
+TEST_F(StatsKernelTest, IntegerProductsThroughTwoTo63) {
+  constexpr int64_t kLeast = INT64_MIN, kLeast32 = INT32_MIN;
+  const std::vector<std::pair<DType, std::vector<int64_t>>> cases = {
+      {DType::kInt64, {kLeast, -1, -1}},             // -2^63: fits
+      {DType::kInt64, {kLeast, -1}},                 // +2^63: out
+      {DType::kInt64, {-1, kLeast, 1, -1}},          // fits
+      {DType::kInt64, {kLeast, -1, -1, 2}},          // out
+      {DType::kInt64, {kLeast, -1, 0, 3}},           // 0
+      {DType::kInt32, {kLeast32, kLeast32, 2, -1}},  // -2^63: fits
+      {DType::kInt32, {kLeast32, kLeast32, 2}},      // +2^63: out
+  };
+  for (const auto& [dtype, factors] : cases) {
+    for (size_t n : {size_t{7}, size_t{1000003}}) {
+      Sample s;
+      s.dtype = dtype;
+      for (size_t i = 0; i < n; ++i) {
+        const size_t k = i * factors.size() / n;  // factor k at the start of its stretch
+        PushInt(s, i * factors.size() % n < factors.size() ? factors[k] : 1);
+      }
+      Upload(s, 1);
+      CheckOps(s, {Op::kProd}, "int product through 2^63");
+    }
+  }
+  EXPECT_EQ(failures_, 0);
+}
+
 TEST_F(StatsKernelTest, Float16NearItsLimits) {
   Sample s;
   s.dtype = DType::kFloat16;

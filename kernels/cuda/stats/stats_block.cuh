@@ -10,6 +10,7 @@
 #include <cstdint>
 #include <type_traits>
 
+#include "common/reduction/int_product.h"
 #include "kernels/cuda/stats/stats_dtype.cuh"
 #include "kernels/cuda/stats/stats_policy.h"
 
@@ -17,6 +18,7 @@ namespace gpureduce::kernels::cuda {
 
 inline constexpr uint32_t kIntProdOverflow = 1u;
 inline constexpr uint32_t kIntProdZero = 2u;
+inline constexpr uint32_t kIntProdTwoTo63 = 4u;  // the exact product is +2^63 (int_product.h)
 
 // p * 2^e with p in [0.5, 1) again after multiplications that left p normal (or 0, inf, NaN,
 // which stay as they are).
@@ -48,13 +50,21 @@ __device__ __forceinline__ void MulFactor(double& p, int64_t& e, double x) {
   Renormalize(p, e);
 }
 
-// The wrapped product p * x and whether the exact one leaves int64 (a factor x of 0: `zero`).
+// The wrapped product p * q (q's flags `q_flags`) and the exact one's range (int_product.h's
+// three states in kIntProdOverflow and kIntProdTwoTo63; a factor of 0: kIntProdZero).
+__device__ __forceinline__ void MulProducts(uint64_t& p, uint32_t& flags, uint64_t q,
+                                            uint32_t q_flags) {
+  const IntProductRange range =
+      RangeOfProduct(p, (flags & kIntProdTwoTo63) != 0, q, (q_flags & kIntProdTwoTo63) != 0);
+  flags = (flags | q_flags) & ~kIntProdTwoTo63;
+  if (range.leaves) flags |= kIntProdOverflow;
+  if (range.two_to_63 && !(flags & kIntProdOverflow)) flags |= kIntProdTwoTo63;
+  p *= q;
+}
+
+// One factor x (0 sets kIntProdZero).
 __device__ __forceinline__ void MulWrapped(uint64_t& p, uint32_t& flags, int64_t x) {
-  const int64_t a = static_cast<int64_t>(p);
-  const uint64_t lo = p * static_cast<uint64_t>(x);
-  if (__mul64hi(a, x) != (static_cast<int64_t>(lo) >> 63)) flags |= kIntProdOverflow;
-  if (x == 0) flags |= kIntProdZero;
-  p = lo;
+  MulProducts(p, flags, static_cast<uint64_t>(x), x == 0 ? kIntProdZero : 0u);
 }
 
 // 1 / n for a count n >= 1 (below 2^53): float's reciprocal refined by two Newton steps, within
@@ -197,11 +207,7 @@ struct BlockStats : NanPart<G::kFloat>,
       }
     }
     if constexpr (G::kProd && G::kInt) {
-      const int64_t a = static_cast<int64_t>(this->iprod), b = static_cast<int64_t>(o.iprod);
-      const uint64_t lo = this->iprod * o.iprod;
-      if (__mul64hi(a, b) != (static_cast<int64_t>(lo) >> 63)) this->iflags |= kIntProdOverflow;
-      this->iflags |= o.iflags;
-      this->iprod = lo;
+      MulProducts(this->iprod, this->iflags, o.iprod, o.iflags);
     } else if constexpr (G::kProd) {
       this->prod *= o.prod;  // both in [0.5, 1): the product is normal
       this->prod_exp += o.prod_exp;

@@ -32,6 +32,7 @@ struct DeviceStats {
   uint64_t int_prod = 1;
   bool int_prod_overflow = false;
   bool int_prod_zero = false;
+  bool int_prod_two_to_63 = false;
   double min = 0.0;
   double max = 0.0;
   int64_t int_min = 0;

@@ -8,6 +8,7 @@
 
 #include <cstdint>
 
+#include "common/reduction/int_product.h"
 #include "kernels/cuda/stats/stats_block.cuh"
 #include "kernels/cuda/stats/stats_launch.h"
 
@@ -51,6 +52,7 @@ __device__ DeviceStats ToDeviceStats(const BlockStats<kDTypeT, kFlagsT>& b, uint
     s.int_prod = b.iprod;
     s.int_prod_overflow = (b.iflags & kIntProdOverflow) != 0;
     s.int_prod_zero = (b.iflags & kIntProdZero) != 0;
+    s.int_prod_two_to_63 = (b.iflags & kIntProdTwoTo63) != 0;
   } else if constexpr (G::kProd) {
     s.prod = b.prod;
     s.prod_exponent = b.prod_exp;
@@ -96,11 +98,11 @@ __device__ inline DeviceStats MergeDeviceStats(const DeviceStats& left, const De
   int exponent = 0;
   out.prod = (prod == 0.0 || !(prod - prod == 0.0)) ? prod : frexp(prod, &exponent);
   out.prod_exponent += right.prod_exponent + exponent;
-  const int64_t a = static_cast<int64_t>(out.int_prod), b = static_cast<int64_t>(right.int_prod);
-  const uint64_t wrapped = out.int_prod * right.int_prod;
-  const bool overflow = __mul64hi(a, b) != (static_cast<int64_t>(wrapped) >> 63);
-  out.int_prod_overflow = out.int_prod_overflow || right.int_prod_overflow || overflow;
-  out.int_prod = wrapped;
+  const IntProductRange range = RangeOfProduct(out.int_prod, out.int_prod_two_to_63, right.int_prod,
+                                               right.int_prod_two_to_63);
+  out.int_prod_overflow = out.int_prod_overflow || right.int_prod_overflow || range.leaves;
+  out.int_prod_two_to_63 = !out.int_prod_overflow && range.two_to_63;
+  out.int_prod *= right.int_prod;
   out.int_prod_zero = out.int_prod_zero || right.int_prod_zero;
 
   // Extremes (MergeExtremes): ties keep the left, the earlier.

@@ -74,6 +74,19 @@ TEST(TypedReferenceTest, IntegerProductWrapsAndAZeroEndsTheOverflow) {
   EXPECT_FALSE(AnswerOf(v1::PROD, DType::kInt64, zeroed).overflow);
 }
 
+TEST(TypedReferenceTest, IntegerProductThroughTwoTo63ComesBack) {
+  constexpr int64_t kLeast = std::numeric_limits<int64_t>::min();
+  const std::vector<int64_t> back = {kLeast, -1, -1};  // +2^63 on the way, -2^63 at the end
+  EXPECT_FALSE(AnswerOf(v1::PROD, DType::kInt64, back).overflow);
+  EXPECT_EQ(AnswerOf(v1::PROD, DType::kInt64, back).int_value, kLeast);
+  EXPECT_TRUE(AnswerOf(v1::PROD, DType::kInt64, std::vector<int64_t>{kLeast, -1}).overflow);
+  EXPECT_TRUE(AnswerOf(v1::PROD, DType::kInt64, std::vector<int64_t>{kLeast, -1, -1, 2}).overflow);
+  EXPECT_TRUE(AnswerOf(v1::PROD, DType::kInt64, std::vector<int64_t>{kLeast, kLeast, -1}).overflow);
+  const std::vector<int32_t> narrow = {std::numeric_limits<int32_t>::min(),
+                                       std::numeric_limits<int32_t>::min(), 2, -1};
+  EXPECT_FALSE(AnswerOf(v1::PROD, DType::kInt32, narrow).overflow);
+}
+
 TEST(TypedReferenceTest, NanPropagatesAndTheNanFormsSkipIt) {
   const double nan = std::numeric_limits<double>::quiet_NaN();
   const std::vector<double> values = {3, nan, -7, 5, nan, -7};

@@ -4,6 +4,7 @@
 
 #include "common/reduction/stats.h"
 
+#include <algorithm>
 #include <cmath>
 #include <cstdint>
 #include <limits>
@@ -123,6 +124,47 @@ TEST(MergeStatsTest, IntegerSumsCountTheirWraps) {
   const Stats product = MergeStats(OfInt(int64_t{1} << 40, 0), OfInt(int64_t{1} << 40, 1));
   EXPECT_TRUE(product.int_prod_overflow);
   EXPECT_EQ(product.int_prod, 0u);
+}
+
+// The contract's overflow is the exact product's: int64's least times -1 is +2^63, out of range,
+// but a later -1 brings it back. Every split of the factors must tell the same.
+TEST(MergeStatsTest, IntegerProductsThroughTwoTo63AnswerTheExactProductsRange) {
+  __extension__ using Int128 = __int128;
+  constexpr int64_t kLeast = std::numeric_limits<int64_t>::min();
+  constexpr int64_t kHalf = int64_t{1} << 62;
+  const std::vector<std::vector<int64_t>> cases = {
+      {kLeast, -1, -1},         {kLeast, -1},
+      {-1, kLeast, 1, -1},      {kLeast, -1, 1, 1},
+      {kLeast, -1, -1, 2},      {kLeast, -1, 0, 3},
+      {kHalf, 2, -1},           {kHalf, -2},
+      {-kHalf, -2, -1, 1},      {int64_t{1} << 32, int64_t{1} << 31, -1},
+      {kLeast, -1, kLeast, -1}, {3, 5, -7, 11},
+      {kLeast, 2, 0},           {kLeast, 1, -1, 1, -1},
+  };
+  for (const std::vector<int64_t>& factors : cases) {
+    Int128 exact = 1;
+    uint64_t wrapped = 1;
+    bool past = false;  // the magnitude passed 2^63 before a 0
+    std::vector<Stats> pieces;
+    for (size_t i = 0; i < factors.size(); ++i) {
+      pieces.push_back(OfInt(factors[i], static_cast<int64_t>(i)));
+      wrapped *= static_cast<uint64_t>(factors[i]);
+      if (!past) exact *= factors[i];
+      past = past || exact > -Int128{kLeast} || exact < kLeast;
+    }
+    const bool zero = std::count(factors.begin(), factors.end(), 0) > 0;
+    const bool leaves = !zero && (past || exact > std::numeric_limits<int64_t>::max());
+    SCOPED_TRACE(::testing::PrintToString(factors));
+    std::vector<Stats> merged = {Fold(pieces, 0, pieces.size()), Tree(pieces, 0, pieces.size())};
+    for (size_t cut = 1; cut < pieces.size(); ++cut) {
+      merged.push_back(MergeStats(Fold(pieces, 0, cut), Tree(pieces, cut, pieces.size())));
+      merged.push_back(MergeStats(Tree(pieces, 0, cut), Fold(pieces, cut, pieces.size())));
+    }
+    for (const Stats& s : merged) {
+      EXPECT_EQ(s.int_prod, wrapped);
+      EXPECT_EQ(s.int_prod_leaves_int64(), leaves);
+    }
+  }
 }
 
 TEST(MergeStatsTest, CompensatedSumKeepsWhatPlainAdditionLoses) {

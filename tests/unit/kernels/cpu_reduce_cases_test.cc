@@ -6,6 +6,7 @@
 #include <cstdint>
 #include <limits>
 #include <string>
+#include <utility>
 #include <vector>
 
 #include "common/reduction/op_name.h"
@@ -119,6 +120,30 @@ TEST_F(CpuReduceCasesTest, IntegerProductWrapsAndOverflowIsExact) {
   threes.resize(39);  // 3^39 < 2^63
   EXPECT_EQ(Check(Op::kProd, FromInts(DType::kInt64, threes)), "");
   EXPECT_FALSE(Run(Op::kProd, FromInts(DType::kInt64, threes)).overflow);
+}
+
+// Products through +2^63 (out of range) and back to -2^63 (in), the factors far apart so that
+// the pool's tasks split them and MergeStats meets +2^63.
+TEST_F(CpuReduceCasesTest, IntegerProductThroughTwoTo63IsTheExactProducts) {
+  constexpr int64_t kLeast32 = std::numeric_limits<int32_t>::min();
+  const std::vector<std::pair<DType, std::vector<int64_t>>> cases = {
+      {DType::kInt64, {kInt64Min, -1, -1}},         {DType::kInt64, {kInt64Min, -1}},
+      {DType::kInt64, {-1, kInt64Min, 1, -1}},      {DType::kInt64, {kInt64Min, -1, -1, 2}},
+      {DType::kInt32, {kLeast32, kLeast32, 2, -1}}, {DType::kInt32, {kLeast32, kLeast32, 2}},
+  };
+  for (const auto& [dtype, factors] : cases) {
+    for (size_t n : {size_t{5}, size_t{1000003}}) {
+      std::vector<int64_t> values(n, 1);
+      for (size_t k = 0; k < factors.size(); ++k)
+        values[k * (n - 1) / (factors.size() - 1)] = factors[k];
+      SCOPED_TRACE(::testing::PrintToString(factors) + " over " + std::to_string(n));
+      EXPECT_EQ(Check(Op::kProd, FromInts(dtype, values)), "");
+    }
+  }
+  EXPECT_FALSE(
+      Run(Op::kProd, FromInts(DType::kInt64, std::vector<int64_t>{kInt64Min, -1, -1})).overflow);
+  EXPECT_TRUE(
+      Run(Op::kProd, FromInts(DType::kInt64, std::vector<int64_t>{kInt64Min, -1})).overflow);
 }
 
 TEST_F(CpuReduceCasesTest, Float16NearItsLimits) {

@@ -108,19 +108,21 @@ void PlaceSpecials(DType dtype, size_t k, const std::vector<size_t>& cells,
 
 // Integers' specials over stretch k's `cells`, the others' factors made 1 where the product's
 // sign and size must be exact: a zero among the factors; products of -2^63 (int64's least: no
-// overflow), +2^63 (one past its most), -2^62, 2^80 and more; or int64's (int32's) least among
-// the factors. Those near 2^63 take the exact check (LeavesInt64 cannot tell).
+// overflow), +2^63 (one past its most), -2^62, 2^80 and more, and -2^63 through +2^63 (a -1
+// brings it back); or int64's (int32's) least among the factors. Those near 2^63 take the exact
+// check (LeavesInt64 cannot tell).
 void PlaceIntSpecials(DType dtype, size_t k, const std::vector<size_t>& cells,
                       std::vector<double>& values) {
   if (cells.size() < 3) return;
   const bool narrow = dtype == DType::kInt32;
   const auto place = [&](std::vector<double> factors) {
+    if (cells.size() < factors.size()) return;
     for (size_t i : cells) values[i] = 1;
     for (size_t i = 0; i < factors.size(); ++i)
-      values[cells[i * (cells.size() - 1) / 2]] = factors[i];
+      values[cells[i * (cells.size() - 1) / (factors.size() - 1)]] = factors[i];
   };
   const double two30 = 0x1p30, two62 = 0x1p62;
-  switch (k % 7) {
+  switch (k % 8) {
     case 1:
       values[cells[cells.size() / 2]] = 0;
       break;
@@ -139,6 +141,10 @@ void PlaceIntSpecials(DType dtype, size_t k, const std::vector<size_t>& cells,
       break;
     case 6:
       values[cells.front()] = narrow ? -0x1p31 : -0x1p63;
+      break;
+    case 7:
+      place(narrow ? std::vector<double>{-0x1p31, -0x1p31, 2, -1}
+                   : std::vector<double>{-0x1p63, -1, -1});
       break;
     default:
       break;
