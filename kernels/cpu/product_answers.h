@@ -27,62 +27,89 @@
 
 namespace gpureduce::kernels::cpu::GPUREDUCE_CPU_PASSES {
 
-// How many of `runs` runs (from bounds[0] - base in `data`) were answered: every whole eight.
-template <DType kDType>
-size_t AnswerProducts(const DirectAnswers& direct, uint64_t first, const std::byte* data,
-                      const uint64_t* bounds, uint64_t base, size_t runs) {
-  static_assert(kVectors == 1 && kLanes == kEightRuns, "a register holds a run's lanes");
-  using Storage = typename Element<kDType>::Storage;
-  const auto* x = reinterpret_cast<const Storage*>(data);
-  const Op op = direct.ops[0].op;
-  const size_t size = DTypeSize(ResultDType(op, kDType));
-  std::byte* out = direct.ops[0].out + first * size;
+// Eight runs' answers of `op` at out, out + size, ...: kGroups and kNanFree as LanesOfRun's. With
+// kNanFree, false where a run's product is NaN (a NaN element, or 0 times an infinity), nothing
+// written: the caller goes again with the NaN counted.
+template <DType kDType, size_t kGroups, bool kNanFree>
+__attribute__((always_inline)) inline bool AnswerEightProducts(
+    const typename Element<kDType>::Storage* x, const uint64_t* bounds, uint64_t base, Op op,
+    std::byte* out) {
   const auto multiply = [](__m512d a, __m512d b) { return _mm512_mul_pd(a, b); };
   const auto add = [](__m512d a, __m512d b) {
     return _mm512_castsi512_pd(_mm512_add_epi64(_mm512_castpd_si512(a), _mm512_castpd_si512(b)));
   };
-  size_t r = 0;
-  for (; r + kEightRuns <= runs; r += kEightRuns, out += kEightRuns * size) {
-    __m512d prod[kEightRuns], exponent[kEightRuns], nans[kEightRuns];
+  __m512d prod[kEightRuns], exponent[kEightRuns], nans[kEightRuns];
+  for (size_t k = 0; k < kEightRuns; ++k) {
+    const auto* run = x + (bounds[k] - base);
+    const uint64_t length = kGroups > 0 ? kGroups * kLanes : bounds[k + 1] - bounds[k];
+    PrefetchAhead(run, length);  // as RunProducts
+    const RunProductLanes l = LanesOfRun<kDType, kGroups, kNanFree>(run, length);
+    prod[k] = reinterpret_cast<__m512d>(l.prod[0]);
+    exponent[k] = reinterpret_cast<__m512d>(l.exponent[0]);
+    if constexpr (!kNanFree) nans[k] = reinterpret_cast<__m512d>(l.nans[0]);
+  }
+  Lanes total = reinterpret_cast<Lanes>(CombineEight(prod, multiply));
+  if constexpr (kNanFree) {
+    if (_mm512_cmp_pd_mask(reinterpret_cast<__m512d>(total), reinterpret_cast<__m512d>(total),
+                           _CMP_UNORD_Q) != 0) {
+      return false;
+    }
+  }
+  Mask total_exponent = reinterpret_cast<Mask>(CombineEight(exponent, add));
+  Normalize(total, total_exponent);
+  // FloatProd: times 2^e where that is a normal double, else its ldexp, lane by lane.
+  const Mask normal = (total_exponent >= -1022) & (total_exponent <= 1023);
+  const Mask power = ((total_exponent + 1023) << 52) & normal;
+  Lanes value = total * reinterpret_cast<Lanes>(power);
+  if (AnyLane(~normal)) {
     for (size_t k = 0; k < kEightRuns; ++k) {
-      const Storage* run = x + (bounds[r + k] - base);
-      const uint64_t length = bounds[r + k + 1] - bounds[r + k];
-      PrefetchAhead(run, length);  // as RunProducts
-      const RunProductLanes l = LanesOfRun<kDType>(run, length);
-      prod[k] = reinterpret_cast<__m512d>(l.prod[0]);
-      exponent[k] = reinterpret_cast<__m512d>(l.exponent[0]);
-      nans[k] = reinterpret_cast<__m512d>(l.nans[0]);
+      if (normal[k]) continue;
+      Stats stats;
+      stats.prod = total[k];
+      stats.prod_exponent = total_exponent[k];
+      value[k] = FloatProd(stats);
     }
-    Lanes total = reinterpret_cast<Lanes>(CombineEight(prod, multiply));
-    Mask total_exponent = reinterpret_cast<Mask>(CombineEight(exponent, add));
-    const Mask nan_count = reinterpret_cast<Mask>(CombineEight(nans, add));
-    Normalize(total, total_exponent);
-    // FloatProd: times 2^e where that is a normal double, else its ldexp, lane by lane.
-    const Mask normal = (total_exponent >= -1022) & (total_exponent <= 1023);
-    const Mask power = ((total_exponent + 1023) << 52) & normal;
-    Lanes value = total * reinterpret_cast<Lanes>(power);
-    if (AnyLane(~normal)) {
-      for (size_t k = 0; k < kEightRuns; ++k) {
-        if (normal[k]) continue;
-        Stats stats;
-        stats.prod = total[k];
-        stats.prod_exponent = total_exponent[k];
-        value[k] = FloatProd(stats);
-      }
-    }
+  }
+  if constexpr (!kNanFree) {
     if (!OpSkipsNan(op)) {
+      const Mask nan_count = reinterpret_cast<Mask>(CombineEight(nans, add));
       const Lanes nan = Lanes{} + std::numeric_limits<double>::quiet_NaN();
       value = nan_count != 0 ? nan : value;
     }
-    if constexpr (kDType == DType::kFloat16 || kDType == DType::kBFloat16) {
-      NarrowEight<kDType>(value, out);
-    } else if constexpr (kDType == DType::kFloat32) {  // static_cast's rounding, lane by lane
-      typedef float Floats __attribute__((vector_size(kEightRuns * sizeof(float))));
-      const Floats narrow = __builtin_convertvector(value, Floats);
-      std::memcpy(out, &narrow, sizeof(narrow));
-    } else {
-      std::memcpy(out, &value, sizeof(value));
-    }
+  }
+  if constexpr (kDType == DType::kFloat16 || kDType == DType::kBFloat16) {
+    NarrowEight<kDType>(value, out);
+  } else if constexpr (kDType == DType::kFloat32) {  // static_cast's rounding, lane by lane
+    typedef float Floats __attribute__((vector_size(kEightRuns * sizeof(float))));
+    const Floats narrow = __builtin_convertvector(value, Floats);
+    std::memcpy(out, &narrow, sizeof(narrow));
+  } else {
+    std::memcpy(out, &value, sizeof(value));
+  }
+  return true;
+}
+
+// How many of `runs` runs (from bounds[0] - base in `data`) were answered: every whole eight.
+// Runs of a few whole groups each by copies of their own, and each eight first without counting
+// NaN, again with it where a product is NaN (and the call's later runs with it at once, as
+// runs_answers.cc's sums).
+template <DType kDType>
+size_t AnswerProducts(const DirectAnswers& direct, uint64_t first, const std::byte* data,
+                      const uint64_t* bounds, uint64_t base, size_t runs) {
+  static_assert(kVectors == 1 && kLanes == kEightRuns, "a register holds a run's lanes");
+  const auto* x = reinterpret_cast<const typename Element<kDType>::Storage*>(data);
+  const Op op = direct.ops[0].op;
+  const size_t size = DTypeSize(ResultDType(op, kDType));
+  std::byte* out = direct.ops[0].out + first * size;
+  bool masked = false;
+  size_t r = 0;
+  for (; r + kEightRuns <= runs; r += kEightRuns, out += kEightRuns * size) {
+    WithGroups(SharedGroups(bounds + r), [&]<size_t kGroups>() {
+      if (masked || !AnswerEightProducts<kDType, kGroups, true>(x, bounds + r, base, op, out)) {
+        masked = true;
+        AnswerEightProducts<kDType, kGroups, false>(x, bounds + r, base, op, out);
+      }
+    });
   }
   return r;
 }

@@ -94,8 +94,10 @@ __attribute__((always_inline)) inline void MultiplyFactor(double x, double& m, i
 }
 
 // A group of kLanes elements from `x` multiplied into kVectors vectors of lanes (element e into
-// lane e): NaN counted in `nans` and skipped, 16-bit floats converted as they load.
-template <DType kDType>
+// lane e): NaN counted in `nans` and skipped, 16-bit floats converted as they load. kNanFree: no
+// NaN counted or skipped (a NaN makes the lane's product NaN; the caller then goes again without
+// it), the same bits otherwise.
+template <DType kDType, bool kNanFree = false>
 __attribute__((always_inline)) inline void MultiplyGroup(const typename Element<kDType>::Storage* x,
                                                          Lanes* prod, Mask* exponent, Mask* nans) {
   Floats8 group{};  // float64 loads none
@@ -108,9 +110,11 @@ __attribute__((always_inline)) inline void MultiplyGroup(const typename Element<
   for (size_t v = 0; v < kVectors; ++v) {
     Lanes lane;
     LoadLanes<kDType>(x, group, halves, v, lane);
-    const Mask nan = lane != lane;
-    nans[v] -= nan;
-    lane = OneIfNan(lane, nan);
+    if constexpr (!kNanFree) {
+      const Mask nan = lane != lane;
+      nans[v] -= nan;
+      lane = OneIfNan(lane, nan);
+    }
     if constexpr (kDType == DType::kFloat64) SplitFactor(lane, exponent[v]);
     prod[v] *= lane;
   }

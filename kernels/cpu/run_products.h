@@ -45,7 +45,9 @@ inline constexpr
                                                  ? typename Element<kDType>::Storage(0x3f80)
                                                  : typename Element<kDType>::Storage(1);
 
-template <DType kDType>
+// kGroups > 0: the run is that many whole groups (eight_runs.h's SharedGroups), so the loop
+// unrolls. kNanFree: no NaN counted or skipped (MultiplyGroup's).
+template <DType kDType, size_t kGroups = 0, bool kNanFree = false>
 __attribute__((always_inline)) inline RunProductLanes LanesOfRun(
     const typename Element<kDType>::Storage* x, size_t length) {
   using Storage = typename Element<kDType>::Storage;
@@ -55,16 +57,18 @@ __attribute__((always_inline)) inline RunProductLanes LanesOfRun(
     l.prod[v] = Lanes{} + 1.0;
     l.exponent[v] = l.nans[v] = Mask{};
   }
+  if constexpr (kGroups > 0) length = kGroups * kLanes;
   const size_t whole = length / kLanes * kLanes;
   size_t factors = 0;
+#pragma GCC unroll 16
   for (size_t i = 0; i < whole; i += kLanes) {
-    MultiplyGroup<kDType>(x + i, l.prod, l.exponent, l.nans);
+    MultiplyGroup<kDType, kNanFree>(x + i, l.prod, l.exponent, l.nans);
     if (++factors == kFactors) {
       for (size_t v = 0; v < kVectors; ++v) Normalize(l.prod[v], l.exponent[v]);
       factors = 0;
     }
   }
-  if (whole < length) {  // at most kFactors factors in a lane with it
+  if (kGroups == 0 && whole < length) {  // at most kFactors factors in a lane with it
     Storage last[kLanes];
     for (Storage& one : last) one = kOne<kDType>;
     std::memcpy(last, x + whole, (length - whole) * sizeof(Storage));
