@@ -72,7 +72,7 @@ __attribute__((always_inline)) inline RunProductLanes LanesOfRun(
     Storage last[kLanes];
     for (Storage& one : last) one = kOne<kDType>;
     std::memcpy(last, x + whole, (length - whole) * sizeof(Storage));
-    MultiplyGroup<kDType>(last, l.prod, l.exponent, l.nans);
+    MultiplyGroup<kDType, kNanFree>(last, l.prod, l.exponent, l.nans);
   }
   for (size_t v = 0; v < kVectors; ++v) Normalize(l.prod[v], l.exponent[v]);
   return l;
