@@ -34,6 +34,11 @@ template <DType kDType, size_t kGroups, bool kNanFree>
 __attribute__((always_inline)) inline bool AnswerEightProducts(
     const typename Element<kDType>::Storage* x, const uint64_t* bounds, uint64_t base, Op op,
     std::byte* out) {
+  // float16 runs of up to 32 elements multiply as they are, no exponent kept apart: a lane's
+  // product of at most four factors is exact (11 significant bits each), and eight lanes' partial
+  // products stay normal (within 2^-768 .. 2^512), so each multiply rounds as the mantissas' do
+  // (a power of two apart) and the total is their value times 2^e: the same bits.
+  constexpr bool kRaw = kDType == DType::kFloat16 && kGroups > 0 && kGroups <= 4;
   const auto multiply = [](__m512d a, __m512d b) { return _mm512_mul_pd(a, b); };
   const auto add = [](__m512d a, __m512d b) {
     return _mm512_castsi512_pd(_mm512_add_epi64(_mm512_castpd_si512(a), _mm512_castpd_si512(b)));
@@ -43,9 +48,9 @@ __attribute__((always_inline)) inline bool AnswerEightProducts(
     const auto* run = x + (bounds[k] - base);
     const uint64_t length = kGroups > 0 ? kGroups * kLanes : bounds[k + 1] - bounds[k];
     PrefetchAhead(run, length);  // as RunProducts
-    const RunProductLanes l = LanesOfRun<kDType, kGroups, kNanFree>(run, length);
+    const RunProductLanes l = LanesOfRun<kDType, kGroups, kNanFree, !kRaw>(run, length);
     prod[k] = reinterpret_cast<__m512d>(l.prod[0]);
-    exponent[k] = reinterpret_cast<__m512d>(l.exponent[0]);
+    if constexpr (!kRaw) exponent[k] = reinterpret_cast<__m512d>(l.exponent[0]);
     if constexpr (!kNanFree) nans[k] = reinterpret_cast<__m512d>(l.nans[0]);
   }
   Lanes total = reinterpret_cast<Lanes>(CombineEight(prod, multiply));
@@ -55,19 +60,22 @@ __attribute__((always_inline)) inline bool AnswerEightProducts(
       return false;
     }
   }
-  Mask total_exponent = reinterpret_cast<Mask>(CombineEight(exponent, add));
-  Normalize(total, total_exponent);
-  // FloatProd: times 2^e where that is a normal double, else its ldexp, lane by lane.
-  const Mask normal = (total_exponent >= -1022) & (total_exponent <= 1023);
-  const Mask power = ((total_exponent + 1023) << 52) & normal;
-  Lanes value = total * reinterpret_cast<Lanes>(power);
-  if (AnyLane(~normal)) {
-    for (size_t k = 0; k < kEightRuns; ++k) {
-      if (normal[k]) continue;
-      Stats stats;
-      stats.prod = total[k];
-      stats.prod_exponent = total_exponent[k];
-      value[k] = FloatProd(stats);
+  Lanes value = total;
+  if constexpr (!kRaw) {
+    Mask total_exponent = reinterpret_cast<Mask>(CombineEight(exponent, add));
+    Normalize(total, total_exponent);
+    // FloatProd: times 2^e where that is a normal double, else its ldexp, lane by lane.
+    const Mask normal = (total_exponent >= -1022) & (total_exponent <= 1023);
+    const Mask power = ((total_exponent + 1023) << 52) & normal;
+    value = total * reinterpret_cast<Lanes>(power);
+    if (AnyLane(~normal)) {
+      for (size_t k = 0; k < kEightRuns; ++k) {
+        if (normal[k]) continue;
+        Stats stats;
+        stats.prod = total[k];
+        stats.prod_exponent = total_exponent[k];
+        value[k] = FloatProd(stats);
+      }
     }
   }
   if constexpr (!kNanFree) {

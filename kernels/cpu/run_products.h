@@ -46,8 +46,9 @@ inline constexpr
                                                  : typename Element<kDType>::Storage(1);
 
 // kGroups > 0: the run is that many whole groups (eight_runs.h's SharedGroups), so the loop
-// unrolls. kNanFree: no NaN counted or skipped (MultiplyGroup's).
-template <DType kDType, size_t kGroups = 0, bool kNanFree = false>
+// unrolls. kNanFree: no NaN counted or skipped (MultiplyGroup's). Without kNormalize, fewer than
+// kFactors groups' lanes are left as they are (their exponents 0).
+template <DType kDType, size_t kGroups = 0, bool kNanFree = false, bool kNormalize = true>
 __attribute__((always_inline)) inline RunProductLanes LanesOfRun(
     const typename Element<kDType>::Storage* x, size_t length) {
   using Storage = typename Element<kDType>::Storage;
@@ -74,7 +75,10 @@ __attribute__((always_inline)) inline RunProductLanes LanesOfRun(
     std::memcpy(last, x + whole, (length - whole) * sizeof(Storage));
     MultiplyGroup<kDType, kNanFree>(last, l.prod, l.exponent, l.nans);
   }
-  for (size_t v = 0; v < kVectors; ++v) Normalize(l.prod[v], l.exponent[v]);
+  static_assert(kNormalize || (kGroups > 0 && kGroups < kFactors));
+  if constexpr (kNormalize) {
+    for (size_t v = 0; v < kVectors; ++v) Normalize(l.prod[v], l.exponent[v]);
+  }
   return l;
 }
 

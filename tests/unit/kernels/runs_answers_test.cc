@@ -354,5 +354,55 @@ TEST(RunsAnswersTest, SixteenBitAnswersRoundOnceFromFloat64) {
   }
 }
 
+// float16 products of runs of up to 32 elements multiply as they are, no exponent apart
+// (product_answers.h): at the ends of the dtype's range (every factor subnormal, every factor
+// the largest, both halves of a run each), beside a NaN and 0 times an infinity, for every copy
+// of the eight runs (whole groups, 1 to 4 and 8 of them, and lengths of no copy), the bytes are
+// EncodeAnswers's over the runs' Stats.
+TEST(RunsAnswersTest, Float16ProductsAtTheEndsOfTheirRange) {
+  const uint64_t seed = testing::FreshSeed();
+  SCOPED_TRACE(absl::StrCat("seed ", seed));
+  std::mt19937_64 random(seed);
+  const DType dtype = DType::kFloat16;
+  std::vector<uint64_t> bounds = {0};
+  for (const uint64_t length : {8, 16, 24, 32, 64, 20}) {
+    for (int r = 0; r < 16; ++r) bounds.push_back(bounds.back() + length);
+  }
+  std::vector<double> values(bounds.back());
+  const auto sign = [&] { return random() % 2 ? -1.0 : 1.0; };
+  for (size_t r = 0; r + 1 < bounds.size(); ++r) {
+    const uint64_t start = bounds[r], length = bounds[r + 1] - bounds[r];
+    for (uint64_t e = 0; e < length; ++e) {
+      const double subnormal = std::ldexp(static_cast<double>(1 + random() % 1023), -24);
+      const double largest = 65504.0 - 32.0 * static_cast<double>(random() % 4);
+      switch (r % 6) {
+        case 0:
+          values[start + e] = sign() * subnormal;
+          break;
+        case 1:
+          values[start + e] = sign() * largest;
+          break;
+        case 2:
+          values[start + e] = sign() * (e < length / 2 ? subnormal : largest);
+          break;
+        default:
+          values[start + e] = sign() * std::ldexp(1.0 + static_cast<double>(random() % 1024) / 1024,
+                                                  static_cast<int>(random() % 30) - 14);
+      }
+    }
+    if (r % 24 == 4) values[start + length - 1] = NAN;
+    if (r % 24 == 11) values[start] = 0.0, values[start + length / 2] = INFINITY;
+  }
+  const TypedArray data = testing::FromValues(dtype, values);
+  const std::vector<const Passes*> copies = RunnablePasses();
+  for (const std::vector<Op>& ops : {std::vector<Op>{Op::kProd}, std::vector<Op>{Op::kNanProd}}) {
+    for (size_t copy = 0; copy < copies.size(); ++copy) {
+      SCOPED_TRACE(absl::StrCat(OpName(ops[0]), ", copy ", copy));
+      const bool vectors = copy == 2 && AnsweredByVectors(dtype, ops);
+      EXPECT_EQ(AnswersDiffer(*copies[copy], vectors, false, dtype, ops, 0, data, bounds), "");
+    }
+  }
+}
+
 }  // namespace
 }  // namespace gpureduce::kernels::cpu
