@@ -8,7 +8,8 @@
 // on 16 threads of the H200 host (docs/results/2026-11-29-h200-half-columns): 1,024 float16
 // columns SUM 51-56 -> 109-126 GB/s, MIN 78-81 -> 121-146.
 // SUM (and MEAN), SUM_SQUARES and the moments (VAR, STD) add each column's rows in row order as
-// those loops do (the same bits); MIN or MAX alone (their arg and NaN forms too) compare keys, 32
+// those loops do (the same bits), and PROD alone multiplies them so, renormalized after the same
+// rows; MIN or MAX alone (their arg and NaN forms too) compare keys, 32
 // columns an instruction: an element's bits as an int16 that orders as its value, its magnitude
 // negated where the sign is set, so that both zeros key 0 and the strict compare keeps the first,
 // as the loops' does. A block that holds a NaN (a column whose sum is NaN, or a key past an
@@ -29,14 +30,14 @@
 
 namespace gpureduce::kernels::cpu::GPUREDUCE_CPU_PASSES {
 
-// The copies of the pass the strips serve: sums alone, with the moments or with the squares, or
-// one extreme.
+// The copies of the pass the strips serve: sums alone, with the moments or with the squares, one
+// extreme, or the products alone.
 template <DType kDType, Gathers kG>
-inline constexpr bool kStripsServe = (kDType == DType::kFloat16 || kDType == DType::kBFloat16) &&
-                                     !kG.prod &&
-                                     ((kG.sum && !kG.min && !kG.max &&
-                                       !(kG.moments && kG.squares)) ||
-                                      (!kG.sum && !kG.moments && !kG.squares && kG.min != kG.max));
+inline constexpr bool kStripsServe =
+    (kDType == DType::kFloat16 || kDType == DType::kBFloat16) &&
+    (kG.prod ? !kG.sum && !kG.min && !kG.max && !kG.moments && !kG.squares
+             : (kG.sum && !kG.min && !kG.max && !(kG.moments && kG.squares)) ||
+                   (!kG.sum && !kG.moments && !kG.squares && kG.min != kG.max));
 
 inline constexpr size_t kStripsLeastRows = 8;          // fewer rows than this: the loops
 inline constexpr size_t kStripsMostRows = 32767;       // the keys' row numbers are int16
@@ -129,6 +130,46 @@ void AddSumsStrip(const uint16_t* data, size_t stride, size_t r0, size_t r1, siz
   }
 }
 
+// Columns [c0, c0 + 8 * kGroups) of rows [r0, r1) multiplied into the tile's products: a
+// column's factors in row order, renormalized after the block's same rows (NormalizeAfterRow),
+// as AddRowByRow's, so the same bits. A NaN makes its column's product NaN (AddHalfStrips then
+// leaves the block to the loops, which skip and count it). `last` as AddSumsStrip's.
+template <DType kDType, size_t kGroups, typename SumT>
+void MultiplyStrip(const uint16_t* data, size_t stride, size_t r0, size_t r1, size_t c0,
+                   __mmask8 last, Tile<float, SumT>& t) {
+  constexpr size_t kBytes = 16 * kGroups;
+  Lanes prod[kGroups];
+  Mask exponent[kGroups];
+#pragma GCC unroll 16
+  for (size_t k = 0; k < kGroups; ++k) {
+    const __mmask8 m = k + 1 < kGroups ? __mmask8(0xff) : last;
+    prod[k] = reinterpret_cast<Lanes>(_mm512_maskz_loadu_pd(m, t.prod + c0 + 8 * k));
+    exponent[k] = reinterpret_cast<Mask>(_mm512_maskz_loadu_epi64(m, t.prod_exponent + c0 + 8 * k));
+  }
+  const uintptr_t ahead = kStripAhead<kBytes> * stride * sizeof(uint16_t);
+  for (size_t r = r0; r < r1; ++r) {
+    const uint16_t* row = data + r * stride + c0;
+    PrefetchStrip<kBytes>(reinterpret_cast<uintptr_t>(row) + ahead);
+#pragma GCC unroll 16
+    for (size_t k = 0; k < kGroups; ++k) {
+      const auto* at = reinterpret_cast<const __m128i*>(row + 8 * k);
+      const __m128i bits = k + 1 < kGroups ? _mm_loadu_si128(at) : _mm_maskz_loadu_epi16(last, at);
+      prod[k] *= reinterpret_cast<Lanes>(Widened<kDType>(bits));
+    }
+    if (NormalizeAfterRow<kDType>(r)) {
+#pragma GCC unroll 16
+      for (size_t k = 0; k < kGroups; ++k) Normalize(prod[k], exponent[k]);
+    }
+  }
+#pragma GCC unroll 16
+  for (size_t k = 0; k < kGroups; ++k) {
+    const __mmask8 m = k + 1 < kGroups ? __mmask8(0xff) : last;
+    _mm512_mask_storeu_pd(t.prod + c0 + 8 * k, m, reinterpret_cast<__m512d>(prod[k]));
+    _mm512_mask_storeu_epi64(t.prod_exponent + c0 + 8 * k, m,
+                             reinterpret_cast<__m512i>(exponent[k]));
+  }
+}
+
 // 32 elements' keys: the magnitude, negated where the sign is set ((bits & 0x7fff) ^ sign, less
 // the sign: ternary logic 0x6c is (A & C) ^ B).
 __attribute__((always_inline)) inline __m512i StripKeys(__m512i bits) {
@@ -213,15 +254,24 @@ __attribute__((always_inline)) inline void ForEachBand(size_t rows, size_t width
   for (size_t r0 = 0; r0 < rows; r0 += rows_a_band) band(r0, std::min(rows, r0 + rows_a_band));
 }
 
-// The tile's sums and moments (shifts: the first row's values), or one extreme and its first row,
-// of a block of kStripsLeastRows to kStripsMostRows rows; false (the tile left to be cleared) if
-// a column holds a NaN or, for sums, infinities of both signs (or, for float16's moments, an
-// infinite first row).
+// The tile's sums and moments (shifts: the first row's values), one extreme and its first row, or
+// the products, of a block of kStripsLeastRows to kStripsMostRows rows; false (the tile left to be
+// cleared) if a column holds a NaN or, for sums, infinities of both signs (or, for float16's
+// moments, an infinite first row; for products, 0 times an infinity).
 template <DType kDType, Gathers kG, typename SumT>
 bool AddHalfStrips(const uint16_t* data, size_t stride, size_t rows, size_t width,
                    Tile<float, SumT>& t) {
   using E = Element<kDType>;
-  if constexpr (kG.sum) {
+  if constexpr (kG.prod) {
+    ForEachBand(rows, width, [&](size_t r0, size_t r1) {
+      ForEachStrip<8, 8>(width, [&](size_t c0, auto groups, uint64_t last) {
+        MultiplyStrip<kDType, decltype(groups)::value>(data, stride, r0, r1, c0, __mmask8(last), t);
+      });
+    });
+    bool nan = false;
+    for (size_t c = 0; c < width; ++c) nan |= t.prod[c] != t.prod[c];
+    return !nan;
+  } else if constexpr (kG.sum) {
     if constexpr (kG.moments) {
       for (size_t c = 0; c < width; ++c) t.shift[c] = E::Load(data[c]);
       for (size_t c = width; c < (width + 7) / 8 * 8; ++c) t.shift[c] = 0;
