@@ -30,15 +30,13 @@ namespace gpureduce::kernels::cpu::GPUREDUCE_CPU_PASSES {
 // Eight runs' answers of `op` at out, out + size, ...: kGroups and kNanFree as LanesOfRun's. With
 // kNanFree, false where a run's product is NaN (a NaN element, or 0 times an infinity), nothing
 // written: the caller goes again with the NaN counted.
-template <DType kDType, size_t kGroups, bool kNanFree>
+// kRaw: the lanes multiply as they are, no exponent kept apart, where every partial product of a
+// run stays a normal double (RawProductsFit): then each multiply rounds as the mantissas' do (a
+// power of two apart) and the total is their value times 2^e, the same bits.
+template <DType kDType, size_t kGroups, bool kNanFree, bool kRaw>
 __attribute__((always_inline)) inline bool AnswerEightProducts(
     const typename Element<kDType>::Storage* x, const uint64_t* bounds, uint64_t base, Op op,
     std::byte* out) {
-  // float16 runs of up to 32 elements multiply as they are, no exponent kept apart: a lane's
-  // product of at most four factors is exact (11 significant bits each), and eight lanes' partial
-  // products stay normal (within 2^-768 .. 2^512), so each multiply rounds as the mantissas' do
-  // (a power of two apart) and the total is their value times 2^e: the same bits.
-  constexpr bool kRaw = kDType == DType::kFloat16 && kGroups > 0 && kGroups <= 4;
   const auto multiply = [](__m512d a, __m512d b) { return _mm512_mul_pd(a, b); };
   const auto add = [](__m512d a, __m512d b) {
     return _mm512_castsi512_pd(_mm512_add_epi64(_mm512_castpd_si512(a), _mm512_castpd_si512(b)));
@@ -97,6 +95,44 @@ __attribute__((always_inline)) inline bool AnswerEightProducts(
   return true;
 }
 
+// Whether eight runs of kGroups whole groups each, back to back from x, keep every partial
+// product normal. float16's runs of up to 32 elements always: 11 significant bits and 2^-24 ..
+// 2^16 a factor, so a lane's four are exact and any of a run's products within 2^-768 .. 2^512.
+// float32's and bfloat16's (2^-149 .. 2^128) where every factor's binary exponent is within
+// +-kWindow, 1023 / n - 1 for runs of n (no zero, subnormal, infinity or NaN): then any of n
+// factors' products lies within 2^-1022 .. 2^1023. A compare of 16 or 32 factors' exponent bits
+// at a time.
+template <DType kDType, size_t kGroups>
+__attribute__((always_inline)) inline bool RawProductsFit(
+    const typename Element<kDType>::Storage* x) {
+  if constexpr (kDType == DType::kFloat16) return kGroups > 0 && kGroups <= 4;
+  if constexpr ((kDType == DType::kFloat32 || kDType == DType::kBFloat16) && kGroups > 0) {
+    constexpr int kWindow = 1023 / static_cast<int>(kGroups * kLanes) - 1;
+    constexpr bool kWide = kDType == DType::kFloat32;
+    constexpr int kShift = kWide ? 23 : 7;  // the exponent field's
+    constexpr size_t kBytes = kEightRuns * kGroups * kLanes * (kWide ? 4 : 2);
+    static_assert(kBytes % 64 == 0, "whole vectors");
+    const auto* bytes = reinterpret_cast<const char*>(x);
+    bool fit = true;
+#pragma GCC unroll 16
+    for (size_t at = 0; at < kBytes; at += 64) {
+      const __m512i bits = _mm512_loadu_si512(bytes + at);
+      if constexpr (kWide) {
+        const __m512i field = _mm512_and_si512(bits, _mm512_set1_epi32(0xff << kShift));
+        const __m512i from = _mm512_sub_epi32(field, _mm512_set1_epi32((127 - kWindow) << kShift));
+        fit &= _mm512_cmple_epu32_mask(from, _mm512_set1_epi32((2 * kWindow) << kShift)) == 0xffff;
+      } else {
+        const __m512i field = _mm512_and_si512(bits, _mm512_set1_epi16(0xff << kShift));
+        const __m512i from = _mm512_sub_epi16(field, _mm512_set1_epi16((127 - kWindow) << kShift));
+        fit &= _mm512_cmple_epu16_mask(from, _mm512_set1_epi16((2 * kWindow) << kShift)) ==
+               0xffffffffu;
+      }
+    }
+    return fit;
+  }
+  return false;
+}
+
 // How many of `runs` runs (from bounds[0] - base in `data`) were answered: every whole eight.
 // Runs of a few whole groups each by copies of their own, and each eight first without counting
 // NaN, again with it where a product is NaN (and the call's later runs with it at once, as
@@ -113,10 +149,21 @@ size_t AnswerProducts(const DirectAnswers& direct, uint64_t first, const std::by
   size_t r = 0;
   for (; r + kEightRuns <= runs; r += kEightRuns, out += kEightRuns * size) {
     WithGroups(SharedGroups(bounds + r), [&]<size_t kGroups>() {
-      if (masked || !AnswerEightProducts<kDType, kGroups, true>(x, bounds + r, base, op, out)) {
-        masked = true;
-        AnswerEightProducts<kDType, kGroups, false>(x, bounds + r, base, op, out);
+      const auto eight = [&]<bool kRaw>() {
+        if (masked ||
+            !AnswerEightProducts<kDType, kGroups, true, kRaw>(x, bounds + r, base, op, out)) {
+          masked = true;
+          AnswerEightProducts<kDType, kGroups, false, kRaw>(x, bounds + r, base, op, out);
+        }
+      };
+      constexpr bool kMayBeRaw =
+          kGroups > 0 && (kDType == DType::kFloat16 ? kGroups <= 4 : kDType != DType::kFloat64);
+      if constexpr (kMayBeRaw) {
+        if (RawProductsFit<kDType, kGroups>(x + (bounds[r] - base))) {
+          return eight.template operator()<true>();
+        }
       }
+      eight.template operator()<false>();
     });
   }
   return r;

@@ -46,8 +46,8 @@ inline constexpr
                                                  : typename Element<kDType>::Storage(1);
 
 // kGroups > 0: the run is that many whole groups (eight_runs.h's SharedGroups), so the loop
-// unrolls. kNanFree: no NaN counted or skipped (MultiplyGroup's). Without kNormalize, fewer than
-// kFactors groups' lanes are left as they are (their exponents 0).
+// unrolls. kNanFree: no NaN counted or skipped (MultiplyGroup's). Without kNormalize, the lanes
+// are never renormalized (their exponents 0; the caller has checked that they stay normal).
 template <DType kDType, size_t kGroups = 0, bool kNanFree = false, bool kNormalize = true>
 __attribute__((always_inline)) inline RunProductLanes LanesOfRun(
     const typename Element<kDType>::Storage* x, size_t length) {
@@ -64,7 +64,7 @@ __attribute__((always_inline)) inline RunProductLanes LanesOfRun(
 #pragma GCC unroll 16
   for (size_t i = 0; i < whole; i += kLanes) {
     MultiplyGroup<kDType, kNanFree>(x + i, l.prod, l.exponent, l.nans);
-    if (++factors == kFactors) {
+    if (kNormalize && ++factors == kFactors) {
       for (size_t v = 0; v < kVectors; ++v) Normalize(l.prod[v], l.exponent[v]);
       factors = 0;
     }
@@ -75,7 +75,7 @@ __attribute__((always_inline)) inline RunProductLanes LanesOfRun(
     std::memcpy(last, x + whole, (length - whole) * sizeof(Storage));
     MultiplyGroup<kDType, kNanFree>(last, l.prod, l.exponent, l.nans);
   }
-  static_assert(kNormalize || (kGroups > 0 && kGroups < kFactors));
+  static_assert(kNormalize || kGroups > 0, "runs of whole groups alone");
   if constexpr (kNormalize) {
     for (size_t v = 0; v < kVectors; ++v) Normalize(l.prod[v], l.exponent[v]);
   }

@@ -354,52 +354,72 @@ TEST(RunsAnswersTest, SixteenBitAnswersRoundOnceFromFloat64) {
   }
 }
 
-// float16 products of runs of up to 32 elements multiply as they are, no exponent apart
-// (product_answers.h): at the ends of the dtype's range (every factor subnormal, every factor
-// the largest, both halves of a run each), beside a NaN and 0 times an infinity, for every copy
-// of the eight runs (whole groups, 1 to 4 and 8 of them, and lengths of no copy), the bytes are
-// EncodeAnswers's over the runs' Stats.
-TEST(RunsAnswersTest, Float16ProductsAtTheEndsOfTheirRange) {
+// Products of eight runs of whole groups multiply as they are where every partial product stays
+// normal (product_answers.h's RawProductsFit): float16's of up to 32 elements always, float32's
+// and bfloat16's where every factor's exponent is within a window. At the ends of each dtype's
+// range (every factor subnormal, every factor the largest, both halves of a run each), runs whose
+// even elements' product underflows float64 and odd elements' overflows while the run's lies in
+// range (outside the window), beside a NaN and 0 times an infinity, for every copy of the eight
+// runs (1 to 4, 8 and 16 whole groups, and lengths of no copy): the bytes are EncodeAnswers's
+// over the runs' Stats.
+TEST(RunsAnswersTest, ProductsAtTheEndsOfTheirRange) {
   const uint64_t seed = testing::FreshSeed();
   SCOPED_TRACE(absl::StrCat("seed ", seed));
   std::mt19937_64 random(seed);
-  const DType dtype = DType::kFloat16;
-  std::vector<uint64_t> bounds = {0};
-  for (const uint64_t length : {8, 16, 24, 32, 64, 20}) {
-    for (int r = 0; r < 16; ++r) bounds.push_back(bounds.back() + length);
-  }
-  std::vector<double> values(bounds.back());
-  const auto sign = [&] { return random() % 2 ? -1.0 : 1.0; };
-  for (size_t r = 0; r + 1 < bounds.size(); ++r) {
-    const uint64_t start = bounds[r], length = bounds[r + 1] - bounds[r];
-    for (uint64_t e = 0; e < length; ++e) {
-      const double subnormal = std::ldexp(static_cast<double>(1 + random() % 1023), -24);
-      const double largest = 65504.0 - 32.0 * static_cast<double>(random() % 4);
-      switch (r % 6) {
-        case 0:
-          values[start + e] = sign() * subnormal;
-          break;
-        case 1:
-          values[start + e] = sign() * largest;
-          break;
-        case 2:
-          values[start + e] = sign() * (e < length / 2 ? subnormal : largest);
-          break;
-        default:
-          values[start + e] = sign() * std::ldexp(1.0 + static_cast<double>(random() % 1024) / 1024,
-                                                  static_cast<int>(random() % 30) - 14);
-      }
+  for (const DType dtype : {DType::kFloat16, DType::kBFloat16, DType::kFloat32}) {
+    SCOPED_TRACE(DTypeName(dtype));
+    // The dtype's least subnormal and its significand's bits.
+    const int least = dtype == DType::kFloat16 ? -24 : dtype == DType::kBFloat16 ? -133 : -149;
+    const int bits = dtype == DType::kFloat16 ? 11 : dtype == DType::kBFloat16 ? 8 : 24;
+    const int most = dtype == DType::kFloat16 ? 15 : 127;  // the largest exponent
+    std::vector<uint64_t> bounds = {0};
+    for (const uint64_t length : {8, 16, 24, 32, 64, 128, 20}) {
+      for (int r = 0; r < 16; ++r) bounds.push_back(bounds.back() + length);
     }
-    if (r % 24 == 4) values[start + length - 1] = NAN;
-    if (r % 24 == 11) values[start] = 0.0, values[start + length / 2] = INFINITY;
-  }
-  const TypedArray data = testing::FromValues(dtype, values);
-  const std::vector<const Passes*> copies = RunnablePasses();
-  for (const std::vector<Op>& ops : {std::vector<Op>{Op::kProd}, std::vector<Op>{Op::kNanProd}}) {
-    for (size_t copy = 0; copy < copies.size(); ++copy) {
-      SCOPED_TRACE(absl::StrCat(OpName(ops[0]), ", copy ", copy));
-      const bool vectors = copy == 2 && AnsweredByVectors(dtype, ops);
-      EXPECT_EQ(AnswersDiffer(*copies[copy], vectors, false, dtype, ops, 0, data, bounds), "");
+    std::vector<double> values(bounds.back());
+    const auto sign = [&] { return random() % 2 ? -1.0 : 1.0; };
+    for (size_t r = 0; r + 1 < bounds.size(); ++r) {
+      const uint64_t start = bounds[r], length = bounds[r + 1] - bounds[r];
+      // The underflow's exponent: half the run's factors at 2^-apart underflow float64.
+      const int apart = static_cast<int>((1100 + length / 2 - 1) / (length / 2));
+      for (uint64_t e = 0; e < length; ++e) {
+        const double subnormal = std::ldexp(
+            static_cast<double>(1 + random() % ((uint64_t{1} << (bits - 1)) - 1)), least);
+        const double largest = std::ldexp(
+            static_cast<double>((uint64_t{1} << bits) - 1 - random() % 4), most + 1 - bits);
+        double& value = values[start + e];
+        switch (r % 7) {
+          case 0:
+            value = sign() * subnormal;
+            break;
+          case 1:
+            value = sign() * largest;
+            break;
+          case 2:
+            value = sign() * (e < length / 2 ? subnormal : largest);
+            break;
+          case 3:
+            if (dtype != DType::kFloat16 && apart <= 126) {
+              value = sign() * (e % 2 == 0 ? std::ldexp(1.25, -apart) : std::ldexp(1.5, apart));
+              break;
+            }
+            [[fallthrough]];
+          default:
+            value = sign() * std::ldexp(1.0 + static_cast<double>(random() % 128) / 128,
+                                        static_cast<int>(random() % 29) - 14);
+        }
+      }
+      if (r % 24 == 4) values[start + length - 1] = NAN;
+      if (r % 24 == 11) values[start] = 0.0, values[start + length / 2] = INFINITY;
+    }
+    const TypedArray data = testing::FromValues(dtype, values);
+    const std::vector<const Passes*> copies = RunnablePasses();
+    for (const std::vector<Op>& ops : {std::vector<Op>{Op::kProd}, std::vector<Op>{Op::kNanProd}}) {
+      for (size_t copy = 0; copy < copies.size(); ++copy) {
+        SCOPED_TRACE(absl::StrCat(OpName(ops[0]), ", copy ", copy));
+        const bool vectors = copy == 2 && AnsweredByVectors(dtype, ops);
+        EXPECT_EQ(AnswersDiffer(*copies[copy], vectors, false, dtype, ops, 0, data, bounds), "");
+      }
     }
   }
 }
