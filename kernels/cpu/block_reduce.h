@@ -56,7 +56,7 @@ struct Passes {
   void (*add_extremes)(DType dtype, bool min, bool max, const std::byte* data, size_t size,
                        uint64_t base_index, Stats& stats);
   // prod/prod_exponent of the non-NaN elements, and with `count_nans` (for a request of no sums
-  // or extremes) nan_count; or int_prod, int_prod_overflow, int_prod_zero.
+  // or extremes) nan_count; or int_prod, int_prod_overflow, int_prod_zero, int_prod_two_to_63.
   void (*add_product)(DType dtype, const std::byte* data, size_t size, bool count_nans,
                       Stats& stats);
   // float16 (else bfloat16) elements to float32, exactly (the columns pass's rows).

@@ -177,7 +177,7 @@ inline double MultiplyInOrder(const double* prod, const int64_t* exponents, size
 
 // Whether the exact product of integers, whose magnitudes multiply to about magnitude *
 // 2^exponent (within a relative n * 2^-53 for n factors), leaves int64's range, where the estimate
-// tells: false below 2^62, true from 2^66, nullopt between (ExactProductRangeOf then decides).
+// tells: false below 2^62, true from 2^65, nullopt between (ExactProductRangeOf then decides).
 // A zero factor (magnitude 0) leaves it never.
 inline std::optional<bool> LeavesInt64(double magnitude, int64_t exponent) {
   if (magnitude == 0) return false;

@@ -163,14 +163,14 @@ inline Expected Reference(v1::Op op, const Array& a, double ddof, bool exact_sma
         const Int128 x = a.Int(i);
         wrapped *= static_cast<uint64_t>(static_cast<int64_t>(x));
         if (x == 0) zero = true;
-        if (!big && __builtin_mul_overflow(exact, x, &exact)) big = true;
-        if (!big && (exact > std::numeric_limits<int64_t>::max() ||
-                     exact < std::numeric_limits<int64_t>::min())) {
-          big = true;  // |partial| never shrinks again unless an element is 0
-        }
+        // |partial| never shrinks again unless an element is 0: past 2^63 it is out for good,
+        // but +2^63 itself comes back to -2^63 with a -1 (so it is kept; 2^126 fits).
+        if (!big) exact *= x;
+        const Int128 least = std::numeric_limits<int64_t>::min();
+        big = big || exact < least || exact > -least;
       }
       e.int_value = static_cast<int64_t>(wrapped);
-      e.overflow = big && !zero;
+      e.overflow = (big || exact > std::numeric_limits<int64_t>::max()) && !zero;
       e.lo = e.hi = static_cast<double>(e.int_value);
       return e;
     }

@@ -114,6 +114,10 @@ def test_int64_overflow_wraps_as_numpy_and_warns(client):
         back = numpy.array([2**62, 2**62, -(2**62), -(2**62), 5], numpy.int64)
         assert client.reduce(back, "sum") == 5  # the running sum overflowed, the answer fits
         assert client.reduce(numpy.array([2**40, 2**40, 0], numpy.int64), "prod") == 0
+        # +2^63 on the way, -2^63 at the end: the exact product fits, wherever the array is cut
+        through = numpy.ones(1000003, numpy.int64)
+        through[[0, 500001, 1000002]] = [-(2**63), -1, -1]
+        assert client.reduce(through, "prod") == -(2**63)
         big = numpy.full(1000003, 2**31 - 1, numpy.int32)  # int32 data: int64 sums never wrap
         assert client.reduce(big, "sum") == numpy.sum(big)
     with warnings.catch_warnings():

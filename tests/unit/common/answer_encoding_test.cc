@@ -60,6 +60,7 @@ Stats AnyStats(std::mt19937_64& rng, DType input) {
   s.int_prod = rng();
   s.int_prod_overflow = rng() % 2;
   s.int_prod_zero = rng() % 4 == 0;
+  s.int_prod_two_to_63 = !s.int_prod_overflow && rng() % 3 == 0;
   s.min = AnyScale(rng);
   s.max = AnyScale(rng);
   s.int_min = static_cast<int64_t>(rng());

@@ -18,9 +18,10 @@ inline bool SameStatsBits(const Stats& a, const Stats& b) {
          bits(a.sum_squares) == bits(b.sum_squares) && bits(a.prod) == bits(b.prod) &&
          a.prod_exponent == b.prod_exponent && a.int_prod == b.int_prod &&
          a.int_prod_overflow == b.int_prod_overflow && a.int_prod_zero == b.int_prod_zero &&
-         bits(a.min) == bits(b.min) && bits(a.max) == bits(b.max) && a.int_min == b.int_min &&
-         a.int_max == b.int_max && a.min_index == b.min_index && a.max_index == b.max_index &&
-         bits(a.mean) == bits(b.mean) && bits(a.m2) == bits(b.m2);
+         a.int_prod_two_to_63 == b.int_prod_two_to_63 && bits(a.min) == bits(b.min) &&
+         bits(a.max) == bits(b.max) && a.int_min == b.int_min && a.int_max == b.int_max &&
+         a.min_index == b.min_index && a.max_index == b.max_index && bits(a.mean) == bits(b.mean) &&
+         bits(a.m2) == bits(b.m2);
 }
 
 }  // namespace gpureduce::testing
