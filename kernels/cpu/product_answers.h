@@ -3,8 +3,9 @@
 // PROD and NANPROD alone of float runs answered eight runs at a time (the short runs pass's
 // answer_runs, runs_answers.cc), with no Stats between: each run's lanes as RunProduct takes them
 // (run_products.h), eight runs' lanes multiplied at once in its order (combine_eight.h), then
-// FloatProd's value (a multiply by 2^e, ldexp past a normal 2^e) stored as EncodeAnswers stores
-// it, so the bytes are EncodeAnswers's over RunProduct's Stats. Needs AVX-512. Included by
+// FloatProd's value (a multiply by 2^e, ldexp past a normal 2^e), or the lanes' product as it is
+// where no partial product leaves the normal doubles (RawProductsFit), stored as EncodeAnswers
+// stores it, so the bytes are EncodeAnswers's over RunProduct's Stats. Needs AVX-512. Included by
 // runs_answers.cc only, in its namespace.
 
 #if defined(__AVX512F__)

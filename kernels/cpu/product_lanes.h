@@ -95,7 +95,7 @@ __attribute__((always_inline)) inline void MultiplyFactor(double x, double& m, i
 
 // A group of kLanes elements from `x` multiplied into kVectors vectors of lanes (element e into
 // lane e): NaN counted in `nans` and skipped, 16-bit floats converted as they load. kNanFree: no
-// NaN counted or skipped (a NaN makes the lane's product NaN; the caller then goes again without
+// NaN counted or skipped (a NaN makes the lane's product NaN; the caller then goes again counting
 // it), the same bits otherwise.
 template <DType kDType, bool kNanFree = false>
 __attribute__((always_inline)) inline void MultiplyGroup(const typename Element<kDType>::Storage* x,
