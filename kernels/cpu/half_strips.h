@@ -74,6 +74,14 @@ __attribute__((always_inline)) inline __m512d Widened(__m128i bits) {
   return _mm512_maskz_cvtps_pd(0xff, _mm256_castsi256_ps(words));
 }
 
+// Group k (8 columns) of a strip of kGroups in a row, the last masked to the block's width.
+template <size_t kGroups>
+__attribute__((always_inline)) inline __m128i StripGroup(const uint16_t* row, size_t k,
+                                                         __mmask8 last) {
+  const auto* at = reinterpret_cast<const __m128i*>(row + 8 * k);
+  return k + 1 < kGroups ? _mm_loadu_si128(at) : _mm_maskz_loadu_epi16(last, at);
+}
+
 // Columns [c0, c0 + 8 * kGroups) of rows [r0, r1) added into the tile's sums (and moments about
 // its shifts): a column's additions in row order, as AddRowByRow's. `last` masks the last group's
 // columns past the block's width. The moments' strips are 64 columns wide, their shifts read
@@ -105,9 +113,7 @@ void AddSumsStrip(const uint16_t* data, size_t stride, size_t r0, size_t r1, siz
     PrefetchStrip<kBytes>(reinterpret_cast<uintptr_t>(row) + ahead);
 #pragma GCC unroll 16
     for (size_t k = 0; k < kGroups; ++k) {
-      const auto* at = reinterpret_cast<const __m128i*>(row + 8 * k);
-      const __m128i bits = k + 1 < kGroups ? _mm_loadu_si128(at) : _mm_maskz_loadu_epi16(last, at);
-      const __m512d v = Widened<kDType>(bits);
+      const __m512d v = Widened<kDType>(StripGroup<kGroups>(row, k, last));
       if constexpr (kSums) sum[k] = _mm512_add_pd(sum[k], v);
       if constexpr (kSquares) squares[k] = _mm512_add_pd(squares[k], _mm512_mul_pd(v, v));
       if constexpr (kMoments) {
@@ -152,9 +158,7 @@ void MultiplyStrip(const uint16_t* data, size_t stride, size_t r0, size_t r1, si
     PrefetchStrip<kBytes>(reinterpret_cast<uintptr_t>(row) + ahead);
 #pragma GCC unroll 16
     for (size_t k = 0; k < kGroups; ++k) {
-      const auto* at = reinterpret_cast<const __m128i*>(row + 8 * k);
-      const __m128i bits = k + 1 < kGroups ? _mm_loadu_si128(at) : _mm_maskz_loadu_epi16(last, at);
-      prod[k] *= reinterpret_cast<Lanes>(Widened<kDType>(bits));
+      prod[k] *= reinterpret_cast<Lanes>(Widened<kDType>(StripGroup<kGroups>(row, k, last)));
     }
     if (NormalizeAfterRow<kDType>(r)) {
 #pragma GCC unroll 16
