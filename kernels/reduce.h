@@ -6,6 +6,7 @@
 // catalogue with its KernelId, the NaN / first-occurrence order, Finalize. Nothing here knows gRPC
 // or protobuf.
 
+#include <atomic>
 #include <chrono>
 #include <cstddef>
 #include <cstdint>
@@ -130,12 +131,16 @@ std::vector<Stats> ReduceSegments(ThreadPool& pool, const StatsRequest& request,
 // A request's ops whose answers go straight into their result arrays: op k's answer of output i
 // at ops[k].out + i * DTypeSize(ResultDType(ops[k].op, dtype)), the bytes EncodeAnswers writes
 // for it from the output's Stats. The short runs pass writes those it can from its vectors (rows
-// and segments of 4 to 512 elements, eight at a time, no PROD among the ops, where the CPU has
-// AVX-512; of int64, one op but SUM_SQUARES; not eight that hold an output an op refuses or an
-// int64 SUM that wraps); the other outputs' Stats still go to the sink.
+// and segments of 4 to 512 elements, eight at a time, PROD alone or no PROD among the ops, where
+// the CPU has AVX-512; of int64, one op but SUM_SQUARES; not eight that hold an output an op
+// refuses or an int64 SUM that wraps, nor an integer PROD that leaves int64 without `overflows`);
+// the other outputs' Stats still go to the sink.
 struct DirectAnswer {
   Op op = Op::kSum;
   std::byte* out = nullptr;
+  // Where the answers it writes that left int64 are counted (EncodedAnswers::overflows), from
+  // several tasks at once; nullptr: such answers are left to the Stats.
+  std::atomic<uint64_t>* overflows = nullptr;
 };
 struct DirectAnswers {
   static constexpr size_t kMostOps = std::size(kAllOps);  // a request names each op once
@@ -145,9 +150,9 @@ struct DirectAnswers {
 
   bool empty() const { return count == 0; }
   // Op's answers from out on (output 0's); false, and nothing added, past kMostOps.
-  bool Add(Op op, std::byte* out) {
+  bool Add(Op op, std::byte* out, std::atomic<uint64_t>* overflows = nullptr) {
     if (count == kMostOps) return false;
-    ops[count++] = {op, out};
+    ops[count++] = {op, out, overflows};
     return true;
   }
 };

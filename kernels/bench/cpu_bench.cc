@@ -7,6 +7,7 @@
 // the CPU runs, and all must give the same bits.
 
 #include <algorithm>
+#include <atomic>
 #include <bit>
 #include <chrono>
 #include <cmath>
@@ -251,13 +252,14 @@ int main(int argc, char** argv) {
           }
         };
       };
-      // The short runs pass writes what answers it can itself, as the service lets it
-      // (ArrayResults::Direct).
-      const auto direct_into = [&answers, &c, dtype](uint64_t base) {
+      // The short runs pass writes what answers it can itself, and counts those that left int64,
+      // as the service lets it (ArrayResults::Direct).
+      std::vector<std::atomic<uint64_t>> overflows(c.ops.size());
+      const auto direct_into = [&answers, &overflows, &c, dtype](uint64_t base) {
         kernels::cpu::DirectAnswers direct;
         for (size_t k = 0; k < c.ops.size(); ++k) {
           const size_t size = DTypeSize(ResultDType(c.ops[k], dtype));
-          direct.Add(c.ops[k], answers[k].data() + base * size);
+          direct.Add(c.ops[k], answers[k].data() + base * size, &overflows[k]);
         }
         return direct;
       };

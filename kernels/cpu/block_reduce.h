@@ -78,9 +78,10 @@ struct Passes {
                    const uint64_t* bounds, uint64_t base, size_t runs, Stats* out);
   // The same runs' answers of `direct`'s ops (the runs' outputs first, first + 1, ...: op k's at
   // direct.ops[k].out + (first + r) * its result size), each the bytes EncodeAnswers writes from
-  // the run's Stats, eight runs at a time where the copy can (AVX-512; PROD alone of floats too),
-  // up to eight that hold a run an op refuses (NANARGMIN of NaN alone) or whose int64 SUM wraps
-  // (its Stats count it); of int64, one op but SUM_SQUARES; one extreme op over 16-bit floats every
+  // the run's Stats, eight runs at a time where the copy can (AVX-512; PROD alone too), up to
+  // eight that hold a run an op refuses (NANARGMIN of NaN alone) or whose int64 SUM wraps (its
+  // Stats count it), or an integer PROD that leaves int64 where the op has no `overflows` counter
+  // (else counted there); of int64, one op but SUM_SQUARES; one extreme op over 16-bit floats every
   // run, 32 at a time, up to the first 32 that hold a NaN (key_runs.h). Returns how many runs from
   // the first it answered; the caller reduces the others. The runs must be their outputs' whole
   // inputs (a run cut from a longer one goes by its Stats).

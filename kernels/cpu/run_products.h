@@ -36,7 +36,7 @@ struct RunProductLanes {
   Mask nans[kVectors];
 };
 
-// The element 1 of a float dtype, as stored.
+// The element 1 of a dtype, as stored.
 template <DType kDType>
 inline constexpr
     typename Element<kDType>::Storage kOne = kDType == DType::kFloat16
@@ -45,27 +45,24 @@ inline constexpr
                                                  ? typename Element<kDType>::Storage(0x3f80)
                                                  : typename Element<kDType>::Storage(1);
 
-// kGroups > 0: the run is that many whole groups (eight_runs.h's SharedGroups), so the loop
-// unrolls. kNanFree: no NaN counted or skipped (MultiplyGroup's). Without kNormalize, the lanes
-// are never renormalized (their exponents 0; the caller has checked that they stay normal).
-template <DType kDType, size_t kGroups = 0, bool kNanFree = false, bool kNormalize = true>
-__attribute__((always_inline)) inline RunProductLanes LanesOfRun(
-    const typename Element<kDType>::Storage* x, size_t length) {
+// Calls multiply(group) for each group of kLanes elements of a run of `length` at x (the last,
+// partial one copied and padded with ones) and normalize() after every kFactors of them and at
+// the end (kNormalize), so that a lane holds at most kFactors factors unnormalized. kGroups > 0:
+// the run is that many whole groups (eight_runs.h's SharedGroups), so the loop unrolls.
+template <DType kDType, size_t kGroups, bool kNormalize, typename Multiply, typename Renormalize>
+__attribute__((always_inline)) inline void ForEachGroupOfRun(
+    const typename Element<kDType>::Storage* x, size_t length, Multiply multiply,
+    Renormalize normalize) {
   using Storage = typename Element<kDType>::Storage;
   constexpr size_t kFactors = kProductFactors<kDType>;
-  RunProductLanes l;
-  for (size_t v = 0; v < kVectors; ++v) {
-    l.prod[v] = Lanes{} + 1.0;
-    l.exponent[v] = l.nans[v] = Mask{};
-  }
   if constexpr (kGroups > 0) length = kGroups * kLanes;
   const size_t whole = length / kLanes * kLanes;
   size_t factors = 0;
 #pragma GCC unroll 16
   for (size_t i = 0; i < whole; i += kLanes) {
-    MultiplyGroup<kDType, kNanFree>(x + i, l.prod, l.exponent, l.nans);
+    multiply(x + i);
     if (kNormalize && ++factors == kFactors) {
-      for (size_t v = 0; v < kVectors; ++v) Normalize(l.prod[v], l.exponent[v]);
+      normalize();
       factors = 0;
     }
   }
@@ -73,12 +70,31 @@ __attribute__((always_inline)) inline RunProductLanes LanesOfRun(
     Storage last[kLanes];
     for (Storage& one : last) one = kOne<kDType>;
     std::memcpy(last, x + whole, (length - whole) * sizeof(Storage));
-    MultiplyGroup<kDType, kNanFree>(last, l.prod, l.exponent, l.nans);
+    multiply(static_cast<const Storage*>(last));
   }
   static_assert(kNormalize || kGroups > 0, "runs of whole groups alone");
-  if constexpr (kNormalize) {
-    for (size_t v = 0; v < kVectors; ++v) Normalize(l.prod[v], l.exponent[v]);
+  if constexpr (kNormalize) normalize();
+}
+
+// A float run's lanes. kNanFree: no NaN counted or skipped (MultiplyGroup's). Without kNormalize,
+// the lanes are never renormalized (their exponents 0; the caller has checked that they stay
+// normal).
+template <DType kDType, size_t kGroups = 0, bool kNanFree = false, bool kNormalize = true>
+__attribute__((always_inline)) inline RunProductLanes LanesOfRun(
+    const typename Element<kDType>::Storage* x, size_t length) {
+  RunProductLanes l;
+  for (size_t v = 0; v < kVectors; ++v) {
+    l.prod[v] = Lanes{} + 1.0;
+    l.exponent[v] = l.nans[v] = Mask{};
   }
+  ForEachGroupOfRun<kDType, kGroups, kNormalize>(
+      x, length,
+      [&l](const typename Element<kDType>::Storage* group) {
+        MultiplyGroup<kDType, kNanFree>(group, l.prod, l.exponent, l.nans);
+      },
+      [&l] {
+        for (size_t v = 0; v < kVectors; ++v) Normalize(l.prod[v], l.exponent[v]);
+      });
   return l;
 }
 
@@ -105,39 +121,48 @@ __attribute__((always_inline)) inline void RunProduct(const typename Element<kDT
   out.prod_exponent = total_exponent;
 }
 
+// One run of integers' product in kLanes lanes (element e in lane e % kLanes; the last, partial
+// group padded with ones): NumPy's wrapped product beside the exact one's magnitude, each lane's
+// renormalized (product_lanes.h's MultiplyIntGroup). kGroups > 0: the run is that many whole
+// groups, so the loop unrolls.
+struct RunIntProductLanes {
+  Mask wrapped[kVectors];
+  Lanes magnitude[kVectors];
+  Mask exponent[kVectors];
+};
+
+template <DType kDType, size_t kGroups = 0>
+__attribute__((always_inline)) inline RunIntProductLanes IntLanesOfRun(
+    const typename Element<kDType>::Storage* x, size_t length) {
+  RunIntProductLanes l;
+  for (size_t v = 0; v < kVectors; ++v) {
+    l.wrapped[v] = Mask{} + 1;
+    l.magnitude[v] = Lanes{} + 1.0;
+    l.exponent[v] = Mask{};
+  }
+  ForEachGroupOfRun<kDType, kGroups, true>(
+      x, length,
+      [&l](const typename Element<kDType>::Storage* group) {
+        MultiplyIntGroup<kDType>(group, l.wrapped, l.magnitude);
+      },
+      [&l] {
+        for (size_t v = 0; v < kVectors; ++v) Normalize(l.magnitude[v], l.exponent[v]);
+      });
+  return l;
+}
+
 // One run of integers' Stats: count and products (wrapped, and whether the exact one left int64).
 template <DType kDType>
 __attribute__((always_inline)) inline void RunIntProduct(const typename Element<kDType>::Storage* x,
                                                          size_t length, Stats& out) {
-  constexpr size_t kFactors = kProductFactors<kDType>;
-  Mask wrapped[kVectors];
-  Lanes magnitude[kVectors];
-  Mask exponent[kVectors] = {};
-  for (size_t v = 0; v < kVectors; ++v) {
-    wrapped[v] = Mask{} + 1;
-    magnitude[v] = Lanes{} + 1.0;
-  }
-  const size_t whole = length / kLanes * kLanes;
-  size_t i = 0;
-  for (size_t factors = 0; i < whole; i += kLanes) {
-    MultiplyIntGroup<kDType>(x + i, wrapped, magnitude);
-    if (++factors == kFactors) {
-      for (size_t v = 0; v < kVectors; ++v) Normalize(magnitude[v], exponent[v]);
-      factors = 0;
-    }
-  }
-  for (size_t v = 0; v < kVectors; ++v) Normalize(magnitude[v], exponent[v]);
+  const RunIntProductLanes l = IntLanesOfRun<kDType>(x, length);
   double m[kLanes];
   int64_t e[kLanes];
   uint64_t w[kLanes];
-  std::memcpy(m, magnitude, sizeof(m));
-  std::memcpy(e, exponent, sizeof(e));
-  std::memcpy(w, wrapped, sizeof(w));
-  uint64_t total = ((w[0] * w[4]) * (w[2] * w[6])) * ((w[1] * w[5]) * (w[3] * w[7]));
-  for (size_t lane = 0; i < length; ++i, ++lane) {  // the last, partial group
-    MultiplyIntFactor<kDType>(x[i], total, m[lane]);
-    Normalize(m[lane], e[lane]);
-  }
+  std::memcpy(m, l.magnitude, sizeof(m));
+  std::memcpy(e, l.exponent, sizeof(e));
+  std::memcpy(w, l.wrapped, sizeof(w));
+  const uint64_t total = ((w[0] * w[4]) * (w[2] * w[6])) * ((w[1] * w[5]) * (w[3] * w[7]));
   int64_t total_exponent = 0;
   const double total_magnitude = ProductOfEight(m, e, total_exponent);
   out = Stats{};

@@ -7,10 +7,10 @@
 // SUM and MIN 1.3x; rows of 128 float32 MIN 1.7x). Each answer is the same arithmetic on the
 // same values as FloatAnswer's over those Stats (answer_encoding.cc), stored as EncodeResult
 // stores it (float32 by the vector conversion, static_cast's rounding; 16-bit floats by
-// NarrowEight), so the bytes are EncodeAnswers's; runs_answers_test compares them. PROD alone of
-// floats by product_answers.h; not here: integers' PROD, PROD beside other ops, int64's
-// SUM_SQUARES or several ops, nor its SUM from eight runs one of which wraps (their Stats answer
-// them, and count the wraps).
+// NarrowEight), so the bytes are EncodeAnswers's; runs_answers_test compares them. PROD alone by
+// product_answers.h (floats) and int_product_answers.h (integers); not here: PROD beside other
+// ops, int64's SUM_SQUARES or several ops, nor its SUM from eight runs one of which wraps (their
+// Stats answer them, and count the wraps).
 
 #include <cmath>
 #include <cstddef>
@@ -24,6 +24,7 @@
 #include "kernels/cpu/block_reduce.h"
 #include "kernels/cpu/eight_facts.h"
 #include "kernels/cpu/eight_runs.h"
+#include "kernels/cpu/int_product_answers.h"
 #include "kernels/cpu/key_runs.h"
 #include "kernels/cpu/narrow_eight.h"
 #include "kernels/cpu/product_answers.h"
@@ -321,8 +322,12 @@ size_t AnswerRunsFor(const DirectAnswers& direct, uint64_t first, const std::byt
                      const uint64_t* bounds, uint64_t base, size_t runs) {
   const auto args = std::forward_as_tuple(direct, first, data, bounds, base, runs);
   if (direct.count == 1) {
-    if constexpr (!IsInteger(kDType)) {
-      if (NanFormOf(direct.ops[0].op) == Op::kProd) return std::apply(AnswerProducts<kDType>, args);
+    if (NanFormOf(direct.ops[0].op) == Op::kProd) {
+      if constexpr (IsInteger(kDType)) {
+        return std::apply(AnswerIntProducts<kDType>, args);
+      } else {
+        return std::apply(AnswerProducts<kDType>, args);
+      }
     }
 #if defined(__AVX512BW__)
     if constexpr (kDType == DType::kFloat16 || kDType == DType::kBFloat16) {

@@ -53,9 +53,12 @@ kernels::cpu::DirectAnswers ArrayResults::Direct(uint64_t first) {
     return direct;
   }
   direct.ddof = ddof_;
-  for (ArrayResult& array : arrays_) {
-    direct.Add(array.op, reinterpret_cast<std::byte*>(array.data.data()) +
-                             first * gpureduce::DTypeSize(array.dtype));
+  for (size_t i = 0; i < arrays_.size(); ++i) {
+    ArrayResult& array = arrays_[i];
+    direct.Add(
+        array.op,
+        reinterpret_cast<std::byte*>(array.data.data()) + first * gpureduce::DTypeSize(array.dtype),
+        &overflows_[i]);
   }
   return direct;
 }

@@ -120,13 +120,17 @@ TEST_P(RowsReduceTest, DirectAnswersAreTheSinksBytes) {
       const StatsRequest request{dtype, NeedsOf(ops)};
       SCOPED_TRACE(
           absl::StrCat("length ", length, ", ", OpName(ops[0]), " and ", ops.size() - 1, " more"));
-      const auto reduce = [&](bool direct, std::vector<std::vector<std::byte>>& out) {
+      // Each op's answers that left int64, counted as the runtime counts them (ArrayResults):
+      // the sink's through EncodeAnswers, the pass's into the op's counter.
+      const auto reduce = [&](bool direct, std::vector<std::vector<std::byte>>& out,
+                              std::vector<uint64_t>& overflows) {
         out.assign(ops.size(), {});
+        std::vector<std::atomic<uint64_t>> counted(ops.size());
         DirectAnswers answers;
         answers.ddof = 1;
         for (size_t k = 0; k < ops.size(); ++k) {
           out[k].assign(rows * DTypeSize(ResultDType(ops[k], dtype)), std::byte{0xa5});
-          answers.Add(ops[k], out[k].data());
+          answers.Add(ops[k], out[k].data(), &counted[k]);
         }
         std::atomic<size_t> sunk{0};
         std::promise<void> finished;
@@ -137,19 +141,24 @@ TEST_P(RowsReduceTest, DirectAnswersAreTheSinksBytes) {
               for (size_t k = 0; k < ops.size(); ++k) {
                 const size_t size = DTypeSize(ResultDType(ops[k], dtype));
                 for (size_t i = 0; i < stats.size(); ++i) {  // one by one: a refusal stops none
-                  EncodeAnswers(ops[k], dtype, 1, stats.subspan(i, 1),
-                                out[k].data() + (first + i) * size);
+                  counted[k] += EncodeAnswers(ops[k], dtype, 1, stats.subspan(i, 1),
+                                              out[k].data() + (first + i) * size)
+                                    .overflows;
                 }
               }
             },
             [&](ReduceTiming) { finished.set_value(); }, direct ? answers : DirectAnswers{});
         finished.get_future().get();
+        overflows.clear();
+        for (const std::atomic<uint64_t>& count : counted) overflows.push_back(count.load());
         return sunk.load();
       };
       std::vector<std::vector<std::byte>> want, got;
-      EXPECT_EQ(reduce(false, want), rows);
-      const size_t sunk = reduce(true, got);
+      std::vector<uint64_t> want_overflows, got_overflows;
+      EXPECT_EQ(reduce(false, want, want_overflows), rows);
+      const size_t sunk = reduce(true, got, got_overflows);
       EXPECT_TRUE(got == want) << "the answers' bytes differ";
+      EXPECT_EQ(got_overflows, want_overflows) << "the answers that left int64";
       const bool vectors = RunnablePasses().size() == 3 && RunsPassTakes(request, length) &&
                            AnsweredByVectors(dtype, ops);
       EXPECT_EQ(sunk < rows, vectors) << sunk << " rows of " << rows << " sunk";

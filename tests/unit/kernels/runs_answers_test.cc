@@ -6,6 +6,7 @@
 // eight that hold a run an op refuses (NANARGMIN of NaN alone), and none elsewhere.
 
 #include <algorithm>
+#include <atomic>
 #include <cmath>
 #include <cstddef>
 #include <cstdint>
@@ -56,19 +57,27 @@ size_t AnsweredOf(bool vectors, bool keys, size_t count, size_t refused, size_t 
   return count;
 }
 
+// Whether the pass answers `op`'s outputs of `dtype` that left int64 itself where it has a counter
+// for them (DirectAnswer::overflows): integers' PROD (int_product_answers.h), not int64's SUM.
+bool CountsOverflows(Op op, DType dtype) { return IsInteger(dtype) && NanFormOf(op) == Op::kProd; }
+
 // What `passes` answers for `ops` over the runs, against EncodeAnswers's bytes from the Stats
 // add_runs gives them, calls of kRunsACall runs (their answers at their own outputs: answer_runs's
-// `first`); how many it answers too. The differences, one a line.
+// `first`); how many it answers too, and the answers that left int64 it counted (`counters`: each
+// op has a counter; without, none has and such answers are left to the Stats). The differences,
+// one a line.
 std::string AnswersDiffer(const Passes& passes, bool vectors, bool keys, DType dtype,
                           const std::vector<Op>& ops, double ddof, const TypedArray& data,
-                          const std::vector<uint64_t>& bounds) {
+                          const std::vector<uint64_t>& bounds, bool counters = true) {
   const size_t runs = bounds.size() - 1;
   std::vector<std::vector<std::byte>> got(ops.size());
+  std::vector<std::atomic<uint64_t>> counted(ops.size());
+  std::vector<uint64_t> want_counted(ops.size());
   DirectAnswers direct;
   direct.ddof = ddof;
   for (size_t k = 0; k < ops.size(); ++k) {
     got[k].assign(runs * DTypeSize(ResultDType(ops[k], dtype)), std::byte{0xa5});
-    direct.Add(ops[k], got[k].data());
+    direct.Add(ops[k], got[k].data(), counters ? &counted[k] : nullptr);
   }
   const StatsNeeds needs = NeedsOf(ops);
   std::string failures;
@@ -80,8 +89,10 @@ std::string AnswersDiffer(const Passes& passes, bool vectors, bool keys, DType d
     std::vector<Stats> stats(count);
     passes.add_runs(dtype, needs, from, bounds.data() + r0, bounds[r0], count, stats.data());
     // Each run's bytes; the pass stops before eight runs one of which an op refuses, or whose
-    // integer answer wraps (int64's SUM: the Stats count it).
+    // integer answer left int64 and is not counted (int64's SUM, and PROD without a counter: the
+    // Stats count it).
     std::vector<std::vector<std::byte>> want(ops.size());
+    std::vector<std::vector<uint64_t>> overflows(ops.size(), std::vector<uint64_t>(count));
     size_t refused = count;
     for (size_t k = 0; k < ops.size(); ++k) {
       const size_t size = DTypeSize(ResultDType(ops[k], dtype));
@@ -90,7 +101,11 @@ std::string AnswersDiffer(const Passes& passes, bool vectors, bool keys, DType d
         const std::span<const Stats> one(&stats[r], 1);
         const EncodedAnswers answers =
             EncodeAnswers(ops[k], dtype, ddof, one, want[k].data() + r * size);
-        if (!answers.status.ok() || answers.overflows > 0) refused = std::min(refused, r);
+        overflows[k][r] = answers.overflows;
+        if (!answers.status.ok() ||
+            (answers.overflows > 0 && !(counters && CountsOverflows(ops[k], dtype)))) {
+          refused = std::min(refused, r);
+        }
       }
     }
     size_t first_nan = count;
@@ -103,6 +118,7 @@ std::string AnswersDiffer(const Passes& passes, bool vectors, bool keys, DType d
     }
     for (size_t k = 0; k < ops.size(); ++k) {
       const size_t size = DTypeSize(ResultDType(ops[k], dtype));
+      for (size_t r = 0; r < wrote; ++r) want_counted[k] += overflows[k][r];
       for (size_t r = 0; r < wrote && failures.size() < 2000; ++r) {
         if (std::memcmp(got[k].data() + (r0 + r) * size, want[k].data() + r * size, size) != 0) {
           failures += absl::StrCat("run ", r0 + r, " (", bounds[r0 + r + 1] - bounds[r0 + r],
@@ -118,6 +134,12 @@ std::string AnswersDiffer(const Passes& passes, bool vectors, bool keys, DType d
                                    " answer written though the call did not answer it\n");
         }
       }
+    }
+  }
+  for (size_t k = 0; k < ops.size(); ++k) {
+    if (counted[k].load() != want_counted[k]) {
+      absl::StrAppend(&failures, "its ", OpName(ops[k]), " counted ", counted[k].load(),
+                      " answers that left int64 of ", want_counted[k], " answered\n");
     }
   }
   return failures;
@@ -419,6 +441,77 @@ TEST(RunsAnswersTest, ProductsAtTheEndsOfTheirRange) {
         SCOPED_TRACE(absl::StrCat(OpName(ops[0]), ", copy ", copy));
         const bool vectors = copy == 2 && AnsweredByVectors(dtype, ops);
         EXPECT_EQ(AnswersDiffer(*copies[copy], vectors, false, dtype, ops, 0, data, bounds), "");
+      }
+    }
+  }
+}
+
+// Integers' products answered eight runs at a time (int_product_answers.h) near the ends of
+// int64: +-2^63 (+2^63 leaves it, -2^63 does not), products a few binades either side of 2^63
+// (where the magnitudes cannot tell and the factors are checked one at a time), a 0 among factors
+// whose product would leave, and full-range factors, each run's other elements +-1, in runs of
+// every copy (1 to 4, 8 and 16 whole groups, and lengths of none): the bytes are EncodeAnswers's
+// over the runs' Stats and the answers that left int64 are counted as it counts them; without a
+// counter, the call stops before the first eight of which one left.
+TEST(RunsAnswersTest, IntegerProductsNearTheEndsOfInt64) {
+  const uint64_t seed = testing::FreshSeed();
+  SCOPED_TRACE(absl::StrCat("seed ", seed));
+  std::mt19937_64 random(seed);
+  const int64_t least64 = INT64_MIN, least32 = INT32_MIN;
+  const std::vector<std::vector<int64_t>> int64_factors = {
+      {least64},                                            // +-2^63
+      {int64_t{1} << 62, 2},                                // +-2^63
+      {(int64_t{1} << 62) + 1, 2},                          // just past
+      {(int64_t{1} << 31) + 1, (int64_t{1} << 31) - 1, 2},  // 2^63 - 2
+      {int64_t{1} << 32, int64_t{1} << 32},                 // 2^64
+      {int64_t{1} << 33, int64_t{1} << 33},                 // 2^66
+      {0, least64, INT64_MAX, least64},                     // 0
+      {3 << 20, 5 << 20, 7},                                // within
+  };
+  const std::vector<std::vector<int64_t>> int32_factors = {
+      {least32, least32, 2},                // +-2^63
+      {least32, least32, least32},          // 2^93
+      {INT32_MAX, INT32_MAX, 2},            // 2^63 - 2^33 + 2
+      {65536, 65536, 65536, 32768},         // +-2^63
+      {65536, 65536, 65536, 65536},         // 2^64
+      {65536, 65536, 65536, 16384, 3},      // 3 * 2^62
+      {INT32_MAX, 0, least32, least32, 7},  // 0
+      {46341, 46341, 46341},                // within
+  };
+  for (const DType dtype : {DType::kInt32, DType::kInt64}) {
+    const std::vector<std::vector<int64_t>>& factors =
+        dtype == DType::kInt32 ? int32_factors : int64_factors;
+    std::vector<uint64_t> bounds = {0};
+    for (const uint64_t length : {8, 16, 24, 32, 64, 128, 20, 5}) {
+      for (int r = 0; r < 16; ++r) bounds.push_back(bounds.back() + length);
+    }
+    std::vector<int64_t> values(bounds.back());
+    for (size_t r = 0; r + 1 < bounds.size(); ++r) {
+      const uint64_t start = bounds[r], length = bounds[r + 1] - bounds[r];
+      for (uint64_t e = 0; e < length; ++e) values[start + e] = random() % 2 ? -1 : 1;
+      if (r % 16 == 15) {  // full range
+        for (uint64_t e = 0; e < length; ++e) {
+          values[start + e] = dtype == DType::kInt32 ? static_cast<int32_t>(random())
+                                                     : static_cast<int64_t>(random());
+        }
+        continue;
+      }
+      const std::vector<int64_t>& special = factors[(r + r / 16) % factors.size()];
+      for (size_t f = 0; f < special.size() && f < length; ++f) {
+        values[start + (f * 7 + r) % length] = special[f];  // spread over the lanes
+      }
+    }
+    const TypedArray data = testing::FromInts(dtype, values);
+    const std::vector<const Passes*> copies = RunnablePasses();
+    for (const Op op : {Op::kProd, Op::kNanProd}) {
+      for (size_t copy = 0; copy < copies.size(); ++copy) {
+        for (const bool counters : {true, false}) {
+          SCOPED_TRACE(absl::StrCat(DTypeName(dtype), " ", OpName(op), ", copy ", copy,
+                                    counters ? ", counted" : ", no counter"));
+          EXPECT_EQ(AnswersDiffer(*copies[copy], copy == 2, false, dtype, {op}, 0, data, bounds,
+                                  counters),
+                    "");
+        }
       }
     }
   }

@@ -22,12 +22,12 @@ inline constexpr DType kRunsDTypes[] = {DType::kFloat32, DType::kFloat16, DType:
                                         DType::kFloat64, DType::kInt32,   DType::kInt64};
 
 // Whether the short runs pass's AVX-512 copy answers `ops` over `dtype`'s runs itself
-// (answer_runs): products alone of floats only (product_answers.h; else by their Stats), and every
-// dtype but int64, whose runs it answers for one op but SUM_SQUARES (else by their Stats; its SUM
-// up to eight runs one of which wraps, which the tests' data have).
+// (answer_runs): products alone (product_answers.h, int_product_answers.h; else by their Stats),
+// and every dtype but int64, whose runs it answers for one op but SUM_SQUARES (else by their
+// Stats; its SUM up to eight runs one of which wraps, which the tests' data have).
 inline bool AnsweredByVectors(DType dtype, const std::vector<Op>& ops) {
   for (Op op : ops) {
-    if (NanFormOf(op) == Op::kProd) return ops.size() == 1 && !IsInteger(dtype);
+    if (NanFormOf(op) == Op::kProd) return ops.size() == 1;
   }
   if (dtype != DType::kInt64) return true;
   return ops.size() == 1 && NanFormOf(ops.front()) != Op::kSumSquares;
