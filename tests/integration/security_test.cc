@@ -165,7 +165,8 @@ TEST_F(SecurityTest, TheCliAndTheLoadGeneratorSpeakTlsAndTokens) {
   load.duration = absl::Milliseconds(500);
   absl::StatusOr<client::LoadResult> result = client::RunLoad(load, *workload);
   ASSERT_TRUE(result.ok()) << result.status();
-  EXPECT_GT(result->ok, 10u);
+  // Answers at all, not a rate: under ASan on a loaded 2-core machine, 500 ms gave 1 answer.
+  EXPECT_GT(result->ok, 0u);
   EXPECT_EQ(result->failed + result->wrong, 0u) << result->first_error << result->first_wrong;
 }
 
