@@ -242,19 +242,23 @@ int main(int argc, char** argv) {
       const kernels::cpu::StatsRequest request{dtype, NeedsOf(c.ops)};
       std::vector<double> seconds;
       Stats stats;
-      // --rows and --segment: each op's result array, as the service writes it (EncodeAnswers).
+      // --rows and --segment: each op's result array, as the service writes it (EncodeAnswers),
+      // and its answers that left int64 counted (ArrayResults).
       std::vector<std::vector<std::byte>> answers(c.ops.size());
-      const auto sink_into = [&answers, &c, dtype](uint64_t base) {
-        return [&answers, &c, dtype, base](uint64_t first, std::span<const Stats> stats) {
+      std::vector<std::atomic<uint64_t>> overflows(c.ops.size());
+      const auto sink_into = [&answers, &overflows, &c, dtype](uint64_t base) {
+        return [&answers, &overflows, &c, dtype, base](uint64_t first,
+                                                       std::span<const Stats> stats) {
           for (size_t k = 0; k < c.ops.size(); ++k) {
             const size_t size = DTypeSize(ResultDType(c.ops[k], dtype));
-            EncodeAnswers(c.ops[k], dtype, 0, stats, answers[k].data() + (base + first) * size);
+            overflows[k] +=
+                EncodeAnswers(c.ops[k], dtype, 0, stats, answers[k].data() + (base + first) * size)
+                    .overflows;
           }
         };
       };
       // The short runs pass writes what answers it can itself, and counts those that left int64,
       // as the service lets it (ArrayResults::Direct).
-      std::vector<std::atomic<uint64_t>> overflows(c.ops.size());
       const auto direct_into = [&answers, &overflows, &c, dtype](uint64_t base) {
         kernels::cpu::DirectAnswers direct;
         for (size_t k = 0; k < c.ops.size(); ++k) {
@@ -269,6 +273,7 @@ int main(int argc, char** argv) {
         }
       };
       for (uint32_t run = 0; run <= runs; ++run) {
+        for (std::atomic<uint64_t>& count : overflows) count = 0;
         const auto start = std::chrono::steady_clock::now();
         std::vector<Stats> segments;
         if (segment > 0) {
@@ -314,7 +319,8 @@ int main(int argc, char** argv) {
         if (columns > 0) {  // the columns' answers, as the service encodes them (not timed)
           size_answers(segments.size());
           for (size_t k = 0; k < c.ops.size(); ++k) {
-            EncodeAnswers(c.ops[k], dtype, 0, segments, answers[k].data());
+            overflows[k] +=
+                EncodeAnswers(c.ops[k], dtype, 0, segments, answers[k].data()).overflows;
           }
           segments.clear();
         }
@@ -324,6 +330,9 @@ int main(int argc, char** argv) {
           uint64_t folded = 1469598103934665603ull;
           for (const std::vector<std::byte>& array : answers) {
             for (std::byte b : array) folded = (folded ^ uint64_t(b)) * 1099511628211ull;
+          }
+          for (const std::atomic<uint64_t>& count : overflows) {
+            folded = (folded ^ count.load()) * 1099511628211ull;
           }
           stats.first_nan = static_cast<int64_t>(folded);
         }

@@ -16,7 +16,6 @@
 #include <atomic>
 #include <cstddef>
 #include <cstdint>
-#include <cstring>
 
 #include "kernels/cpu/combine_eight.h"
 #include "kernels/cpu/eight_runs.h"
@@ -27,11 +26,12 @@
 namespace gpureduce::kernels::cpu::GPUREDUCE_CPU_PASSES {
 
 // Eight runs' answers at out (int64 each); how many of them left int64 added into `overflows`.
-// Without `counted`, false and nothing written where one of them did. kGroups as IntLanesOfRun's.
+// Without `has_counter`, false and nothing written where one of them did. kGroups as
+// IntLanesOfRun's.
 template <DType kDType, size_t kGroups>
 __attribute__((always_inline)) inline bool AnswerEightIntProducts(
-    const typename Element<kDType>::Storage* x, const uint64_t* bounds, uint64_t base, bool counted,
-    uint64_t& overflows, std::byte* out) {
+    const typename Element<kDType>::Storage* x, const uint64_t* bounds, uint64_t base,
+    bool has_counter, uint64_t& overflows, std::byte* out) {
   const auto multiply_wrapped = [](__m512d a, __m512d b) {
     return _mm512_castsi512_pd(_mm512_mullo_epi64(_mm512_castpd_si512(a), _mm512_castpd_si512(b)));
   };
@@ -69,7 +69,7 @@ __attribute__((always_inline)) inline bool AnswerEightIntProducts(
       leaving += range.leaves || range.two_to_63;
     }
   }
-  if (leaving > 0 && !counted) return false;
+  if (leaving > 0 && !has_counter) return false;
   overflows += leaving;
   _mm512_storeu_si512(out, _mm512_castpd_si512(total));
   return true;

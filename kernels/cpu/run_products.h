@@ -49,10 +49,10 @@ inline constexpr
 // partial one copied and padded with ones) and normalize() after every kFactors of them and at
 // the end (kNormalize), so that a lane holds at most kFactors factors unnormalized. kGroups > 0:
 // the run is that many whole groups (eight_runs.h's SharedGroups), so the loop unrolls.
-template <DType kDType, size_t kGroups, bool kNormalize, typename Multiply, typename Renormalize>
+template <DType kDType, size_t kGroups, bool kNormalize, typename MultiplyF, typename NormalizeF>
 __attribute__((always_inline)) inline void ForEachGroupOfRun(
-    const typename Element<kDType>::Storage* x, size_t length, Multiply multiply,
-    Renormalize normalize) {
+    const typename Element<kDType>::Storage* x, size_t length, MultiplyF multiply,
+    NormalizeF normalize) {
   using Storage = typename Element<kDType>::Storage;
   constexpr size_t kFactors = kProductFactors<kDType>;
   if constexpr (kGroups > 0) length = kGroups * kLanes;
@@ -123,14 +123,14 @@ __attribute__((always_inline)) inline void RunProduct(const typename Element<kDT
 
 // One run of integers' product in kLanes lanes (element e in lane e % kLanes; the last, partial
 // group padded with ones): NumPy's wrapped product beside the exact one's magnitude, each lane's
-// renormalized (product_lanes.h's MultiplyIntGroup). kGroups > 0: the run is that many whole
-// groups, so the loop unrolls.
+// renormalized (product_lanes.h's MultiplyIntGroup).
 struct RunIntProductLanes {
   Mask wrapped[kVectors];
   Lanes magnitude[kVectors];
   Mask exponent[kVectors];
 };
 
+// An integer run's lanes; kGroups as ForEachGroupOfRun's.
 template <DType kDType, size_t kGroups = 0>
 __attribute__((always_inline)) inline RunIntProductLanes IntLanesOfRun(
     const typename Element<kDType>::Storage* x, size_t length) {

@@ -448,11 +448,13 @@ TEST(RunsAnswersTest, ProductsAtTheEndsOfTheirRange) {
 
 // Integers' products answered eight runs at a time (int_product_answers.h) near the ends of
 // int64: +-2^63 (+2^63 leaves it, -2^63 does not), products a few binades either side of 2^63
-// (where the magnitudes cannot tell and the factors are checked one at a time), a 0 among factors
-// whose product would leave, and full-range factors, each run's other elements +-1, in runs of
-// every copy (1 to 4, 8 and 16 whole groups, and lengths of none): the bytes are EncodeAnswers's
-// over the runs' Stats and the answers that left int64 are counted as it counts them; without a
-// counter, the call stops before the first eight of which one left.
+// (where the magnitudes cannot tell and the factors are checked one at a time; 2^63 + 24, whose
+// estimate falls just under 2^63; 2^65, the first the estimate alone says leaves), a 0 among
+// factors whose product would leave (its lanes' exponents past 2^66 without the zero check), and
+// full-range factors, each run's other elements +-1, in runs of every copy (1 to 4, 8 and 16
+// whole groups, and lengths of none): the bytes are EncodeAnswers's over the runs' Stats and the
+// answers that left int64 are counted as it counts them; without a counter, the call stops
+// before the first eight of which one left (the first eight runs, +-1 alone, are answered).
 TEST(RunsAnswersTest, IntegerProductsNearTheEndsOfInt64) {
   const uint64_t seed = testing::FreshSeed();
   SCOPED_TRACE(absl::StrCat("seed ", seed));
@@ -467,6 +469,8 @@ TEST(RunsAnswersTest, IntegerProductsNearTheEndsOfInt64) {
       {int64_t{1} << 33, int64_t{1} << 33},                 // 2^66
       {0, least64, INT64_MAX, least64},                     // 0
       {3 << 20, 5 << 20, 7},                                // within
+      {89547301328687144, 103},                             // 2^63 + 24
+      {int64_t{1} << 33, int64_t{1} << 32},                 // 2^65
   };
   const std::vector<std::vector<int64_t>> int32_factors = {
       {least32, least32, 2},                // +-2^63
@@ -477,10 +481,16 @@ TEST(RunsAnswersTest, IntegerProductsNearTheEndsOfInt64) {
       {65536, 65536, 65536, 16384, 3},      // 3 * 2^62
       {INT32_MAX, 0, least32, least32, 7},  // 0
       {46341, 46341, 46341},                // within
+      {2147418113, 859019674, 5},           // 2^63 + 2
+      {65536, 65536, 65536, 65536, 2},      // 2^65
   };
   for (const DType dtype : {DType::kInt32, DType::kInt64}) {
-    const std::vector<std::vector<int64_t>>& factors =
+    std::vector<std::vector<int64_t>> factors =
         dtype == DType::kInt32 ? int32_factors : int64_factors;
+    // A 0 beside 36 int32 or 18 int64 leasts: 0, its lanes' exponents summing past 1088.
+    factors.emplace_back(dtype == DType::kInt32 ? 37 : 19,
+                         dtype == DType::kInt32 ? least32 : least64);
+    factors.back()[0] = 0;
     std::vector<uint64_t> bounds = {0};
     for (const uint64_t length : {8, 16, 24, 32, 64, 128, 20, 5}) {
       for (int r = 0; r < 16; ++r) bounds.push_back(bounds.back() + length);
@@ -489,7 +499,8 @@ TEST(RunsAnswersTest, IntegerProductsNearTheEndsOfInt64) {
     for (size_t r = 0; r + 1 < bounds.size(); ++r) {
       const uint64_t start = bounds[r], length = bounds[r + 1] - bounds[r];
       for (uint64_t e = 0; e < length; ++e) values[start + e] = random() % 2 ? -1 : 1;
-      if (r % 16 == 15) {  // full range
+      if (r < 8) continue;  // +-1 alone: answered without a counter too
+      if (r % 16 == 15) {   // full range
         for (uint64_t e = 0; e < length; ++e) {
           values[start + e] = dtype == DType::kInt32 ? static_cast<int32_t>(random())
                                                      : static_cast<int64_t>(random());

@@ -126,18 +126,20 @@ std::string SinkDiffers(ThreadPool& pool, const StatsRequest& request, std::span
 // With a sink and DirectAnswers for `ops` (ddof 1): every segment's answer bytes of each op,
 // whether the short runs pass wrote them or the sink's Stats did (through EncodeAnswers, as the
 // runtime), equal EncodeAnswers's over `returned`; with `some_direct`, where the pass has vectors
-// (the AVX-512 copy) and the ops answer there, some segments skip the sink. The differences, one
+// (the AVX-512 copy) and the ops answer there, some segments skip the sink. The answers that
+// left int64 are counted once each, by the pass (its counters) or the sink. The differences, one
 // a line.
 std::string DirectDiffers(ThreadPool& pool, DType dtype, const std::vector<Op>& ops,
                           std::span<const std::byte> data, std::span<const uint64_t> bounds,
                           uint64_t base, const std::vector<Stats>& returned, bool some_direct) {
   const size_t segments = bounds.size() - 1;
   std::vector<std::vector<std::byte>> got(ops.size());
+  std::vector<std::atomic<uint64_t>> counted(ops.size());
   DirectAnswers direct;
   direct.ddof = 1;
   for (size_t k = 0; k < ops.size(); ++k) {
     got[k].assign(segments * DTypeSize(ResultDType(ops[k], dtype)), std::byte{0xa5});
-    direct.Add(ops[k], got[k].data());
+    direct.Add(ops[k], got[k].data(), &counted[k]);
   }
   std::atomic<size_t> sunk{0};
   std::promise<void> finished;
@@ -148,8 +150,9 @@ std::string DirectDiffers(ThreadPool& pool, DType dtype, const std::vector<Op>& 
         for (size_t k = 0; k < ops.size(); ++k) {
           const size_t size = DTypeSize(ResultDType(ops[k], dtype));
           for (size_t i = 0; i < stats.size(); ++i) {
-            EncodeAnswers(ops[k], dtype, 1, stats.subspan(i, 1),
-                          got[k].data() + (first + i) * size);
+            counted[k] += EncodeAnswers(ops[k], dtype, 1, stats.subspan(i, 1),
+                                        got[k].data() + (first + i) * size)
+                              .overflows;
           }
         }
       },
@@ -158,17 +161,23 @@ std::string DirectDiffers(ThreadPool& pool, DType dtype, const std::vector<Op>& 
   std::string failures;
   for (size_t k = 0; k < ops.size(); ++k) {
     const size_t size = DTypeSize(ResultDType(ops[k], dtype));
+    uint64_t overflows = 0;
     for (size_t s = 0; s < segments && failures.size() < 2000; ++s) {
       std::vector<std::byte> want(size);
-      if (!EncodeAnswers(ops[k], dtype, 1, std::span(&returned[s], 1), want.data()).status.ok()) {
-        continue;
-      }
+      const EncodedAnswers answers =
+          EncodeAnswers(ops[k], dtype, 1, std::span(&returned[s], 1), want.data());
+      if (!answers.status.ok()) continue;
+      overflows += answers.overflows;
       if (std::memcmp(got[k].data() + s * size, want.data(), size) != 0) {
         failures += absl::StrCat("segment ", s, " ", OpName(ops[k]), ": its bytes differ\n");
       }
     }
+    if (failures.empty() && counted[k].load() != overflows) {
+      absl::StrAppend(&failures, OpName(ops[k]), ": ", counted[k].load(),
+                      " answers counted as leaving int64 of ", overflows, "\n");
+    }
   }
-  const bool vectors = RunnablePasses().size() == 3 && !NeedsOf(ops).prod;
+  const bool vectors = RunnablePasses().size() == 3 && (!NeedsOf(ops).prod || ops.size() == 1);
   if (some_direct && vectors && sunk.load() == segments)
     failures += "no segment answered by the pass\n";
   return failures;
@@ -361,6 +370,8 @@ TEST_P(SegmentedReduceTest, ASinkReadsBoundsCountedFromBeforeItsData) {
           {Op::kNanStd},
           {Op::kSumSquares},
           {Op::kArgMin},
+          {Op::kProd},
+          {Op::kNanProd},
           {Op::kSum, Op::kMin, Op::kMax, Op::kMean, Op::kStd},
           {Op::kNanArgMin, Op::kSumSquares, Op::kNanVar, Op::kMax}};
       for (const std::vector<Op>& ops : op_sets) {
