@@ -25,6 +25,43 @@
 
 namespace gpureduce::kernels::cpu::GPUREDUCE_CPU_PASSES {
 
+// Whether eight runs of kGroups whole groups each keep their magnitudes as they are, no exponent
+// apart: a run of n factors of at most 2^31 (int32) or 2^63 (int64) in magnitude, and at least 1
+// but 0, multiplies to at most 2^(31 n) or 2^(63 n), a normal double for int32 runs of up to 32
+// and int64 runs of up to 16 (2^992, 2^1008).
+template <DType kDType, size_t kGroups>
+inline constexpr bool kRawMagnitudes = kGroups > 0 &&
+                                       kGroups* kLanes <= (kDType == DType::kInt32 ? 32 : 16);
+
+// A run of kGroups whole groups' lanes with kRawMagnitudes: the wrapped products from the first
+// group on (int32 pairs exact in 64 bits by vpmuldq first, a third of vpmullq's work) and the
+// magnitudes as they are.
+template <DType kDType, size_t kGroups>
+__attribute__((always_inline)) inline void RawIntLanes(const typename Element<kDType>::Storage* x,
+                                                       __m512d& wrapped, __m512d& magnitude) {
+  __m512i w[kGroups];
+  __m512d m[kGroups];
+  for (size_t g = 0; g < kGroups; ++g) {
+    if constexpr (kDType == DType::kInt32) {
+      const __m256i group = _mm256_loadu_si256(reinterpret_cast<const __m256i*>(x + g * kLanes));
+      w[g] = _mm512_maskz_cvtepi32_epi64(0xff, group);  // maskz: see combine_eight.h
+      m[g] = _mm512_abs_pd(_mm512_maskz_cvtepi32_pd(0xff, group));
+    } else {
+      w[g] = _mm512_loadu_si512(x + g * kLanes);
+      m[g] = _mm512_abs_pd(_mm512_maskz_cvtepi64_pd(0xff, w[g]));
+    }
+  }
+  if constexpr (kDType == DType::kInt32 && kGroups >= 2) {
+    for (size_t g = 0; g + 1 < kGroups; g += 2) w[g] = _mm512_maskz_mul_epi32(0xff, w[g], w[g + 1]);
+    for (size_t g = 2; g < kGroups; g += 2) w[0] = _mm512_mullo_epi64(w[0], w[g]);
+  } else {
+    for (size_t g = 1; g < kGroups; ++g) w[0] = _mm512_mullo_epi64(w[0], w[g]);
+  }
+  for (size_t g = 1; g < kGroups; ++g) m[0] = _mm512_mul_pd(m[0], m[g]);
+  wrapped = _mm512_castsi512_pd(w[0]);
+  magnitude = m[0];
+}
+
 // Eight runs' answers at out (int64 each); how many of them left int64 added into `overflows`.
 // Without `has_counter`, false and nothing written where one of them did. kGroups as
 // IntLanesOfRun's.
@@ -32,6 +69,7 @@ template <DType kDType, size_t kGroups>
 __attribute__((always_inline)) inline bool AnswerEightIntProducts(
     const typename Element<kDType>::Storage* x, const uint64_t* bounds, uint64_t base,
     bool has_counter, uint64_t& overflows, std::byte* out) {
+  constexpr bool kRaw = kRawMagnitudes<kDType, kGroups>;
   const auto multiply_wrapped = [](__m512d a, __m512d b) {
     return _mm512_castsi512_pd(_mm512_mullo_epi64(_mm512_castpd_si512(a), _mm512_castpd_si512(b)));
   };
@@ -44,17 +82,21 @@ __attribute__((always_inline)) inline bool AnswerEightIntProducts(
     const auto* run = x + (bounds[k] - base);
     const uint64_t length = kGroups > 0 ? kGroups * kLanes : bounds[k + 1] - bounds[k];
     PrefetchAhead(run, length);  // as RunProducts
-    const RunIntProductLanes l = IntLanesOfRun<kDType, kGroups>(run, length);
-    wrapped[k] = reinterpret_cast<__m512d>(l.wrapped[0]);
-    magnitude[k] = reinterpret_cast<__m512d>(l.magnitude[0]);
-    exponent[k] = reinterpret_cast<__m512d>(l.exponent[0]);
+    if constexpr (kRaw) {
+      RawIntLanes<kDType, kGroups>(run, wrapped[k], magnitude[k]);
+    } else {
+      const RunIntProductLanes l = IntLanesOfRun<kDType, kGroups>(run, length);
+      wrapped[k] = reinterpret_cast<__m512d>(l.wrapped[0]);
+      magnitude[k] = reinterpret_cast<__m512d>(l.magnitude[0]);
+      exponent[k] = reinterpret_cast<__m512d>(l.exponent[0]);
+    }
   }
   const __m512d total = CombineEight(wrapped, multiply_wrapped);
-  // Each run's magnitude, in [2^-8, 1) (eight lanes in [0.5, 1)) or 0, times 2^e: in
-  // [2^(top - 1), 2^top), LeavesInt64's test on `top`.
+  // Each run's magnitude m * 2^e (m in [2^-8, 1) from eight lanes in [0.5, 1), or 0; raw: e = 0
+  // and m as it is) in [2^(top - 1), 2^top): LeavesInt64's test on `top`.
   const Mask bits = reinterpret_cast<Mask>(CombineEight(magnitude, multiply));
-  const Mask e = reinterpret_cast<Mask>(CombineEight(exponent, add));
-  const Mask top = e + ((bits >> 52) & 0x7ff) - 1022;
+  Mask top = ((bits >> 52) & 0x7ff) - 1022;
+  if constexpr (!kRaw) top += reinterpret_cast<Mask>(CombineEight(exponent, add));
   const Mask nonzero = (bits & 0x7fffffffffffffffll) != 0;
   const auto lanes = [](Mask m) {
     return _mm512_test_epi64_mask(reinterpret_cast<__m512i>(m), reinterpret_cast<__m512i>(m));
