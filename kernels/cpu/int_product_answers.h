@@ -78,19 +78,17 @@ __attribute__((always_inline)) inline bool AnswerEightIntProducts(
     return _mm512_castsi512_pd(_mm512_add_epi64(_mm512_castpd_si512(a), _mm512_castpd_si512(b)));
   };
   __m512d wrapped[kEightRuns], magnitude[kEightRuns], exponent[kEightRuns];
-  for (size_t k = 0; k < kEightRuns; ++k) {
-    const auto* run = x + (bounds[k] - base);
-    const uint64_t length = kGroups > 0 ? kGroups * kLanes : bounds[k + 1] - bounds[k];
-    PrefetchAhead(run, length);  // as RunProducts
-    if constexpr (kRaw) {
-      RawIntLanes<kDType, kGroups>(run, wrapped[k], magnitude[k]);
-    } else {
-      const RunIntProductLanes l = IntLanesOfRun<kDType, kGroups>(run, length);
-      wrapped[k] = reinterpret_cast<__m512d>(l.wrapped[0]);
-      magnitude[k] = reinterpret_cast<__m512d>(l.magnitude[0]);
-      exponent[k] = reinterpret_cast<__m512d>(l.exponent[0]);
-    }
-  }
+  EightRunsOf<kGroups, typename Element<kDType>::Storage>(x, bounds, base)
+      .ForEach([&](size_t k, const auto* run, uint64_t length) __attribute__((always_inline)) {
+        if constexpr (kRaw) {
+          RawIntLanes<kDType, kGroups>(run, wrapped[k], magnitude[k]);
+        } else {
+          const RunIntProductLanes l = IntLanesOfRun<kDType, kGroups>(run, length);
+          wrapped[k] = reinterpret_cast<__m512d>(l.wrapped[0]);
+          magnitude[k] = reinterpret_cast<__m512d>(l.magnitude[0]);
+          exponent[k] = reinterpret_cast<__m512d>(l.exponent[0]);
+        }
+      });
   const __m512d total = CombineEight(wrapped, multiply_wrapped);
   // Each run's magnitude m * 2^e (m in [2^-8, 1) from eight lanes in [0.5, 1), or 0; raw: e = 0
   // and m as it is) in [2^(top - 1), 2^top): LeavesInt64's test on `top`.

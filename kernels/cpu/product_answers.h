@@ -43,15 +43,13 @@ __attribute__((always_inline)) inline bool AnswerEightProducts(
     return _mm512_castsi512_pd(_mm512_add_epi64(_mm512_castpd_si512(a), _mm512_castpd_si512(b)));
   };
   __m512d prod[kEightRuns], exponent[kEightRuns], nans[kEightRuns];
-  for (size_t k = 0; k < kEightRuns; ++k) {
-    const auto* run = x + (bounds[k] - base);
-    const uint64_t length = kGroups > 0 ? kGroups * kLanes : bounds[k + 1] - bounds[k];
-    PrefetchAhead(run, length);  // as RunProducts
-    const RunProductLanes l = LanesOfRun<kDType, kGroups, kNanFree, !kRaw>(run, length);
-    prod[k] = reinterpret_cast<__m512d>(l.prod[0]);
-    if constexpr (!kRaw) exponent[k] = reinterpret_cast<__m512d>(l.exponent[0]);
-    if constexpr (!kNanFree) nans[k] = reinterpret_cast<__m512d>(l.nans[0]);
-  }
+  EightRunsOf<kGroups, typename Element<kDType>::Storage>(x, bounds, base)
+      .ForEach([&](size_t k, const auto* run, uint64_t length) __attribute__((always_inline)) {
+        const RunProductLanes l = LanesOfRun<kDType, kGroups, kNanFree, !kRaw>(run, length);
+        prod[k] = reinterpret_cast<__m512d>(l.prod[0]);
+        if constexpr (!kRaw) exponent[k] = reinterpret_cast<__m512d>(l.exponent[0]);
+        if constexpr (!kNanFree) nans[k] = reinterpret_cast<__m512d>(l.nans[0]);
+      });
   Lanes total = reinterpret_cast<Lanes>(CombineEight(prod, multiply));
   if constexpr (kNanFree) {
     if (_mm512_cmp_pd_mask(reinterpret_cast<__m512d>(total), reinterpret_cast<__m512d>(total),

@@ -324,9 +324,22 @@ __attribute__((always_inline)) inline RunLanes AddRunGroups(
         lanes.sum_lo[v] += TwoSumError(lanes.sum[v], kept, sum);
         lanes.sum[v] = sum;
       } else if constexpr (!kInteger) {  // float64 lanes of narrower floats: exact enough
-        lanes.sum[v] += kept;
+        // Without the masks, whole groups' sums start from the first group, not 0 + it: that
+        // differs only where the lane is -0, and the answers' total + 0 makes that +0 again
+        // (runs_answers.cc; the lanes stay equal, or zeros of either sign, through the combine).
+        if (kNanFree && kGroups > 0 && k == 0) {
+          lanes.sum[v] = kept;
+        } else {
+          lanes.sum[v] += kept;
+        }
       }
-      if constexpr (kSquares) lanes.squares[v] += kept * kept;
+      if constexpr (kSquares) {  // (a square is never -0, so 0 + it is it)
+        if (kGroups > 0 && k == 0) {
+          lanes.squares[v] = kept * kept;
+        } else {
+          lanes.squares[v] += kept * kept;
+        }
+      }
       if constexpr (kLaneMin) lanes.least[v] = Blend(a < lanes.least[v], a, lanes.least[v]);
       if constexpr (kLaneMax) lanes.most[v] = Blend(a > lanes.most[v], a, lanes.most[v]);
     }

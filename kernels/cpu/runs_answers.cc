@@ -217,7 +217,7 @@ bool AnswerEight(const typename Element<kDType>::Storage* x, const uint64_t* bou
   } else if constexpr (kDType == DType::kFloat64) {
     const Lanes sum = AsLanes(f.t.sum);
     f.total = sum + Keep(sum - sum == 0, AsLanes(f.t.sum_lo));
-  } else {
+  } else {  // (+ 0, FloatSum's sum + 0: also makes a -0 from AddRunGroups' start +0)
     f.total = AsLanes(f.t.sum) + Lanes{};
   }
   // An op that refuses one of the runs (a NaN form of an arg op over NaN alone) leaves all eight

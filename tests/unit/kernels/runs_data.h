@@ -1,7 +1,7 @@
 #pragma once
 
 // The short runs pass's test inputs (runs_pass_test, runs_answers_test): runs of every length the
-// pass takes, with NaN, infinities, ties and -0 beside 0 placed in them.
+// pass takes, with NaN, infinities, ties and -0 beside 0 (and alone) placed in them.
 
 #include <cmath>
 #include <cstdint>
@@ -84,6 +84,10 @@ inline TypedArray Runs(DType dtype, const std::vector<uint64_t>& bounds, std::mt
     return data;
   }
   for (size_t r = 0; r < kNanFreeRuns; ++r) {  // no NaN: ties, -0 beside 0, infinities
+    if (r % 8 == 4) {  // -0 alone: its sums +0 (the NaN-free pass's lanes start at -0, not 0)
+      for (uint64_t e = 0; e < length(r); ++e) data.Set(start(r) + e, -0.0);
+      continue;
+    }
     switch (r % 4) {
       case 1:
         for (uint64_t e = 1; e < length(r); e += 3) data.Set(start(r) + e, data.values[start(r)]);
