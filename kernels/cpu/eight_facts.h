@@ -1,9 +1,9 @@
 #pragma once
 
 // What the short runs pass's answers (runs_answers.cc) read of eight runs: their totals and
-// counts (EightFacts), int64's sums and FloatSum from their halves, the extremes' first indices
-// and which zero an extreme of 0 is. Needs AVX-512. Included by the passes only, in their
-// namespace.
+// counts (EightFacts), int64's sums and FloatSum from their halves, the extremes' first indices,
+// which zero an extreme of 0 is, and the moments' squared deviations. Needs AVX-512. Included by
+// the passes only, in their namespace.
 
 #if defined(__AVX512F__)
 #include <immintrin.h>
@@ -99,6 +99,7 @@ struct EightFacts {
   EightTotals t;
   Mask lengths, nans, valid;
   Lanes total;
+  bool nan_free = false;  // the NaN-free pass added whole groups: no NaN, no padding
   bool have_m2 = false;
   Lanes m2;
 };
@@ -111,6 +112,23 @@ __attribute__((always_inline)) inline Lanes TotalOf(const EightFacts<kDType>& f)
   } else {
     return f.total;
   }
+}
+
+// The runs' squared deviations from their means (lane r run r's, for VAR and STD): from the
+// groups kept (kKeep, or runs of no shared length) or the runs read again, without the NaN mask
+// where the NaN-free pass added them.
+template <DType kDType, bool kKeep, size_t kGroups>
+__attribute__((always_inline)) inline Lanes EightM2(const EightFacts<kDType>& f,
+                                                    const double* means) {
+  const auto deviations = [&]<bool kNanFree>() __attribute__((always_inline)) {
+    if constexpr (kKeep || kGroups == 0) {
+      return EightDeviations<kGroups, kNanFree>(f.g, f.at, means);
+    } else {
+      return EightDeviationsOf<kDType, kGroups, kNanFree>(f.x, f.bounds, f.base, means);
+    }
+  };
+  return reinterpret_cast<Lanes>(f.nan_free ? deviations.template operator()<true>()
+                                            : deviations.template operator()<false>());
 }
 
 }  // namespace gpureduce::kernels::cpu::GPUREDUCE_CPU_PASSES

@@ -59,14 +59,15 @@ __attribute__((always_inline)) inline void WithGroups(size_t groups, F&& f) {
 // loop, an address and a store a run had cost 16-bit runs of 16 a fifth of their rate (16
 // threads of the H200 host: their SUM, VAR and PROD 1.15-1.35x). Longer runs ask a run at a time
 // (128 prefetches at once cost runs of 128 int64 0.8x) and stay loops (every copy unrolled made
-// the passes' code 3.5 times longer).
-template <size_t kGroups, typename Storage>
+// the passes' code 3.5 times longer). (bounds[r + 1] is both run r's end and run r + 1's start.)
+// Without kAskAhead, nothing is asked for: a second look at runs just read.
+template <size_t kGroups, typename Storage, bool kAskAhead = true>
 class EightRunsOf {
  public:
   __attribute__((always_inline))
   EightRunsOf(const Storage* x, const uint64_t* bounds, uint64_t base)
       : x_(x), bounds_(bounds), base_(base), first_(x + (bounds[0] - base)) {
-    if constexpr (kShort) PrefetchAhead(first_, kEightRuns * kGroups * kLanes);
+    if constexpr (kShort && kAskAhead) PrefetchAhead(first_, kEightRuns * kGroups * kLanes);
   }
 
   __attribute__((always_inline)) uint64_t Length(size_t r) const {
@@ -80,10 +81,10 @@ class EightRunsOf {
   template <typename F>
   __attribute__((always_inline)) void ForEach(F&& f) const {
     const auto one = [&](size_t r) __attribute__((always_inline)) {
-      if constexpr (!kShort) PrefetchAhead(Start(r), Length(r));
+      if constexpr (!kShort && kAskAhead) PrefetchAhead(Start(r), Length(r));
       f(r, Start(r), Length(r));
     };
-    if constexpr (kShort) {
+    if constexpr (kShort) {  // (the same loop twice: a pragma cannot be conditional)
 #pragma GCC unroll 8
       for (size_t r = 0; r < kEightRuns; ++r) one(r);
     } else {
@@ -181,17 +182,17 @@ __attribute__((always_inline)) inline EightTotals AddEightRuns(
 
 // The squared deviations of each run's kept groups (AddEightRuns's g and at) from its mean,
 // combined as the lanes: lane r is run r's. kGroups > 0: AddEightRuns's copy for runs of that
-// many groups each (the loops unroll).
-template <size_t kGroups = 0>
+// many groups each (the loops unroll). kNanFree as AddDeviations'.
+template <size_t kGroups = 0, bool kNanFree = false>
 __attribute__((always_inline)) inline __m512d EightDeviations(const Group* g, const size_t* at,
                                                               const double* means) {
   __m512d deviations[kEightRuns];
   for (size_t r = 0; r < kEightRuns; ++r) {
     Lanes m2[kVectors] = {};
     if constexpr (kGroups > 0) {
-      AddDeviations(g + r * kGroups, kGroups, means[r], m2);
+      AddDeviations<kNanFree>(g + r * kGroups, kGroups, means[r], m2);
     } else {
-      AddDeviations(g + at[r], at[r + 1] - at[r], means[r], m2);
+      AddDeviations<kNanFree>(g + at[r], at[r + 1] - at[r], means[r], m2);
     }
     deviations[r] = reinterpret_cast<__m512d>(m2[0]);
   }
@@ -201,18 +202,18 @@ __attribute__((always_inline)) inline __m512d EightDeviations(const Group* g, co
 // The same for runs of kGroups whole groups each read again from the input (x, bounds and base
 // as AddEightRuns's), where no groups were kept: the same values, so the same bits, without a
 // store a group (rows of 16 VAR 1.1x, one thread of the dev VM).
-template <DType kDType, size_t kGroups>
+template <DType kDType, size_t kGroups, bool kNanFree = false>
 __attribute__((always_inline)) inline __m512d EightDeviationsOf(
     const typename Element<kDType>::Storage* x, const uint64_t* bounds, uint64_t base,
     const double* means) {
   static_assert(kGroups > 0, "a run's padded last group is kept, not read again");
   __m512d deviations[kEightRuns];
-  EightRunsOf<kGroups, typename Element<kDType>::Storage>(x, bounds, base)
+  EightRunsOf<kGroups, typename Element<kDType>::Storage, false>(x, bounds, base)
       .ForEach([&](size_t r, const auto* run, uint64_t length) __attribute__((always_inline)) {
         Group g[kGroups];
         for (size_t k = 0; k < kGroups; ++k) LoadRunGroup<kDType>(run, length, k * kLanes, g[k]);
         Lanes m2[kVectors] = {};
-        AddDeviations(g, kGroups, means[r], m2);
+        AddDeviations<kNanFree>(g, kGroups, means[r], m2);
         deviations[r] = reinterpret_cast<__m512d>(m2[0]);
       });
   return SumEight(deviations);

@@ -51,6 +51,8 @@ __attribute__((always_inline)) inline void RawIntLanes(const typename Element<kD
       m[g] = _mm512_abs_pd(_mm512_maskz_cvtepi64_pd(0xff, w[g]));
     }
   }
+  // int32: each pair's exact product into its even group, then those (and an odd last group)
+  // into w[0] by the 64-bit multiplies.
   if constexpr (kDType == DType::kInt32 && kGroups >= 2) {
     for (size_t g = 0; g + 1 < kGroups; g += 2) w[g] = _mm512_maskz_mul_epi32(0xff, w[g], w[g + 1]);
     for (size_t g = 2; g < kGroups; g += 2) w[0] = _mm512_mullo_epi64(w[0], w[g]);

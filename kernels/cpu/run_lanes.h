@@ -327,18 +327,10 @@ __attribute__((always_inline)) inline RunLanes AddRunGroups(
         // Without the masks, whole groups' sums start from the first group, not 0 + it: that
         // differs only where the lane is -0, and the answers' total + 0 makes that +0 again
         // (runs_answers.cc; the lanes stay equal, or zeros of either sign, through the combine).
-        if (kNanFree && kGroups > 0 && k == 0) {
-          lanes.sum[v] = kept;
-        } else {
-          lanes.sum[v] += kept;
-        }
+        lanes.sum[v] = (kNanFree && kGroups > 0 && k == 0) ? kept : lanes.sum[v] + kept;
       }
       if constexpr (kSquares) {  // (a square is never -0, so 0 + it is it)
-        if (kGroups > 0 && k == 0) {
-          lanes.squares[v] = kept * kept;
-        } else {
-          lanes.squares[v] += kept * kept;
-        }
+        lanes.squares[v] = (kGroups > 0 && k == 0) ? kept * kept : lanes.squares[v] + kept * kept;
       }
       if constexpr (kLaneMin) lanes.least[v] = Blend(a < lanes.least[v], a, lanes.least[v]);
       if constexpr (kLaneMax) lanes.most[v] = Blend(a > lanes.most[v], a, lanes.most[v]);
@@ -347,13 +339,15 @@ __attribute__((always_inline)) inline RunLanes AddRunGroups(
   return lanes;
 }
 
-// The squared deviations of a run's non-NaN elements from `mean`, in lanes.
+// The squared deviations of a run's non-NaN elements from `mean`, in lanes. kNanFree: the groups
+// hold no NaN (nor padding), so none is masked out: the same bits, a compare a vector fewer.
+template <bool kNanFree = false>
 __attribute__((always_inline)) inline void AddDeviations(const Group* g, size_t groups, double mean,
                                                          Lanes* m2) {
   for (size_t k = 0; k < groups; ++k) {
     for (size_t v = 0; v < kVectors; ++v) {
       const Lanes d = g[k].v[v] - mean;
-      m2[v] += Keep(g[k].v[v] == g[k].v[v], d * d);
+      m2[v] += kNanFree ? d * d : Keep(g[k].v[v] == g[k].v[v], d * d);
     }
   }
 }

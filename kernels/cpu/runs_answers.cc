@@ -119,12 +119,7 @@ __attribute__((always_inline)) inline bool AnswerOp(EightFacts<kDType>& f, Op op
     if (!f.have_m2) {  // the second pass over the groups, once for VAR and STD
       alignas(64) double means[kEightRuns];
       std::memcpy(means, &mean, sizeof(means));
-      if constexpr (kKeep || kGroups == 0) {  // (a copy without the moments never gets here)
-        f.m2 = Keep(finite, AsLanes(EightDeviations<kGroups>(f.g, f.at, means)));
-      } else {
-        f.m2 =
-            Keep(finite, AsLanes(EightDeviationsOf<kDType, kGroups>(f.x, f.bounds, f.base, means)));
-      }
+      f.m2 = Keep(finite, EightM2<kDType, kKeep, kGroups>(f, means));
       f.have_m2 = true;
     }
     const Lanes difference = count - ddof;
@@ -170,8 +165,10 @@ bool AnswerEight(const typename Element<kDType>::Storage* x, const uint64_t* bou
   size_t at[kEightRuns + 1];
   // Runs of up to 4 whole groups are read again for the moments rather than kept (rows of 16
   // VAR 1.03-1.14x on the H200 host's 16 threads); longer ones keep them (rows of 128 read again:
-  // 0.89-0.95x there, 1.2x slower on the dev VM).
-  constexpr bool kReadAgain = kGroups > 0 && kGroups <= 4 && !kIndices;
+  // 0.89-0.95x there, 1.2x slower on the dev VM), and so do 16-bit floats' (two conversions a
+  // vector read again, on the ports the arithmetic needs: kept, their VAR 1.05-1.17x).
+  constexpr bool kReadAgain =
+      kGroups > 0 && kGroups <= 4 && !kIndices && sizeof(typename Element<kDType>::Storage) != 2;
   constexpr bool kKeep =
       ((kMin || kMax) && kIndices && kDType != DType::kInt64) || (kMoments && !kReadAgain);
   EightFacts<kDType> f;  // not value-initialized: zeroing its vectors cost rows of 16 MIN 20%
@@ -197,6 +194,7 @@ bool AnswerEight(const typename Element<kDType>::Storage* x, const uint64_t* bou
   if (!added) {
     f.t = AddEightRuns<kDType, kSquares, kMin, kMax, kKeep, kGroups, kSum>(x, bounds, base, g, at);
   }
+  f.nan_free = added;
   if constexpr (kGroups > 0) {
     f.lengths = Mask{} + static_cast<int64_t>(kGroups * kLanes);
   } else {
